@@ -1,0 +1,727 @@
+//! JSON-RPC 2.0 messages of the editor link (protocol §3, §4) and the error
+//! table of §3.
+//!
+//! Small nouns, as in lsp-server: a [`Message`] is a [`Request`], a
+//! [`Notification`] or a [`Response`]. Ids keep their JSON type and value
+//! exactly; params keep their key order (`serde_json` is built with
+//! `preserve_order` in this workspace).
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+/// A request id: a string or a number, echoed with the same JSON type and value.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum Id {
+    Number(serde_json::Number),
+    String(String),
+}
+
+impl Id {
+    /// The id as a JSON value.
+    pub fn to_value(&self) -> Value {
+        match self {
+            Id::Number(n) => Value::Number(n.clone()),
+            Id::String(s) => Value::String(s.clone()),
+        }
+    }
+
+    /// An id from a JSON value: `Ok(None)` for `null`, an error for other types.
+    pub fn from_value(value: &Value) -> Result<Option<Id>, String> {
+        match value {
+            Value::Null => Ok(None),
+            Value::Number(n) => Ok(Some(Id::Number(n.clone()))),
+            Value::String(s) => Ok(Some(Id::String(s.clone()))),
+            other => Err(format!(
+                "id must be a string or a number, not {}",
+                json_type(other)
+            )),
+        }
+    }
+}
+
+impl From<u64> for Id {
+    fn from(n: u64) -> Self {
+        Id::Number(n.into())
+    }
+}
+
+impl From<i64> for Id {
+    fn from(n: i64) -> Self {
+        Id::Number(n.into())
+    }
+}
+
+impl From<&str> for Id {
+    fn from(s: &str) -> Self {
+        Id::String(s.to_owned())
+    }
+}
+
+impl From<String> for Id {
+    fn from(s: String) -> Self {
+        Id::String(s)
+    }
+}
+
+impl fmt::Display for Id {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Id::Number(n) => write!(f, "{n}"),
+            Id::String(s) => write!(f, "{s:?}"),
+        }
+    }
+}
+
+/// Any message on the editor link.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Message {
+    Request(Request),
+    Notification(Notification),
+    Response(Response),
+}
+
+/// A call that expects exactly one response.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Request {
+    pub id: Id,
+    pub method: String,
+    /// `None` when absent; `Some(Value::Null)` is kept as sent.
+    pub params: Option<Value>,
+    /// Top-level fields other than `jsonrpc`, `id`, `method` and `params`, in
+    /// order: the extensions `x-resume` and `x-uloop` live here.
+    pub extra: Map<String, Value>,
+}
+
+/// A message without an id; nothing answers it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Notification {
+    pub method: String,
+    pub params: Option<Value>,
+}
+
+/// The answer to a request. `id` is `None` (sent as `null`) when the request
+/// could not be read far enough to know its id.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Response {
+    pub id: Option<Id>,
+    pub outcome: Result<Value, ErrorObject>,
+}
+
+/// The `error` member of an error response.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ErrorObject {
+    pub code: i64,
+    pub message: String,
+    /// `Some(Value::Null)` when the peer sent `"data": null`, so a message
+    /// re-serialises exactly as it arrived.
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "present"
+    )]
+    pub data: Option<Value>,
+}
+
+fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<Value>, D::Error> {
+    Value::deserialize(d).map(Some)
+}
+
+/// The kinds of error of protocol §2 and §3, each with its code and `data.type`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ErrorKind {
+    /// A frame body that is not valid JSON (connection stays open).
+    ParseError,
+    /// A malformed header block (the connection is closed after the answer).
+    FramingError,
+    /// A frame over the receiver's size limit (connection stays open).
+    FrameTooLarge,
+    /// Valid JSON that is not a JSON-RPC request: a batch, a wrong `id` type …
+    InvalidRequest,
+    MethodNotFound,
+    InvalidParams,
+    SecurityBlocked,
+    ToolDisabled,
+    /// Cut off by a domain reload (`data.reason` is `"DomainReload"`).
+    Interrupted,
+    Timeout,
+    /// `x-uloop.expectedProjectRoot` names another project.
+    ProjectMismatch,
+    /// `x-uloop.expectedServerSessionId` names an earlier session.
+    SessionChanged,
+    InternalError,
+}
+
+impl ErrorKind {
+    pub const ALL: [ErrorKind; 13] = [
+        ErrorKind::ParseError,
+        ErrorKind::FramingError,
+        ErrorKind::FrameTooLarge,
+        ErrorKind::InvalidRequest,
+        ErrorKind::MethodNotFound,
+        ErrorKind::InvalidParams,
+        ErrorKind::SecurityBlocked,
+        ErrorKind::ToolDisabled,
+        ErrorKind::Interrupted,
+        ErrorKind::Timeout,
+        ErrorKind::ProjectMismatch,
+        ErrorKind::SessionChanged,
+        ErrorKind::InternalError,
+    ];
+
+    /// The JSON-RPC error code.
+    pub fn code(self) -> i64 {
+        match self {
+            ErrorKind::ParseError | ErrorKind::FramingError => -32700,
+            ErrorKind::FrameTooLarge | ErrorKind::InvalidRequest => -32600,
+            ErrorKind::MethodNotFound => -32601,
+            ErrorKind::InvalidParams => -32602,
+            _ => -32603,
+        }
+    }
+
+    /// The `data.type` string.
+    pub fn type_name(self) -> &'static str {
+        match self {
+            ErrorKind::ParseError => "parse_error",
+            ErrorKind::FramingError => "framing_error",
+            ErrorKind::FrameTooLarge => "frame_too_large",
+            ErrorKind::InvalidRequest => "invalid_request",
+            ErrorKind::MethodNotFound => "method_not_found",
+            ErrorKind::InvalidParams => "invalid_params",
+            ErrorKind::SecurityBlocked => "security_blocked",
+            ErrorKind::ToolDisabled => "tool_disabled",
+            ErrorKind::Interrupted => "interrupted",
+            ErrorKind::Timeout => "timeout",
+            ErrorKind::ProjectMismatch => "project_mismatch",
+            ErrorKind::SessionChanged => "session_changed",
+            ErrorKind::InternalError => "internal_error",
+        }
+    }
+
+    /// The kind named by a `data.type` string.
+    pub fn from_type_name(name: &str) -> Option<ErrorKind> {
+        ErrorKind::ALL
+            .into_iter()
+            .find(|kind| kind.type_name() == name)
+    }
+
+    /// The top-level `message` used for this kind.
+    pub fn default_message(self) -> &'static str {
+        match self {
+            ErrorKind::ParseError => "Parse error",
+            ErrorKind::FramingError => "Framing error",
+            ErrorKind::FrameTooLarge => "Frame too large",
+            ErrorKind::InvalidRequest => "Invalid Request",
+            ErrorKind::MethodNotFound => "Method not found",
+            ErrorKind::InvalidParams => "Invalid params",
+            ErrorKind::SecurityBlocked => "Tool blocked by security settings",
+            ErrorKind::ToolDisabled => "Tool disabled",
+            ErrorKind::Interrupted => "Request interrupted",
+            ErrorKind::Timeout => "Request timed out",
+            ErrorKind::ProjectMismatch => "Project mismatch",
+            ErrorKind::SessionChanged => "Server session changed",
+            ErrorKind::InternalError => "Internal error",
+        }
+    }
+}
+
+impl fmt::Display for ErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.type_name())
+    }
+}
+
+impl ErrorObject {
+    /// An error of `kind`: its code and message, and `data` with `type` and
+    /// `message` (the detail).
+    pub fn new(kind: ErrorKind, detail: impl Into<String>) -> Self {
+        ErrorObject {
+            code: kind.code(),
+            message: kind.default_message().to_owned(),
+            data: Some(json!({"type": kind.type_name(), "message": detail.into()})),
+        }
+    }
+
+    /// Adds a field to `data` (`command`, `reason`, `parameter` …).
+    pub fn with_data(mut self, key: &str, value: impl Into<Value>) -> Self {
+        if let Some(Value::Object(data)) = &mut self.data {
+            data.insert(key.to_owned(), value.into());
+        }
+        self
+    }
+
+    /// `data.type`, when present.
+    pub fn data_type(&self) -> Option<&str> {
+        self.data.as_ref()?.get("type")?.as_str()
+    }
+
+    /// `data.message`, else the top-level message.
+    pub fn detail(&self) -> &str {
+        self.data
+            .as_ref()
+            .and_then(|d| d.get("message"))
+            .and_then(Value::as_str)
+            .unwrap_or(&self.message)
+    }
+
+    /// What kind of error this is, understanding uLoopMCP's shapes as well as
+    /// ours (protocol §3: uLoopMCP reports an unknown tool as `-32603`
+    /// "Unknown tool: X" and a disabled tool as an `internal_error`).
+    pub fn kind(&self) -> ErrorKind {
+        if let Some(kind) = self.data_type().and_then(ErrorKind::from_type_name) {
+            if kind != ErrorKind::InternalError {
+                return kind;
+            }
+        }
+        let detail = self.detail();
+        match self.code {
+            -32700 => ErrorKind::ParseError,
+            -32600 => ErrorKind::InvalidRequest,
+            -32601 => ErrorKind::MethodNotFound,
+            -32602 => ErrorKind::InvalidParams,
+            _ if detail.starts_with("Unknown tool") => ErrorKind::MethodNotFound,
+            _ if detail.contains("is disabled") && detail.starts_with("Tool ") => {
+                ErrorKind::ToolDisabled
+            }
+            _ => ErrorKind::InternalError,
+        }
+    }
+}
+
+impl fmt::Display for ErrorObject {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({}): {}", self.message, self.code, self.detail())
+    }
+}
+
+impl std::error::Error for ErrorObject {}
+
+/// Why a frame body is not a message.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum ParseFailure {
+    /// Not JSON at all: answer `parse_error`.
+    #[error("invalid JSON: {0}")]
+    NotJson(String),
+    /// A JSON array: batches are not supported (answer `invalid_request`).
+    #[error("batch requests are not supported")]
+    Batch,
+    /// JSON, but not a JSON-RPC message. `id` is the request's id when it could
+    /// be read, so the error can be addressed to it.
+    #[error("invalid request: {reason}")]
+    Invalid { id: Option<Id>, reason: String },
+}
+
+impl ParseFailure {
+    /// The error response this failure is answered with.
+    pub fn to_response(&self) -> Response {
+        match self {
+            ParseFailure::NotJson(detail) => Response::error(
+                None,
+                ErrorObject::new(ErrorKind::ParseError, detail.clone()),
+            ),
+            ParseFailure::Batch => Response::error(
+                None,
+                ErrorObject::new(
+                    ErrorKind::InvalidRequest,
+                    "batch requests (JSON arrays) are not supported",
+                ),
+            ),
+            ParseFailure::Invalid { id, reason } => Response::error(
+                id.clone(),
+                ErrorObject::new(ErrorKind::InvalidRequest, reason.clone()),
+            ),
+        }
+    }
+}
+
+impl Message {
+    /// Parses one frame body.
+    pub fn parse(body: &[u8]) -> Result<Message, ParseFailure> {
+        let value: Value =
+            serde_json::from_slice(body).map_err(|e| ParseFailure::NotJson(e.to_string()))?;
+        Message::from_value(value)
+    }
+
+    /// Classifies a JSON value as a message (protocol §3).
+    pub fn from_value(value: Value) -> Result<Message, ParseFailure> {
+        let mut obj = match value {
+            Value::Object(obj) => obj,
+            Value::Array(_) => return Err(ParseFailure::Batch),
+            other => {
+                return Err(ParseFailure::Invalid {
+                    id: None,
+                    reason: format!("a message must be a JSON object, not {}", json_type(&other)),
+                });
+            }
+        };
+        let id = match obj.get("id").map(Id::from_value).transpose() {
+            Ok(id) => id.flatten(),
+            Err(reason) => return Err(ParseFailure::Invalid { id: None, reason }),
+        };
+        let invalid = |reason: String| ParseFailure::Invalid {
+            id: id.clone(),
+            reason,
+        };
+        match obj.get("jsonrpc") {
+            None => {}
+            Some(Value::String(v)) if v == "2.0" => {}
+            Some(other) => {
+                return Err(invalid(format!("\"jsonrpc\" must be \"2.0\", not {other}")));
+            }
+        }
+        obj.remove("jsonrpc");
+        obj.remove("id");
+
+        if let Some(method) = obj.remove("method") {
+            let Value::String(method) = method else {
+                return Err(invalid(format!(
+                    "\"method\" must be a string, not {}",
+                    json_type(&method)
+                )));
+            };
+            let params = obj.remove("params");
+            return Ok(match id {
+                Some(id) => Message::Request(Request {
+                    id,
+                    method,
+                    params,
+                    extra: obj,
+                }),
+                None => Message::Notification(Notification { method, params }),
+            });
+        }
+
+        match (obj.remove("result"), obj.remove("error")) {
+            (Some(result), None) => Ok(Message::Response(Response {
+                id,
+                outcome: Ok(result),
+            })),
+            (None, Some(error)) => {
+                let error: ErrorObject = serde_json::from_value(error)
+                    .map_err(|e| invalid(format!("malformed \"error\" member: {e}")))?;
+                Ok(Message::Response(Response {
+                    id,
+                    outcome: Err(error),
+                }))
+            }
+            (Some(_), Some(_)) => Err(invalid(
+                "a response has both \"result\" and \"error\"".into(),
+            )),
+            (None, None) => Err(invalid(
+                "no \"method\", \"result\" or \"error\" member".into(),
+            )),
+        }
+    }
+
+    /// The message as a JSON value, members in the conventional order.
+    pub fn to_value(&self) -> Value {
+        let mut obj = Map::new();
+        obj.insert("jsonrpc".into(), "2.0".into());
+        match self {
+            Message::Request(req) => {
+                obj.insert("id".into(), req.id.to_value());
+                obj.insert("method".into(), req.method.clone().into());
+                if let Some(params) = &req.params {
+                    obj.insert("params".into(), params.clone());
+                }
+                for (k, v) in &req.extra {
+                    obj.insert(k.clone(), v.clone());
+                }
+            }
+            Message::Notification(note) => {
+                obj.insert("method".into(), note.method.clone().into());
+                if let Some(params) = &note.params {
+                    obj.insert("params".into(), params.clone());
+                }
+            }
+            Message::Response(resp) => {
+                obj.insert(
+                    "id".into(),
+                    resp.id.as_ref().map_or(Value::Null, Id::to_value),
+                );
+                match &resp.outcome {
+                    Ok(result) => obj.insert("result".into(), result.clone()),
+                    Err(error) => obj.insert(
+                        "error".into(),
+                        serde_json::to_value(error).unwrap_or(Value::Null),
+                    ),
+                };
+            }
+        }
+        Value::Object(obj)
+    }
+
+    /// The message as compact JSON bytes (never containing a raw newline).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Serialising a `Value` cannot fail: every map key is a string.
+        serde_json::to_vec(&self.to_value()).unwrap_or_default()
+    }
+}
+
+impl Request {
+    pub fn new(id: impl Into<Id>, method: impl Into<String>, params: Value) -> Self {
+        Request {
+            id: id.into(),
+            method: method.into(),
+            params: Some(params),
+            extra: Map::new(),
+        }
+    }
+
+    /// The params as an object: absent or `null` is `{}` (protocol §3); any
+    /// other non-object is an error naming its type.
+    pub fn params_object(&self) -> Result<Map<String, Value>, String> {
+        match &self.params {
+            None | Some(Value::Null) => Ok(Map::new()),
+            Some(Value::Object(map)) => Ok(map.clone()),
+            Some(other) => Err(format!(
+                "params must be an object, not {}",
+                json_type(other)
+            )),
+        }
+    }
+
+    /// True when the request carries `"x-resume": true` (protocol §5).
+    pub fn is_resume(&self) -> bool {
+        self.extra
+            .get("x-resume")
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    /// uLoopMCP's `x-uloop` member, when present.
+    pub fn uloop(&self) -> Option<&Map<String, Value>> {
+        self.extra.get("x-uloop").and_then(Value::as_object)
+    }
+}
+
+impl Notification {
+    pub fn new(method: impl Into<String>, params: Value) -> Self {
+        Notification {
+            method: method.into(),
+            params: Some(params),
+        }
+    }
+}
+
+impl Response {
+    pub fn ok(id: Id, result: Value) -> Self {
+        Response {
+            id: Some(id),
+            outcome: Ok(result),
+        }
+    }
+
+    pub fn error(id: Option<Id>, error: ErrorObject) -> Self {
+        Response {
+            id,
+            outcome: Err(error),
+        }
+    }
+}
+
+impl From<Request> for Message {
+    fn from(r: Request) -> Self {
+        Message::Request(r)
+    }
+}
+
+impl From<Notification> for Message {
+    fn from(n: Notification) -> Self {
+        Message::Notification(n)
+    }
+}
+
+impl From<Response> for Message {
+    fn from(r: Response) -> Self {
+        Message::Response(r)
+    }
+}
+
+/// Method names of the Editor's notifications (protocol §4).
+pub mod notifications {
+    pub const TOOLS_LIST_CHANGED: &str = "notifications/tools/list_changed";
+    pub const SERVER_SHUTDOWN: &str = "notifications/server/shutdown";
+    pub const PROGRESS: &str = "notifications/progress";
+}
+
+/// "string", "number" … as JSON Schema names types, for error messages.
+pub fn json_type(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "boolean",
+        Value::Number(_) => "number",
+        Value::String(_) => "string",
+        Value::Array(_) => "array",
+        Value::Object(_) => "object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Result<Message, ParseFailure> {
+        Message::parse(s.as_bytes())
+    }
+
+    #[test]
+    fn ids_round_trip_type_and_value() {
+        for raw in [
+            r#""b-1""#,
+            "7",
+            "-3",
+            "1.5",
+            "18446744073709551615",
+            r#""""#,
+            r#""7""#,
+        ] {
+            let text = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping","params":{{}}}}"#);
+            let msg = parse(&text).unwrap();
+            let Message::Request(req) = &msg else {
+                panic!("{msg:?}")
+            };
+            let echoed = Message::Response(Response::ok(req.id.clone(), json!({})));
+            assert_eq!(
+                serde_json::to_string(&echoed.to_value()["id"]).unwrap(),
+                raw
+            );
+            assert_eq!(String::from_utf8(msg.to_bytes()).unwrap(), text);
+        }
+    }
+
+    #[test]
+    fn params_keep_key_order() {
+        let text =
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"z":1,"a":2,"m":{"y":0,"b":1}}}"#;
+        assert_eq!(
+            String::from_utf8(parse(text).unwrap().to_bytes()).unwrap(),
+            text
+        );
+    }
+
+    #[test]
+    fn null_or_missing_id_is_a_notification() {
+        for text in [
+            r#"{"jsonrpc":"2.0","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
+        ] {
+            assert!(matches!(parse(text).unwrap(), Message::Notification(n) if n.method == "ping"));
+        }
+    }
+
+    #[test]
+    fn extensions_are_kept() {
+        let msg = parse(r#"{"jsonrpc":"2.0","id":"r","method":"compile","params":{},"x-resume":true,"x-uloop":{"expectedProjectRoot":"/p"}}"#)
+            .unwrap();
+        let Message::Request(req) = msg else { panic!() };
+        assert!(req.is_resume());
+        assert_eq!(req.uloop().unwrap()["expectedProjectRoot"], "/p");
+    }
+
+    #[test]
+    fn bad_messages_are_classified() {
+        assert!(matches!(parse("{nope"), Err(ParseFailure::NotJson(_))));
+        assert!(matches!(parse(""), Err(ParseFailure::NotJson(_))));
+        assert_eq!(
+            parse(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
+            Err(ParseFailure::Batch)
+        );
+        assert!(matches!(
+            parse("42"),
+            Err(ParseFailure::Invalid { id: None, .. })
+        ));
+        assert!(matches!(
+            parse(r#"{"id":true,"method":"x"}"#),
+            Err(ParseFailure::Invalid { id: None, .. })
+        ));
+        assert!(matches!(
+            parse(r#"{"id":3,"method":5}"#),
+            Err(ParseFailure::Invalid {
+                id: Some(Id::Number(_)),
+                ..
+            })
+        ));
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"1.0","id":3,"method":"x"}"#),
+            Err(ParseFailure::Invalid { .. })
+        ));
+        assert!(matches!(
+            parse(r#"{"id":3}"#),
+            Err(ParseFailure::Invalid { .. })
+        ));
+        assert!(matches!(
+            parse(r#"{"id":3,"result":1,"error":{"code":1,"message":"m"}}"#),
+            Err(ParseFailure::Invalid { .. })
+        ));
+    }
+
+    #[test]
+    fn failures_answer_with_the_table_of_section_3() {
+        let resp = ParseFailure::NotJson("x".into()).to_response();
+        let err = resp.outcome.unwrap_err();
+        assert_eq!(
+            (resp.id, err.code, err.data_type()),
+            (None, -32700, Some("parse_error"))
+        );
+        let err = ParseFailure::Batch.to_response().outcome.unwrap_err();
+        assert_eq!(
+            (err.code, err.data_type()),
+            (-32600, Some("invalid_request"))
+        );
+    }
+
+    #[test]
+    fn responses_round_trip() {
+        let ok = r#"{"jsonrpc":"2.0","id":"a","result":{"Message":"hi","Ver":"1.0.0"}}"#;
+        assert_eq!(
+            String::from_utf8(parse(ok).unwrap().to_bytes()).unwrap(),
+            ok
+        );
+        let err = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Frame too large","data":{"type":"frame_too_large","message":"m"}}}"#;
+        let msg = parse(err).unwrap();
+        let Message::Response(Response {
+            id: None,
+            outcome: Err(e),
+        }) = &msg
+        else {
+            panic!("{msg:?}")
+        };
+        assert_eq!(e.kind(), ErrorKind::FrameTooLarge);
+        assert_eq!(String::from_utf8(msg.to_bytes()).unwrap(), err);
+    }
+
+    #[test]
+    fn error_kinds_have_codes_and_types() {
+        for kind in ErrorKind::ALL {
+            let err = ErrorObject::new(kind, "detail");
+            assert_eq!(err.kind(), kind, "{kind}");
+            assert_eq!(ErrorKind::from_type_name(kind.type_name()), Some(kind));
+        }
+        let blocked =
+            ErrorObject::new(ErrorKind::SecurityBlocked, "no").with_data("command", "run-tests");
+        assert_eq!(blocked.data.as_ref().unwrap()["command"], "run-tests");
+        assert_eq!(blocked.code, -32603);
+    }
+
+    #[test]
+    fn uloop_error_shapes_are_understood() {
+        let unknown = ErrorObject {
+            code: -32603,
+            message: "Internal error".into(),
+            data: Some(json!({"type": "internal_error", "message": "Unknown tool: nope"})),
+        };
+        assert_eq!(unknown.kind(), ErrorKind::MethodNotFound);
+        let disabled = ErrorObject {
+            code: -32603,
+            message: "Internal error".into(),
+            data: Some(
+                json!({"type": "internal_error", "message": "Tool 'compile' is disabled in settings"}),
+            ),
+        };
+        assert_eq!(disabled.kind(), ErrorKind::ToolDisabled);
+    }
+}

@@ -1,0 +1,21 @@
+//! `unity-mcp-bridge`: the MCP stdio server for the Unity Editor, and the one
+//! definition of the editor-link wire format that every crate of this project
+//! shares (see `editor-link-protocol.md`).
+//!
+//! Map of the modules:
+//!
+//! - [`framing`] — §2: header and newline framing; the incremental
+//!   [`framing::FrameDecoder`] and the encoder.
+//! - [`jsonrpc`] — §3/§4: [`jsonrpc::Message`] (request, notification,
+//!   response), ids that round-trip exactly, and the error table
+//!   ([`jsonrpc::ErrorKind`]).
+//! - [`tool_details`] — §6: the `get-tool-details` result, order-preserving.
+//! - [`discovery`] — §7: the discovery file, written atomically.
+
+pub mod discovery;
+pub mod framing;
+pub mod jsonrpc;
+pub mod tool_details;
+
+/// This crate's version, as reported to peers.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -1,0 +1,3 @@
+//! Integration tests of the bridge crate, compiled as one binary.
+
+mod framing_props;
