@@ -91,10 +91,7 @@ pub enum DiscoveryError {
     #[error("{path}: {source}")]
     Io { path: PathBuf, source: io::Error },
     #[error("{path}: not a valid discovery file: {source}")]
-    Invalid {
-        path: PathBuf,
-        source: serde_json::Error,
-    },
+    Invalid { path: PathBuf, source: serde_json::Error },
 }
 
 impl DiscoveryError {
@@ -136,14 +133,8 @@ impl UloopSettings {
 }
 
 fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, DiscoveryError> {
-    let bytes = fs::read(path).map_err(|source| DiscoveryError::Io {
-        path: path.to_owned(),
-        source,
-    })?;
-    serde_json::from_slice(&bytes).map_err(|source| DiscoveryError::Invalid {
-        path: path.to_owned(),
-        source,
-    })
+    let bytes = fs::read(path).map_err(|source| DiscoveryError::Io { path: path.to_owned(), source })?;
+    serde_json::from_slice(&bytes).map_err(|source| DiscoveryError::Invalid { path: path.to_owned(), source })
 }
 
 /// Writes `bytes` to `path` through a temporary sibling and a rename.
@@ -151,15 +142,8 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let tmp = dir.join(format!(
-        ".{name}.{}.{}.tmp",
-        std::process::id(),
-        COUNTER.fetch_add(1, Ordering::Relaxed)
-    ));
+    let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let result = (|| {
         use io::Write;
         let mut file = fs::File::create(&tmp)?;
@@ -228,15 +212,9 @@ mod tests {
         let mut next = file.clone();
         next.state = Some(EditorState::Reloading);
         next.write_atomic(dir.path()).unwrap();
-        assert_eq!(
-            DiscoveryFile::read(dir.path()).unwrap().state,
-            Some(EditorState::Reloading)
-        );
+        assert_eq!(DiscoveryFile::read(dir.path()).unwrap().state, Some(EditorState::Reloading));
         // No temporary files are left behind.
-        let names: Vec<_> = fs::read_dir(dir.path().join("Library"))
-            .unwrap()
-            .map(|e| e.unwrap().file_name())
-            .collect();
+        let names: Vec<_> = fs::read_dir(dir.path().join("Library")).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names, ["MCPInstance.json"]);
     }
 
@@ -246,19 +224,12 @@ mod tests {
         let err = DiscoveryFile::read(dir.path()).unwrap_err();
         assert!(err.is_missing(), "{err}");
         fs::create_dir_all(dir.path().join("Library")).unwrap();
-        fs::write(
-            DiscoveryFile::path_in(dir.path()),
-            r#"{"port":8700,"pid":1,"projectPath":"/p"}"#,
-        )
-        .unwrap();
+        fs::write(DiscoveryFile::path_in(dir.path()), r#"{"port":8700,"pid":1,"projectPath":"/p"}"#).unwrap();
         let old = DiscoveryFile::read(dir.path()).unwrap();
         assert_eq!((old.port, old.state), (8700, None));
         fs::write(DiscoveryFile::path_in(dir.path()), "{").unwrap();
         let err = DiscoveryFile::read(dir.path()).unwrap_err();
-        assert!(
-            !err.is_missing() && err.to_string().contains("not a valid discovery file"),
-            "{err}"
-        );
+        assert!(!err.is_missing() && err.to_string().contains("not a valid discovery file"), "{err}");
     }
 
     #[test]

@@ -45,11 +45,7 @@ impl Framing {
     /// The framing a receiver detects from the first byte that is not ASCII
     /// whitespace (protocol §2): `{` means newline framing, anything else header.
     pub fn detect(first_non_whitespace: u8) -> Framing {
-        if first_non_whitespace == b'{' {
-            Framing::Newline
-        } else {
-            Framing::Header
-        }
+        if first_non_whitespace == b'{' { Framing::Newline } else { Framing::Header }
     }
 
     /// Stable lower-case name, as used on command lines and in reports.
@@ -73,9 +69,7 @@ impl std::str::FromStr for Framing {
         match s.to_ascii_lowercase().as_str() {
             "header" | "content-length" => Ok(Framing::Header),
             "newline" | "ndjson" | "line" => Ok(Framing::Newline),
-            other => Err(format!(
-                "unknown framing {other:?} (expected \"header\" or \"newline\")"
-            )),
+            other => Err(format!("unknown framing {other:?} (expected \"header\" or \"newline\")")),
         }
     }
 }
@@ -159,22 +153,12 @@ impl FrameDecoder {
     /// A decoder that detects the framing from the first non-whitespace byte,
     /// as an Editor does for each new connection.
     pub fn detect(limit: usize) -> Self {
-        FrameDecoder {
-            framing: None,
-            limit,
-            state: State::Idle,
-            scanned: 0,
-        }
+        FrameDecoder { framing: None, limit, state: State::Idle, scanned: 0 }
     }
 
     /// A decoder for a known framing, as a client uses.
     pub fn new(framing: Framing, limit: usize) -> Self {
-        FrameDecoder {
-            framing: Some(framing),
-            limit,
-            state: State::Idle,
-            scanned: 0,
-        }
+        FrameDecoder { framing: Some(framing), limit, state: State::Idle, scanned: 0 }
     }
 
     /// The framing in use: `None` until a detecting decoder has seen a byte.
@@ -198,18 +182,12 @@ impl FrameDecoder {
                     src.clear();
                     return Ok(None);
                 }
-                State::Discard {
-                    remaining,
-                    declared,
-                } => {
+                State::Discard { remaining, declared } => {
                     let n = remaining.min(src.len() as u64);
                     src.advance(n as usize);
                     let remaining = remaining - n;
                     if remaining > 0 {
-                        self.state = State::Discard {
-                            remaining,
-                            declared,
-                        };
+                        self.state = State::Discard { remaining, declared };
                         return Ok(None);
                     }
                     self.state = State::Idle;
@@ -220,9 +198,7 @@ impl FrameDecoder {
                         self.state = State::Idle;
                     }
                     None => {
-                        self.state = State::DiscardLine {
-                            seen: seen + src.len() as u64,
-                        };
+                        self.state = State::DiscardLine { seen: seen + src.len() as u64 };
                         src.clear();
                         return Ok(None);
                     }
@@ -278,14 +254,9 @@ impl FrameDecoder {
             return Ok(Some(frame));
         }
         let buffered = match self.state {
-            State::Idle | State::Failed => {
-                src.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64
-            }
+            State::Idle | State::Failed => src.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64,
             State::Body { .. } => src.len() as u64,
-            State::Discard {
-                remaining,
-                declared,
-            } => declared - remaining,
+            State::Discard { remaining, declared } => declared - remaining,
             State::DiscardLine { seen } => seen,
         };
         let idle = matches!(self.state, State::Idle | State::Failed);
@@ -295,9 +266,7 @@ impl FrameDecoder {
         }
         self.state = State::Idle;
         self.scanned = 0;
-        Err(FrameError::UnexpectedEof {
-            buffered: buffered.max(1),
-        })
+        Err(FrameError::UnexpectedEof { buffered: buffered.max(1) })
     }
 
     /// Reads a header block. `Ok(None)` with `state == Idle` means more bytes are
@@ -326,14 +295,8 @@ impl FrameDecoder {
                     src.advance(pos + 1);
                     self.scanned = 0;
                     if len > self.limit as u64 {
-                        self.state = State::Discard {
-                            remaining: len,
-                            declared: len,
-                        };
-                        return Ok(Some(Frame::TooLarge {
-                            size: len,
-                            limit: self.limit,
-                        }));
+                        self.state = State::Discard { remaining: len, declared: len };
+                        return Ok(Some(Frame::TooLarge { size: len, limit: self.limit }));
                     }
                     self.state = State::Body { len: len as usize };
                     return Ok(None);
@@ -368,10 +331,7 @@ impl FrameDecoder {
                         line.truncate(end - 1);
                     }
                     if line.len() > self.limit {
-                        return Ok(Some(Frame::TooLarge {
-                            size: line.len() as u64,
-                            limit: self.limit,
-                        }));
+                        return Ok(Some(Frame::TooLarge { size: line.len() as u64, limit: self.limit }));
                     }
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
@@ -383,10 +343,7 @@ impl FrameDecoder {
                     src.clear();
                     self.scanned = 0;
                     self.state = State::DiscardLine { seen };
-                    return Ok(Some(Frame::TooLarge {
-                        size: seen,
-                        limit: self.limit,
-                    }));
+                    return Ok(Some(Frame::TooLarge { size: seen, limit: self.limit }));
                 }
                 None => {
                     self.scanned = src.len();
@@ -464,10 +421,7 @@ fn memchr(needle: u8, haystack: &[u8]) -> Option<usize> {
 
 /// Start of the line containing position `pos` (0 or just after a `\n`).
 fn last_line_start(src: &[u8], pos: usize) -> usize {
-    src[..pos]
-        .iter()
-        .rposition(|&b| b == b'\n')
-        .map_or(0, |i| i + 1)
+    src[..pos].iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1)
 }
 
 /// RFC 9110 token characters, which header names are made of.
@@ -476,8 +430,7 @@ fn is_token_char(b: u8) -> bool {
 }
 
 fn check_header_line(line: &[u8]) -> Result<(), FramingError> {
-    let malformed =
-        || FramingError::MalformedHeaderLine(String::from_utf8_lossy(line).into_owned());
+    let malformed = || FramingError::MalformedHeaderLine(String::from_utf8_lossy(line).into_owned());
     let colon = memchr(b':', line).ok_or_else(malformed)?;
     let name = trim(&line[..colon]);
     if name.is_empty() || !name.iter().all(|&b| is_token_char(b)) || line.contains(&b'\r') {
@@ -492,13 +445,9 @@ fn check_partial_header_line(partial: &[u8]) -> Result<(), FramingError> {
         Some(colon) => &partial[..colon],
         None => partial.strip_suffix(b"\r").unwrap_or(partial),
     };
-    let ok = name_part
-        .iter()
-        .all(|&b| is_token_char(b) || b == b' ' || b == b'\t');
+    let ok = name_part.iter().all(|&b| is_token_char(b) || b == b' ' || b == b'\t');
     if !ok {
-        return Err(FramingError::MalformedHeaderLine(
-            String::from_utf8_lossy(partial).into_owned(),
-        ));
+        return Err(FramingError::MalformedHeaderLine(String::from_utf8_lossy(partial).into_owned()));
     }
     Ok(())
 }
@@ -517,21 +466,14 @@ fn content_length(block: &[u8]) -> Result<u64, FramingError> {
             continue;
         }
         let raw = trim(&line[(colon + 1).min(line.len())..]);
-        let invalid =
-            || FramingError::InvalidContentLength(String::from_utf8_lossy(raw).into_owned());
+        let invalid = || FramingError::InvalidContentLength(String::from_utf8_lossy(raw).into_owned());
         if raw.is_empty() || !raw.iter().all(u8::is_ascii_digit) {
             return Err(invalid());
         }
-        let value: u64 = std::str::from_utf8(raw)
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .ok_or_else(invalid)?;
+        let value: u64 = std::str::from_utf8(raw).ok().and_then(|s| s.parse().ok()).ok_or_else(invalid)?;
         match found {
             Some(first) if first != value => {
-                return Err(FramingError::ConflictingContentLength {
-                    first,
-                    second: value,
-                });
+                return Err(FramingError::ConflictingContentLength { first, second: value });
             }
             _ => found = Some(value),
         }
@@ -541,14 +483,8 @@ fn content_length(block: &[u8]) -> Result<u64, FramingError> {
 
 fn trim(bytes: &[u8]) -> &[u8] {
     let is_space = |b: &u8| *b == b' ' || *b == b'\t';
-    let start = bytes
-        .iter()
-        .position(|b| !is_space(b))
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| !is_space(b))
-        .map_or(start, |i| i + 1);
+    let start = bytes.iter().position(|b| !is_space(b)).unwrap_or(bytes.len());
+    let end = bytes.iter().rposition(|b| !is_space(b)).map_or(start, |i| i + 1);
     &bytes[start..end]
 }
 
@@ -610,12 +546,7 @@ mod tests {
         ];
         for case in cases {
             let mut dec = FrameDecoder::new(Framing::Header, LIMIT);
-            assert_eq!(
-                decode_all(&mut dec, case),
-                vec![body("{}")],
-                "{}",
-                String::from_utf8_lossy(case)
-            );
+            assert_eq!(decode_all(&mut dec, case), vec![body("{}")], "{}", String::from_utf8_lossy(case));
         }
     }
 
@@ -625,44 +556,20 @@ mod tests {
             (b"X-Other: 1\r\n\r\n{}", FramingError::MissingContentLength),
             (
                 b"Content-Length: 2\r\nContent-Length: 3\r\n\r\n{}",
-                FramingError::ConflictingContentLength {
-                    first: 2,
-                    second: 3,
-                },
+                FramingError::ConflictingContentLength { first: 2, second: 3 },
             ),
-            (
-                b"Content-Length: abc\r\n\r\n",
-                FramingError::InvalidContentLength("abc".into()),
-            ),
-            (
-                b"Content-Length: -1\r\n\r\n",
-                FramingError::InvalidContentLength("-1".into()),
-            ),
-            (
-                b"Content-Length: +1\r\n\r\n",
-                FramingError::InvalidContentLength("+1".into()),
-            ),
-            (
-                b"Content-Length: 1.5\r\n\r\n",
-                FramingError::InvalidContentLength("1.5".into()),
-            ),
-            (
-                b"Content-Length: \r\n\r\n",
-                FramingError::InvalidContentLength("".into()),
-            ),
+            (b"Content-Length: abc\r\n\r\n", FramingError::InvalidContentLength("abc".into())),
+            (b"Content-Length: -1\r\n\r\n", FramingError::InvalidContentLength("-1".into())),
+            (b"Content-Length: +1\r\n\r\n", FramingError::InvalidContentLength("+1".into())),
+            (b"Content-Length: 1.5\r\n\r\n", FramingError::InvalidContentLength("1.5".into())),
+            (b"Content-Length: \r\n\r\n", FramingError::InvalidContentLength("".into())),
             (
                 b"Content-Length: 99999999999999999999999\r\n\r\n",
                 FramingError::InvalidContentLength("99999999999999999999999".into()),
             ),
             (b"Content-Length: 2\n\n{}", FramingError::BareLineFeed),
-            (
-                b"garbage line\r\n",
-                FramingError::MalformedHeaderLine("garbage line".into()),
-            ),
-            (
-                b"hello\x00world",
-                FramingError::MalformedHeaderLine("hello\u{0}world".into()),
-            ),
+            (b"garbage line\r\n", FramingError::MalformedHeaderLine("garbage line".into())),
+            (b"hello\x00world", FramingError::MalformedHeaderLine("hello\u{0}world".into())),
         ];
         for (input, expected) in cases {
             let mut dec = FrameDecoder::new(Framing::Header, LIMIT);
@@ -671,10 +578,7 @@ mod tests {
                 Err(FrameError::Protocol(err)) => {
                     assert_eq!(&err, expected, "{}", String::from_utf8_lossy(input))
                 }
-                other => panic!(
-                    "{}: expected {expected:?}, got {other:?}",
-                    String::from_utf8_lossy(input)
-                ),
+                other => panic!("{}: expected {expected:?}, got {other:?}", String::from_utf8_lossy(input)),
             }
             // Sync is lost: later bytes are dropped, never decoded.
             let mut more = BytesMut::from(&b"Content-Length: 2\r\n\r\n{}"[..]);
@@ -687,10 +591,7 @@ mod tests {
         // Newline-framed JSON sent to a header-framed reader fails at once.
         let mut dec = FrameDecoder::new(Framing::Header, LIMIT);
         let mut buf = BytesMut::from(&b"{\"jsonrpc\""[..]);
-        assert!(matches!(
-            dec.decode_frame(&mut buf),
-            Err(FrameError::Protocol(FramingError::MalformedHeaderLine(_)))
-        ));
+        assert!(matches!(dec.decode_frame(&mut buf), Err(FrameError::Protocol(FramingError::MalformedHeaderLine(_)))));
     }
 
     #[test]
@@ -701,10 +602,7 @@ mod tests {
             input.extend_from_slice(b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
         }
         let mut buf = BytesMut::from(&input[..]);
-        assert!(matches!(
-            dec.decode_frame(&mut buf),
-            Err(FrameError::Protocol(FramingError::HeaderTooLong))
-        ));
+        assert!(matches!(dec.decode_frame(&mut buf), Err(FrameError::Protocol(FramingError::HeaderTooLong))));
     }
 
     #[test]
@@ -716,13 +614,7 @@ mod tests {
         let header_len = buf.len() - big.len();
         // Only the header and a few body bytes have arrived.
         let mut head = buf.split_to(header_len + 10);
-        assert_eq!(
-            dec.decode_frame(&mut head).unwrap(),
-            Some(Frame::TooLarge {
-                size: 100,
-                limit: 16
-            })
-        );
+        assert_eq!(dec.decode_frame(&mut head).unwrap(), Some(Frame::TooLarge { size: 100, limit: 16 }));
         assert_eq!(dec.decode_frame(&mut head).unwrap(), None);
         assert!(head.is_empty(), "discarded bytes must not stay buffered");
         buf.extend_from_slice(&frame_bytes(Framing::Header, b"{}").unwrap());
@@ -733,13 +625,7 @@ mod tests {
     fn over_limit_line_is_skipped_and_the_next_line_decodes() {
         let mut dec = FrameDecoder::new(Framing::Newline, 16);
         let mut buf = BytesMut::from(&[b'a'; 40][..]);
-        assert_eq!(
-            dec.decode_frame(&mut buf).unwrap(),
-            Some(Frame::TooLarge {
-                size: 40,
-                limit: 16
-            })
-        );
+        assert_eq!(dec.decode_frame(&mut buf).unwrap(), Some(Frame::TooLarge { size: 40, limit: 16 }));
         assert!(buf.is_empty());
         buf.extend_from_slice(b"aaaa\n{\"ok\":true}\n");
         assert_eq!(decode_all(&mut dec, &buf), vec![body(r#"{"ok":true}"#)]);
@@ -766,17 +652,11 @@ mod tests {
         assert_eq!(dec.framing(), None);
         assert_eq!(decode_all(&mut dec, b" \r\n\t"), vec![]);
         assert_eq!(dec.framing(), None);
-        assert_eq!(
-            decode_all(&mut dec, b"  {\"a\":1}\n"),
-            vec![body(r#"{"a":1}"#)]
-        );
+        assert_eq!(decode_all(&mut dec, b"  {\"a\":1}\n"), vec![body(r#"{"a":1}"#)]);
         assert_eq!(dec.framing(), Some(Framing::Newline));
 
         let mut dec = FrameDecoder::detect(LIMIT);
-        assert_eq!(
-            decode_all(&mut dec, b"Content-Length: 2\r\n\r\n{}"),
-            vec![body("{}")]
-        );
+        assert_eq!(decode_all(&mut dec, b"Content-Length: 2\r\n\r\n{}"), vec![body("{}")]);
         assert_eq!(dec.framing(), Some(Framing::Header));
     }
 
@@ -784,10 +664,7 @@ mod tests {
     fn eof_between_frames_is_clean_and_mid_frame_is_an_error() {
         let mut dec = FrameDecoder::new(Framing::Header, LIMIT);
         let mut buf = BytesMut::from(&b"Content-Length: 2\r\n\r\n{}\r\n"[..]);
-        assert_eq!(
-            dec.decode_frame(&mut buf).unwrap(),
-            Some(Frame::Body(Bytes::from_static(b"{}")))
-        );
+        assert_eq!(dec.decode_frame(&mut buf).unwrap(), Some(Frame::Body(Bytes::from_static(b"{}"))));
         assert!(dec.decode_frame_eof(&mut buf).unwrap().is_none());
 
         for partial in [&b"Content-Len"[..], b"Content-Length: 5\r\n\r\n{\"a"] {
@@ -795,24 +672,17 @@ mod tests {
             let mut buf = BytesMut::from(partial);
             assert!(dec.decode_frame(&mut buf).unwrap().is_none());
             let err = dec.decode_frame_eof(&mut buf).unwrap_err();
-            assert!(
-                matches!(err, FrameError::UnexpectedEof { .. }) && err.is_peer_gone(),
-                "{err}"
-            );
+            assert!(matches!(err, FrameError::UnexpectedEof { .. }) && err.is_peer_gone(), "{err}");
         }
         let mut dec = FrameDecoder::new(Framing::Newline, LIMIT);
         let mut buf = BytesMut::from(&b"{\"a\":"[..]);
         assert!(dec.decode_frame(&mut buf).unwrap().is_none());
-        assert!(matches!(
-            dec.decode_frame_eof(&mut buf),
-            Err(FrameError::UnexpectedEof { buffered: 5 })
-        ));
+        assert!(matches!(dec.decode_frame_eof(&mut buf), Err(FrameError::UnexpectedEof { buffered: 5 })));
     }
 
     #[test]
     fn split_at_every_position_decodes_the_same() {
-        let text =
-            r#"{"jsonrpc":"2.0","id":"é-1","method":"ping","params":{"Message":"日本語 ☃"}}"#;
+        let text = r#"{"jsonrpc":"2.0","id":"é-1","method":"ping","params":{"Message":"日本語 ☃"}}"#;
         for framing in [Framing::Header, Framing::Newline] {
             let mut input = BytesMut::new();
             encode_frame(framing, text.as_bytes(), &mut input).unwrap();
@@ -829,10 +699,7 @@ mod tests {
                 }
                 assert_eq!(
                     out,
-                    vec![
-                        Frame::Body(Bytes::copy_from_slice(text.as_bytes())),
-                        Frame::Body(Bytes::from_static(b"{}"))
-                    ],
+                    vec![Frame::Body(Bytes::copy_from_slice(text.as_bytes())), Frame::Body(Bytes::from_static(b"{}"))],
                     "{framing} cut at {cut}"
                 );
             }
@@ -841,13 +708,7 @@ mod tests {
 
     #[test]
     fn newline_encoder_refuses_raw_newlines() {
-        assert_eq!(
-            frame_bytes(Framing::Newline, b"{\"a\":\n1}"),
-            Err(EncodeError::RawNewline)
-        );
-        assert_eq!(
-            &frame_bytes(Framing::Newline, br#"{"a":"\n"}"#).unwrap()[..],
-            b"{\"a\":\"\\n\"}\n"
-        );
+        assert_eq!(frame_bytes(Framing::Newline, b"{\"a\":\n1}"), Err(EncodeError::RawNewline));
+        assert_eq!(&frame_bytes(Framing::Newline, br#"{"a":"\n"}"#).unwrap()[..], b"{\"a\":\"\\n\"}\n");
     }
 }

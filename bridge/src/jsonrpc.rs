@@ -34,10 +34,7 @@ impl Id {
             Value::Null => Ok(None),
             Value::Number(n) => Ok(Some(Id::Number(n.clone()))),
             Value::String(s) => Ok(Some(Id::String(s.clone()))),
-            other => Err(format!(
-                "id must be a string or a number, not {}",
-                json_type(other)
-            )),
+            other => Err(format!("id must be a string or a number, not {}", json_type(other))),
         }
     }
 }
@@ -117,11 +114,7 @@ pub struct ErrorObject {
     pub message: String,
     /// `Some(Value::Null)` when the peer sent `"data": null`, so a message
     /// re-serialises exactly as it arrived.
-    #[serde(
-        default,
-        skip_serializing_if = "Option::is_none",
-        deserialize_with = "present"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none", deserialize_with = "present")]
     pub data: Option<Value>,
 }
 
@@ -203,9 +196,7 @@ impl ErrorKind {
 
     /// The kind named by a `data.type` string.
     pub fn from_type_name(name: &str) -> Option<ErrorKind> {
-        ErrorKind::ALL
-            .into_iter()
-            .find(|kind| kind.type_name() == name)
+        ErrorKind::ALL.into_iter().find(|kind| kind.type_name() == name)
     }
 
     /// The top-level `message` used for this kind.
@@ -260,11 +251,7 @@ impl ErrorObject {
 
     /// `data.message`, else the top-level message.
     pub fn detail(&self) -> &str {
-        self.data
-            .as_ref()
-            .and_then(|d| d.get("message"))
-            .and_then(Value::as_str)
-            .unwrap_or(&self.message)
+        self.data.as_ref().and_then(|d| d.get("message")).and_then(Value::as_str).unwrap_or(&self.message)
     }
 
     /// What kind of error this is, understanding uLoopMCP's shapes as well as
@@ -283,9 +270,7 @@ impl ErrorObject {
             -32601 => ErrorKind::MethodNotFound,
             -32602 => ErrorKind::InvalidParams,
             _ if detail.starts_with("Unknown tool") => ErrorKind::MethodNotFound,
-            _ if detail.contains("is disabled") && detail.starts_with("Tool ") => {
-                ErrorKind::ToolDisabled
-            }
+            _ if detail.contains("is disabled") && detail.starts_with("Tool ") => ErrorKind::ToolDisabled,
             _ => ErrorKind::InternalError,
         }
     }
@@ -318,21 +303,16 @@ impl ParseFailure {
     /// The error response this failure is answered with.
     pub fn to_response(&self) -> Response {
         match self {
-            ParseFailure::NotJson(detail) => Response::error(
-                None,
-                ErrorObject::new(ErrorKind::ParseError, detail.clone()),
-            ),
+            ParseFailure::NotJson(detail) => {
+                Response::error(None, ErrorObject::new(ErrorKind::ParseError, detail.clone()))
+            }
             ParseFailure::Batch => Response::error(
                 None,
-                ErrorObject::new(
-                    ErrorKind::InvalidRequest,
-                    "batch requests (JSON arrays) are not supported",
-                ),
+                ErrorObject::new(ErrorKind::InvalidRequest, "batch requests (JSON arrays) are not supported"),
             ),
-            ParseFailure::Invalid { id, reason } => Response::error(
-                id.clone(),
-                ErrorObject::new(ErrorKind::InvalidRequest, reason.clone()),
-            ),
+            ParseFailure::Invalid { id, reason } => {
+                Response::error(id.clone(), ErrorObject::new(ErrorKind::InvalidRequest, reason.clone()))
+            }
         }
     }
 }
@@ -340,8 +320,7 @@ impl ParseFailure {
 impl Message {
     /// Parses one frame body.
     pub fn parse(body: &[u8]) -> Result<Message, ParseFailure> {
-        let value: Value =
-            serde_json::from_slice(body).map_err(|e| ParseFailure::NotJson(e.to_string()))?;
+        let value: Value = serde_json::from_slice(body).map_err(|e| ParseFailure::NotJson(e.to_string()))?;
         Message::from_value(value)
     }
 
@@ -361,10 +340,7 @@ impl Message {
             Ok(id) => id.flatten(),
             Err(reason) => return Err(ParseFailure::Invalid { id: None, reason }),
         };
-        let invalid = |reason: String| ParseFailure::Invalid {
-            id: id.clone(),
-            reason,
-        };
+        let invalid = |reason: String| ParseFailure::Invalid { id: id.clone(), reason };
         match obj.get("jsonrpc") {
             None => {}
             Some(Value::String(v)) if v == "2.0" => {}
@@ -377,42 +353,24 @@ impl Message {
 
         if let Some(method) = obj.remove("method") {
             let Value::String(method) = method else {
-                return Err(invalid(format!(
-                    "\"method\" must be a string, not {}",
-                    json_type(&method)
-                )));
+                return Err(invalid(format!("\"method\" must be a string, not {}", json_type(&method))));
             };
             let params = obj.remove("params");
             return Ok(match id {
-                Some(id) => Message::Request(Request {
-                    id,
-                    method,
-                    params,
-                    extra: obj,
-                }),
+                Some(id) => Message::Request(Request { id, method, params, extra: obj }),
                 None => Message::Notification(Notification { method, params }),
             });
         }
 
         match (obj.remove("result"), obj.remove("error")) {
-            (Some(result), None) => Ok(Message::Response(Response {
-                id,
-                outcome: Ok(result),
-            })),
+            (Some(result), None) => Ok(Message::Response(Response { id, outcome: Ok(result) })),
             (None, Some(error)) => {
-                let error: ErrorObject = serde_json::from_value(error)
-                    .map_err(|e| invalid(format!("malformed \"error\" member: {e}")))?;
-                Ok(Message::Response(Response {
-                    id,
-                    outcome: Err(error),
-                }))
+                let error: ErrorObject =
+                    serde_json::from_value(error).map_err(|e| invalid(format!("malformed \"error\" member: {e}")))?;
+                Ok(Message::Response(Response { id, outcome: Err(error) }))
             }
-            (Some(_), Some(_)) => Err(invalid(
-                "a response has both \"result\" and \"error\"".into(),
-            )),
-            (None, None) => Err(invalid(
-                "no \"method\", \"result\" or \"error\" member".into(),
-            )),
+            (Some(_), Some(_)) => Err(invalid("a response has both \"result\" and \"error\"".into())),
+            (None, None) => Err(invalid("no \"method\", \"result\" or \"error\" member".into())),
         }
     }
 
@@ -438,16 +396,10 @@ impl Message {
                 }
             }
             Message::Response(resp) => {
-                obj.insert(
-                    "id".into(),
-                    resp.id.as_ref().map_or(Value::Null, Id::to_value),
-                );
+                obj.insert("id".into(), resp.id.as_ref().map_or(Value::Null, Id::to_value));
                 match &resp.outcome {
                     Ok(result) => obj.insert("result".into(), result.clone()),
-                    Err(error) => obj.insert(
-                        "error".into(),
-                        serde_json::to_value(error).unwrap_or(Value::Null),
-                    ),
+                    Err(error) => obj.insert("error".into(), serde_json::to_value(error).unwrap_or(Value::Null)),
                 };
             }
         }
@@ -463,12 +415,7 @@ impl Message {
 
 impl Request {
     pub fn new(id: impl Into<Id>, method: impl Into<String>, params: Value) -> Self {
-        Request {
-            id: id.into(),
-            method: method.into(),
-            params: Some(params),
-            extra: Map::new(),
-        }
+        Request { id: id.into(), method: method.into(), params: Some(params), extra: Map::new() }
     }
 
     /// The params as an object: absent or `null` is `{}` (protocol §3); any
@@ -477,19 +424,13 @@ impl Request {
         match &self.params {
             None | Some(Value::Null) => Ok(Map::new()),
             Some(Value::Object(map)) => Ok(map.clone()),
-            Some(other) => Err(format!(
-                "params must be an object, not {}",
-                json_type(other)
-            )),
+            Some(other) => Err(format!("params must be an object, not {}", json_type(other))),
         }
     }
 
     /// True when the request carries `"x-resume": true` (protocol §5).
     pub fn is_resume(&self) -> bool {
-        self.extra
-            .get("x-resume")
-            .and_then(Value::as_bool)
-            .unwrap_or(false)
+        self.extra.get("x-resume").and_then(Value::as_bool).unwrap_or(false)
     }
 
     /// uLoopMCP's `x-uloop` member, when present.
@@ -500,26 +441,17 @@ impl Request {
 
 impl Notification {
     pub fn new(method: impl Into<String>, params: Value) -> Self {
-        Notification {
-            method: method.into(),
-            params: Some(params),
-        }
+        Notification { method: method.into(), params: Some(params) }
     }
 }
 
 impl Response {
     pub fn ok(id: Id, result: Value) -> Self {
-        Response {
-            id: Some(id),
-            outcome: Ok(result),
-        }
+        Response { id: Some(id), outcome: Ok(result) }
     }
 
     pub fn error(id: Option<Id>, error: ErrorObject) -> Self {
-        Response {
-            id,
-            outcome: Err(error),
-        }
+        Response { id, outcome: Err(error) }
     }
 }
 
@@ -570,45 +502,25 @@ mod tests {
 
     #[test]
     fn ids_round_trip_type_and_value() {
-        for raw in [
-            r#""b-1""#,
-            "7",
-            "-3",
-            "1.5",
-            "18446744073709551615",
-            r#""""#,
-            r#""7""#,
-        ] {
+        for raw in [r#""b-1""#, "7", "-3", "1.5", "18446744073709551615", r#""""#, r#""7""#] {
             let text = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping","params":{{}}}}"#);
             let msg = parse(&text).unwrap();
-            let Message::Request(req) = &msg else {
-                panic!("{msg:?}")
-            };
+            let Message::Request(req) = &msg else { panic!("{msg:?}") };
             let echoed = Message::Response(Response::ok(req.id.clone(), json!({})));
-            assert_eq!(
-                serde_json::to_string(&echoed.to_value()["id"]).unwrap(),
-                raw
-            );
+            assert_eq!(serde_json::to_string(&echoed.to_value()["id"]).unwrap(), raw);
             assert_eq!(String::from_utf8(msg.to_bytes()).unwrap(), text);
         }
     }
 
     #[test]
     fn params_keep_key_order() {
-        let text =
-            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"z":1,"a":2,"m":{"y":0,"b":1}}}"#;
-        assert_eq!(
-            String::from_utf8(parse(text).unwrap().to_bytes()).unwrap(),
-            text
-        );
+        let text = r#"{"jsonrpc":"2.0","id":1,"method":"m","params":{"z":1,"a":2,"m":{"y":0,"b":1}}}"#;
+        assert_eq!(String::from_utf8(parse(text).unwrap().to_bytes()).unwrap(), text);
     }
 
     #[test]
     fn null_or_missing_id_is_a_notification() {
-        for text in [
-            r#"{"jsonrpc":"2.0","method":"ping"}"#,
-            r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
-        ] {
+        for text in [r#"{"jsonrpc":"2.0","method":"ping"}"#, r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#] {
             assert!(matches!(parse(text).unwrap(), Message::Notification(n) if n.method == "ping"));
         }
     }
@@ -626,33 +538,12 @@ mod tests {
     fn bad_messages_are_classified() {
         assert!(matches!(parse("{nope"), Err(ParseFailure::NotJson(_))));
         assert!(matches!(parse(""), Err(ParseFailure::NotJson(_))));
-        assert_eq!(
-            parse(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#),
-            Err(ParseFailure::Batch)
-        );
-        assert!(matches!(
-            parse("42"),
-            Err(ParseFailure::Invalid { id: None, .. })
-        ));
-        assert!(matches!(
-            parse(r#"{"id":true,"method":"x"}"#),
-            Err(ParseFailure::Invalid { id: None, .. })
-        ));
-        assert!(matches!(
-            parse(r#"{"id":3,"method":5}"#),
-            Err(ParseFailure::Invalid {
-                id: Some(Id::Number(_)),
-                ..
-            })
-        ));
-        assert!(matches!(
-            parse(r#"{"jsonrpc":"1.0","id":3,"method":"x"}"#),
-            Err(ParseFailure::Invalid { .. })
-        ));
-        assert!(matches!(
-            parse(r#"{"id":3}"#),
-            Err(ParseFailure::Invalid { .. })
-        ));
+        assert_eq!(parse(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#), Err(ParseFailure::Batch));
+        assert!(matches!(parse("42"), Err(ParseFailure::Invalid { id: None, .. })));
+        assert!(matches!(parse(r#"{"id":true,"method":"x"}"#), Err(ParseFailure::Invalid { id: None, .. })));
+        assert!(matches!(parse(r#"{"id":3,"method":5}"#), Err(ParseFailure::Invalid { id: Some(Id::Number(_)), .. })));
+        assert!(matches!(parse(r#"{"jsonrpc":"1.0","id":3,"method":"x"}"#), Err(ParseFailure::Invalid { .. })));
+        assert!(matches!(parse(r#"{"id":3}"#), Err(ParseFailure::Invalid { .. })));
         assert!(matches!(
             parse(r#"{"id":3,"result":1,"error":{"code":1,"message":"m"}}"#),
             Err(ParseFailure::Invalid { .. })
@@ -663,33 +554,18 @@ mod tests {
     fn failures_answer_with_the_table_of_section_3() {
         let resp = ParseFailure::NotJson("x".into()).to_response();
         let err = resp.outcome.unwrap_err();
-        assert_eq!(
-            (resp.id, err.code, err.data_type()),
-            (None, -32700, Some("parse_error"))
-        );
+        assert_eq!((resp.id, err.code, err.data_type()), (None, -32700, Some("parse_error")));
         let err = ParseFailure::Batch.to_response().outcome.unwrap_err();
-        assert_eq!(
-            (err.code, err.data_type()),
-            (-32600, Some("invalid_request"))
-        );
+        assert_eq!((err.code, err.data_type()), (-32600, Some("invalid_request")));
     }
 
     #[test]
     fn responses_round_trip() {
         let ok = r#"{"jsonrpc":"2.0","id":"a","result":{"Message":"hi","Ver":"1.0.0"}}"#;
-        assert_eq!(
-            String::from_utf8(parse(ok).unwrap().to_bytes()).unwrap(),
-            ok
-        );
+        assert_eq!(String::from_utf8(parse(ok).unwrap().to_bytes()).unwrap(), ok);
         let err = r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Frame too large","data":{"type":"frame_too_large","message":"m"}}}"#;
         let msg = parse(err).unwrap();
-        let Message::Response(Response {
-            id: None,
-            outcome: Err(e),
-        }) = &msg
-        else {
-            panic!("{msg:?}")
-        };
+        let Message::Response(Response { id: None, outcome: Err(e) }) = &msg else { panic!("{msg:?}") };
         assert_eq!(e.kind(), ErrorKind::FrameTooLarge);
         assert_eq!(String::from_utf8(msg.to_bytes()).unwrap(), err);
     }
@@ -701,8 +577,7 @@ mod tests {
             assert_eq!(err.kind(), kind, "{kind}");
             assert_eq!(ErrorKind::from_type_name(kind.type_name()), Some(kind));
         }
-        let blocked =
-            ErrorObject::new(ErrorKind::SecurityBlocked, "no").with_data("command", "run-tests");
+        let blocked = ErrorObject::new(ErrorKind::SecurityBlocked, "no").with_data("command", "run-tests");
         assert_eq!(blocked.data.as_ref().unwrap()["command"], "run-tests");
         assert_eq!(blocked.code, -32603);
     }
@@ -718,9 +593,7 @@ mod tests {
         let disabled = ErrorObject {
             code: -32603,
             message: "Internal error".into(),
-            data: Some(
-                json!({"type": "internal_error", "message": "Tool 'compile' is disabled in settings"}),
-            ),
+            data: Some(json!({"type": "internal_error", "message": "Tool 'compile' is disabled in settings"})),
         };
         assert_eq!(disabled.kind(), ErrorKind::ToolDisabled);
     }

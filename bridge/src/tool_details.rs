@@ -155,10 +155,7 @@ mod tests {
         let tool = details.get("get-logs").unwrap();
         let names: Vec<_> = tool.parameter_schema.properties.keys().collect();
         assert_eq!(names, ["LogType", "MaxCount"]);
-        assert_eq!(
-            tool.parameter_schema.properties["LogType"].ty,
-            ParameterType::String
-        );
+        assert_eq!(tool.parameter_schema.properties["LogType"].ty, ParameterType::String);
         assert_eq!(serde_json::to_string(&details).unwrap(), EXAMPLE);
     }
 
@@ -167,18 +164,9 @@ mod tests {
         let text = r#"{"Tools":[{"name":"t","description":"","parameterSchema":{"Properties":{"Zeta":{"Type":"vector3","Description":"","DefaultValue":null,"Enum":null},"Alpha":{"Type":"number","Description":"","DefaultValue":1,"Enum":null}},"Required":[]},"displayDevelopmentOnly":true,"annotations":{"readOnlyHint":true},"timeoutSeconds":30.0,"x-new":[1]}]}"#;
         let details: ToolDetails = serde_json::from_str(text).unwrap();
         let tool = &details.tools[0];
-        assert_eq!(
-            tool.parameter_schema.properties.keys().collect::<Vec<_>>(),
-            ["Zeta", "Alpha"]
-        );
-        assert_eq!(
-            tool.parameter_schema.properties["Zeta"].ty,
-            ParameterType::Other("vector3".into())
-        );
-        assert_eq!(
-            tool.annotations.as_ref().unwrap().read_only_hint,
-            Some(true)
-        );
+        assert_eq!(tool.parameter_schema.properties.keys().collect::<Vec<_>>(), ["Zeta", "Alpha"]);
+        assert_eq!(tool.parameter_schema.properties["Zeta"].ty, ParameterType::Other("vector3".into()));
+        assert_eq!(tool.annotations.as_ref().unwrap().read_only_hint, Some(true));
         assert_eq!(tool.extra["x-new"], serde_json::json!([1]));
         assert_eq!(serde_json::to_string(&details).unwrap(), text);
     }

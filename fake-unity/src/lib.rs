@@ -1,1 +1,217 @@
-//! placeholder
+//! `fake-unity`: a simulated Unity Editor that speaks the editor link
+//! (`editor-link-protocol.md`) exactly, answered from a simulated editor state,
+//! so the bridge, the conformance suite and the benchmarks need no Unity.
+//!
+//! Map of the modules:
+//!
+//! - [`state`] — the simulated editor state and its fixture file format.
+//! - [`params`] — schema-driven tool parameters: one declaration gives the
+//!   `get-tool-details` schema and the validation.
+//! - [`tools`] — the tool catalogue of protocol §6, one file per area.
+//! - [`editor`] — the Editor: simulation, clients, lifecycle, request processing.
+//! - [`journal`] — the resume journal (`x-resume`, protocol §5).
+//! - [`server`] — binding, the accept loop, connections, the reload driver.
+//! - [`control`] — the HTTP control API and its client.
+//!
+//! [`FakeUnity::start`] runs one fake Editor in-process; the `fake-unity`
+//! binary wraps it for the command line.
+
+pub mod control;
+pub mod editor;
+pub mod journal;
+pub mod params;
+pub mod server;
+pub mod state;
+pub mod tools;
+
+use std::{
+    net::{Ipv4Addr, SocketAddr},
+    path::PathBuf,
+    sync::Arc,
+    time::SystemTime,
+};
+
+use tokio::{sync::oneshot, task::JoinHandle};
+use tokio_util::sync::CancellationToken;
+use unity_mcp_bridge::{discovery::EditorState, framing::DEFAULT_REQUEST_LIMIT};
+
+pub use crate::{
+    control::ControlClient,
+    editor::{Editor, ReloadOptions, ReloadReport},
+    state::EditorStateFile,
+};
+
+/// The default editor state, modelling `fixtures/unity-project`; embedded so
+/// the binary works from anywhere.
+pub const DEFAULT_STATE_JSON: &str = include_str!("../../fixtures/editor-states/default.json");
+
+/// The default editor state, parsed.
+pub fn default_state() -> EditorStateFile {
+    // Checked by a unit test; the file is part of this crate's source.
+    let state: EditorStateFile = serde_json::from_str(DEFAULT_STATE_JSON).expect("embedded default state is valid");
+    state
+}
+
+/// How to start a fake Editor.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The Unity project it pretends to have open (the discovery file is
+    /// written there, outputs go under `.uloop/outputs/`).
+    pub project: PathBuf,
+    pub state: EditorStateFile,
+    /// Preferred editor-link port (then the next ten); 0 for any free port.
+    pub port: u16,
+    /// Control API port; 0 for any free port.
+    pub control_port: u16,
+    /// Seed of every random choice; `None` picks one (and reports it).
+    pub seed: Option<u64>,
+    /// Largest request frame accepted, bytes.
+    pub max_request_bytes: usize,
+}
+
+impl Config {
+    /// Defaults for tests: the embedded state, any free ports.
+    pub fn new(project: impl Into<PathBuf>) -> Self {
+        Config {
+            project: project.into(),
+            state: default_state(),
+            port: 0,
+            control_port: 0,
+            seed: None,
+            max_request_bytes: DEFAULT_REQUEST_LIMIT,
+        }
+    }
+}
+
+/// Why a fake Editor could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error("the project folder {path} does not exist or is not a folder")]
+    NoProject { path: PathBuf },
+    #[error("cannot listen on 127.0.0.1:{port} or the {} ports after it: {source}", server::FALLBACK_PORTS)]
+    Bind { port: u16, source: std::io::Error },
+    #[error("cannot listen for the control API on 127.0.0.1:{port}: {source}")]
+    ControlBind { port: u16, source: std::io::Error },
+}
+
+/// A running fake Editor.
+#[derive(Debug)]
+pub struct FakeUnity {
+    editor: Arc<Editor>,
+    control_addr: SocketAddr,
+    driver: JoinHandle<()>,
+    control: JoinHandle<()>,
+    control_stop: CancellationToken,
+}
+
+impl FakeUnity {
+    /// Binds, writes the discovery file and starts serving.
+    pub async fn start(config: Config) -> Result<FakeUnity, StartError> {
+        let project = std::fs::canonicalize(&config.project)
+            .ok()
+            .filter(|p| p.is_dir())
+            .ok_or_else(|| StartError::NoProject { path: config.project.clone() })?;
+        let seed = config.seed.unwrap_or_else(|| {
+            let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.as_nanos() as u64);
+            nanos ^ u64::from(std::process::id()).rotate_left(32)
+        });
+        let (editor, commands) = Editor::new(editor::EditorConfig {
+            project,
+            state: config.state,
+            seed,
+            max_request_bytes: config.max_request_bytes,
+        });
+        let listener =
+            server::bind(config.port, None).await.map_err(|source| StartError::Bind { port: config.port, source })?;
+        let control_listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, config.control_port))
+            .await
+            .map_err(|source| StartError::ControlBind { port: config.control_port, source })?;
+        let control_addr = control_listener
+            .local_addr()
+            .map_err(|source| StartError::ControlBind { port: config.control_port, source })?;
+        let control_stop = CancellationToken::new();
+        let stop = control_stop.clone();
+        let router = control::router(editor.clone());
+        let control = tokio::spawn(async move {
+            let serve = axum::serve(control_listener, router).with_graceful_shutdown(stop.cancelled_owned());
+            if let Err(err) = serve.await {
+                tracing::error!(%err, "control API stopped");
+            }
+        });
+        let port = listener.local_addr().map_err(|source| StartError::Bind { port: config.port, source })?.port();
+        editor.listening(port);
+        let driver = tokio::spawn(server::drive(editor.clone(), listener, config.port, commands));
+        Ok(FakeUnity { editor, control_addr, driver, control, control_stop })
+    }
+
+    /// The editor-link port it listens on now (it moves on some reloads).
+    pub fn port(&self) -> u16 {
+        self.editor.port()
+    }
+
+    pub fn control_addr(&self) -> SocketAddr {
+        self.control_addr
+    }
+
+    /// `http://127.0.0.1:N`.
+    pub fn control_url(&self) -> String {
+        format!("http://{}", self.control_addr)
+    }
+
+    pub fn control(&self) -> ControlClient {
+        ControlClient::new(self.control_addr)
+    }
+
+    pub fn editor(&self) -> &Arc<Editor> {
+        &self.editor
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.editor.seed
+    }
+
+    /// Reloads the domain and waits until the Editor listens again.
+    pub async fn reload(&self, options: ReloadOptions) -> Option<ReloadReport> {
+        let (tx, rx) = oneshot::channel();
+        self.editor.request_reload(options, Some(tx));
+        rx.await.ok()
+    }
+
+    /// Quits the Editor (shutdown notification, sockets closed, discovery
+    /// `stopped`) and stops the control API.
+    pub async fn quit(self) {
+        let (tx, rx) = oneshot::channel();
+        self.editor.request_quit(Some(tx));
+        let _ = rx.await;
+        self.wait().await;
+    }
+
+    /// Waits until the Editor quits (through `POST /quit`, say).
+    pub async fn wait(mut self) {
+        let _ = (&mut self.driver).await;
+        self.control_stop.cancel();
+        let _ = (&mut self.control).await;
+    }
+
+    /// True once the Editor has quit.
+    pub fn has_quit(&self) -> bool {
+        self.driver.is_finished() || self.editor.phase() == EditorState::Stopped
+    }
+}
+
+impl Drop for FakeUnity {
+    fn drop(&mut self) {
+        self.driver.abort();
+        self.control.abort();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn embedded_state_is_valid() {
+        let state = super::default_state();
+        state.validate().unwrap();
+        assert_eq!(state.format_version, super::state::FORMAT_VERSION);
+    }
+}

@@ -13,8 +13,7 @@ use unity_mcp_bridge::{
 
 /// Chunk-size bounds of the field notes: 1, 10, 64, 512 and 1024 bytes.
 fn chunking() -> impl Strategy<Value = Vec<usize>> {
-    prop::sample::select(vec![1usize, 10, 64, 512, 1024])
-        .prop_flat_map(|bound| prop::collection::vec(1..=bound, 1..40))
+    prop::sample::select(vec![1usize, 10, 64, 512, 1024]).prop_flat_map(|bound| prop::collection::vec(1..=bound, 1..40))
 }
 
 fn text() -> impl Strategy<Value = String> {
@@ -43,11 +42,7 @@ fn object(values: impl Strategy<Value = Value>) -> impl Strategy<Value = Map<Str
 }
 
 fn id() -> impl Strategy<Value = Id> {
-    prop_oneof![
-        any::<i64>().prop_map(Id::from),
-        any::<u64>().prop_map(Id::from),
-        text().prop_map(Id::String)
-    ]
+    prop_oneof![any::<i64>().prop_map(Id::from), any::<u64>().prop_map(Id::from), text().prop_map(Id::String)]
 }
 
 fn params() -> impl Strategy<Value = Option<Value>> {
@@ -62,37 +57,16 @@ fn message() -> impl Strategy<Value = Message> {
             if let Some(resume) = resume {
                 extra.insert("x-resume".into(), resume.into());
             }
-            Message::Request(Request {
-                id,
-                method,
-                params,
-                extra,
-            })
+            Message::Request(Request { id, method, params, extra })
         }),
-        (method, params())
-            .prop_map(|(method, params)| Message::Notification(Notification { method, params })),
-        (prop::option::of(id()), json_value()).prop_map(|(id, result)| Message::Response(
-            Response {
-                id,
-                outcome: Ok(result)
+        (method, params()).prop_map(|(method, params)| Message::Notification(Notification { method, params })),
+        (prop::option::of(id()), json_value())
+            .prop_map(|(id, result)| Message::Response(Response { id, outcome: Ok(result) })),
+        (prop::option::of(id()), any::<i32>(), text(), prop::option::of(json_value())).prop_map(
+            |(id, code, message, data)| {
+                Message::Response(Response { id, outcome: Err(ErrorObject { code: code.into(), message, data }) })
             }
-        )),
-        (
-            prop::option::of(id()),
-            any::<i32>(),
-            text(),
-            prop::option::of(json_value())
-        )
-            .prop_map(|(id, code, message, data)| {
-                Message::Response(Response {
-                    id,
-                    outcome: Err(ErrorObject {
-                        code: code.into(),
-                        message,
-                        data,
-                    }),
-                })
-            }),
+        ),
     ]
 }
 
@@ -102,11 +76,7 @@ fn framing() -> impl Strategy<Value = Framing> {
 
 /// Feeds `input` to `decoder` in chunks of the given sizes (cycled), checking
 /// after every call that the buffer stays bounded; returns what it decoded.
-fn feed(
-    decoder: &mut FrameDecoder,
-    input: &[u8],
-    chunks: &[usize],
-) -> Result<Vec<Frame>, FrameError> {
+fn feed(decoder: &mut FrameDecoder, input: &[u8], chunks: &[usize]) -> Result<Vec<Frame>, FrameError> {
     let bound = decoder.limit() + MAX_HEADER_BYTES + chunks.iter().max().copied().unwrap_or(1);
     let mut buf = BytesMut::new();
     let mut out = Vec::new();
@@ -121,11 +91,7 @@ fn feed(
         while let Some(frame) = decoder.decode_frame(&mut buf)? {
             out.push(frame);
         }
-        assert!(
-            buf.len() <= bound,
-            "decoder buffered {} bytes (bound {bound})",
-            buf.len()
-        );
+        assert!(buf.len() <= bound, "decoder buffered {} bytes (bound {bound})", buf.len());
     }
     if let Some(frame) = decoder.decode_frame_eof(&mut buf)? {
         out.push(frame);

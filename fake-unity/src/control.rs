@@ -1,0 +1,198 @@
+//! The HTTP control API on loopback (DESIGN.md): drive the fake from a test or
+//! a shell, and read its state and counters.
+//!
+//! | method and path   | body                                         | answer |
+//! |-------------------|----------------------------------------------|--------|
+//! | `POST /reload`    | `{"downtimeMs":N,"movePort":bool,"wait":bool}` (all optional) | 202 `{"accepted":true}`, or with `wait` 200 and where it came back |
+//! | `POST /quit`      | —                                            | 202, then the Editor quits |
+//! | `GET /state`      | —                                            | port, session, connections, play mode, console counts, settings |
+//! | `GET /stats`      | —                                            | counters |
+//! | `POST /settings`  | a partial settings object                    | the new settings |
+//!
+//! [`ControlClient`] is a small client for it, used by the tests and the
+//! conformance runner.
+
+use std::{net::SocketAddr, sync::Arc, time::Duration};
+
+use axum::{
+    Json, Router,
+    body::Bytes,
+    extract::State,
+    http::StatusCode,
+    response::{IntoResponse, Response},
+    routing::{get, post},
+};
+use http_body_util::{BodyExt, Full};
+use serde_json::{Value, json};
+use tokio::sync::oneshot;
+
+use crate::editor::{Editor, ReloadOptions};
+
+/// The control API's routes.
+pub fn router(editor: Arc<Editor>) -> Router {
+    Router::new()
+        .route("/state", get(state))
+        .route("/stats", get(stats))
+        .route("/reload", post(reload))
+        .route("/quit", post(quit))
+        .route("/settings", post(settings))
+        .fallback(not_found)
+        .with_state(editor)
+}
+
+fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    (status, Json(json!({"error": message.into()}))).into_response()
+}
+
+/// An optional JSON object body: empty means `{}`.
+fn body_object(body: &Bytes) -> Result<Value, Response> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(json!({}));
+    }
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(_) => Err(error(StatusCode::BAD_REQUEST, "the body must be a JSON object")),
+        Err(e) => Err(error(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {e}"))),
+    }
+}
+
+async fn state(State(editor): State<Arc<Editor>>) -> Json<Value> {
+    Json(editor.state_json())
+}
+
+async fn stats(State(editor): State<Arc<Editor>>) -> Json<Value> {
+    let mut stats = editor.stats.to_json();
+    stats["seed"] = editor.seed.into();
+    Json(stats)
+}
+
+async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
+    let body = match body_object(&body) {
+        Ok(body) => body,
+        Err(response) => return response,
+    };
+    let downtime = match body.get("downtimeMs") {
+        None | Some(Value::Null) => None,
+        Some(v) => match v.as_u64() {
+            Some(ms) => Some(Duration::from_millis(ms)),
+            None => return error(StatusCode::BAD_REQUEST, "downtimeMs must be a non-negative integer"),
+        },
+    };
+    let flag = |name: &str| match body.get(name) {
+        None | Some(Value::Null) => Ok(false),
+        Some(Value::Bool(b)) => Ok(*b),
+        Some(_) => Err(error(StatusCode::BAD_REQUEST, format!("{name} must be a boolean"))),
+    };
+    let (move_port, wait) = match (flag("movePort"), flag("wait")) {
+        (Ok(m), Ok(w)) => (m, w),
+        (Err(e), _) | (_, Err(e)) => return e,
+    };
+    let options = ReloadOptions { downtime, move_port };
+    if !wait {
+        editor.request_reload(options, None);
+        return (StatusCode::ACCEPTED, Json(json!({"accepted": true}))).into_response();
+    }
+    let (tx, rx) = oneshot::channel();
+    editor.request_reload(options, Some(tx));
+    match rx.await {
+        Ok(report) => Json(serde_json::to_value(report).unwrap_or(Value::Null)).into_response(),
+        Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the Editor quit before the reload finished"),
+    }
+}
+
+async fn quit(State(editor): State<Arc<Editor>>) -> Response {
+    editor.request_quit(None);
+    (StatusCode::ACCEPTED, Json(json!({"accepted": true}))).into_response()
+}
+
+async fn settings(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
+    let patch = match body_object(&body) {
+        Ok(patch) => patch,
+        Err(response) => return response,
+    };
+    match editor.update_settings(patch) {
+        Ok(settings) => Json(serde_json::to_value(settings).unwrap_or(Value::Null)).into_response(),
+        Err(message) => error(StatusCode::BAD_REQUEST, message),
+    }
+}
+
+async fn not_found() -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "no such endpoint; try GET /state, GET /stats, POST /reload, POST /quit, POST /settings",
+    )
+}
+
+/// Why a control call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum ControlError {
+    #[error("cannot reach the control API at {addr}: {source}")]
+    Connect { addr: SocketAddr, source: std::io::Error },
+    #[error("control API HTTP error: {0}")]
+    Http(#[from] hyper::Error),
+    #[error("control API answered {status}: {body}")]
+    Status { status: u16, body: String },
+    #[error("control API answered with invalid JSON: {0}")]
+    Json(#[from] serde_json::Error),
+    #[error("invalid control URL {0:?} (expected http://127.0.0.1:PORT)")]
+    Url(String),
+}
+
+/// A client for the control API.
+#[derive(Clone, Debug)]
+pub struct ControlClient {
+    addr: SocketAddr,
+}
+
+impl ControlClient {
+    pub fn new(addr: SocketAddr) -> Self {
+        ControlClient { addr }
+    }
+
+    /// From the `control` URL of the listening line (`http://127.0.0.1:N`).
+    pub fn from_url(url: &str) -> Result<Self, ControlError> {
+        let rest = url.strip_prefix("http://").ok_or_else(|| ControlError::Url(url.to_owned()))?;
+        let addr = rest.trim_end_matches('/').parse().map_err(|_| ControlError::Url(url.to_owned()))?;
+        Ok(ControlClient { addr })
+    }
+
+    pub async fn get(&self, path: &str) -> Result<Value, ControlError> {
+        self.request("GET", path, None).await
+    }
+
+    pub async fn post(&self, path: &str, body: Value) -> Result<Value, ControlError> {
+        self.request("POST", path, Some(body)).await
+    }
+
+    /// Reloads and waits until the Editor listens again; returns where.
+    pub async fn reload(&self, downtime_ms: u64, move_port: bool) -> Result<Value, ControlError> {
+        self.post("/reload", json!({"downtimeMs": downtime_ms, "movePort": move_port, "wait": true})).await
+    }
+
+    async fn request(&self, method: &str, path: &str, body: Option<Value>) -> Result<Value, ControlError> {
+        let stream = tokio::net::TcpStream::connect(self.addr)
+            .await
+            .map_err(|source| ControlError::Connect { addr: self.addr, source })?;
+        let (mut sender, connection) =
+            hyper::client::conn::http1::handshake(hyper_util::rt::TokioIo::new(stream)).await?;
+        tokio::spawn(connection);
+        let bytes = body.map(|b| Bytes::from(b.to_string())).unwrap_or_default();
+        let request = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", self.addr.to_string())
+            .header("content-type", "application/json")
+            .body(Full::new(bytes))
+            .map_err(|e| ControlError::Url(e.to_string()))?;
+        let response = sender.send_request(request).await?;
+        let status = response.status();
+        let body = response.into_body().collect().await?.to_bytes();
+        if !status.is_success() {
+            return Err(ControlError::Status {
+                status: status.as_u16(),
+                body: String::from_utf8_lossy(&body).into_owned(),
+            });
+        }
+        Ok(serde_json::from_slice(&body)?)
+    }
+}

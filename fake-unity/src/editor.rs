@@ -1,0 +1,745 @@
+//! The simulated Editor: its mutable simulation, its connected clients, its
+//! lifecycle (ready, reloading, stopped), the resume journal, the counters, and
+//! the processing of one request (protocol §3, §5): checks, dispatch to the
+//! tool catalogue, deadlines, and the journal.
+
+use std::{
+    collections::BTreeMap,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    sync::{
+        Arc, Mutex, MutexGuard, OnceLock,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, SystemTime},
+};
+
+use bytes::Bytes;
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use unity_mcp_bridge::{
+    discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
+    framing::Framing,
+    jsonrpc::{ErrorKind, ErrorObject, Message, Notification, Request, Response, notifications},
+};
+
+use crate::{
+    journal::{Journal, Key, Lookup},
+    params::Args,
+    state::{EditorStateFile, GameObject, LogEntry, Settings},
+    tools::{self, Gate, Outcome, Progress, ToolCall},
+};
+
+/// Console entries remembered, as Unity's console keeps a bounded log.
+const CONSOLE_CAPACITY: usize = 10_000;
+
+/// Lifecycle requests handled by the server's driver loop.
+#[derive(Debug)]
+pub enum Command {
+    Reload { options: ReloadOptions, done: Option<oneshot::Sender<ReloadReport>> },
+    Quit { done: Option<oneshot::Sender<()>> },
+}
+
+/// How a domain reload goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReloadOptions {
+    /// How long the Editor stays away; `None` uses the state's default.
+    pub downtime: Option<Duration>,
+    /// Come back on another port.
+    pub move_port: bool,
+}
+
+/// Where the Editor came back after a reload.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReloadReport {
+    pub port: u16,
+    pub session_id: String,
+    pub previous_port: u16,
+    pub previous_session_id: String,
+}
+
+/// Everything the simulated Editor remembers across domain reloads.
+#[derive(Debug)]
+pub struct Simulation {
+    pub console: Vec<ConsoleEntry>,
+    pub scene_roots: Vec<GameObject>,
+    pub playing: bool,
+    pub paused: bool,
+    pub settings: Settings,
+    /// Fingerprint of the scripts as last compiled.
+    pub compiled_scripts: tools::compile::Fingerprint,
+    pub next_instance_id: i64,
+}
+
+/// A console line; `from_compile` marks compiler messages, which the next
+/// compile replaces, as Unity does.
+#[derive(Clone, Debug)]
+pub struct ConsoleEntry {
+    pub entry: LogEntry,
+    pub from_compile: bool,
+}
+
+/// One connected client.
+#[derive(Debug)]
+pub struct Client {
+    pub id: u64,
+    pub peer: SocketAddr,
+    pub connected_at: SystemTime,
+    name: Mutex<String>,
+    framing: OnceLock<Framing>,
+    tx: mpsc::UnboundedSender<Bytes>,
+    /// Cancelled to close the connection (after what is queued is written).
+    pub close: CancellationToken,
+    editor: std::sync::Weak<Editor>,
+}
+
+impl Client {
+    /// The name set with `set-client-name`.
+    pub fn name(&self) -> String {
+        lock(&self.name).clone()
+    }
+
+    pub fn set_name(&self, name: &str) {
+        *lock(&self.name) = name.to_owned();
+    }
+
+    /// The framing this client speaks, once its first byte has arrived;
+    /// header framing (the primary one) until then.
+    pub fn framing(&self) -> Framing {
+        self.framing.get().copied().unwrap_or(Framing::Header)
+    }
+
+    pub(crate) fn set_framing(&self, framing: Framing) {
+        let _ = self.framing.set(framing);
+    }
+
+    /// Queues a message for this client; false when the connection is gone.
+    pub fn send(&self, message: &Message) -> bool {
+        let body = Bytes::from(message.to_bytes());
+        if let Some(editor) = self.editor.upgrade() {
+            let stats = &editor.stats;
+            match message {
+                Message::Response(r) => {
+                    stats.responses_sent.fetch_add(1, Ordering::Relaxed);
+                    if let Err(e) = &r.outcome {
+                        stats.count_error(e.kind());
+                    }
+                }
+                Message::Notification(_) => {
+                    stats.notifications_sent.fetch_add(1, Ordering::Relaxed);
+                }
+                Message::Request(_) => {}
+            }
+        }
+        self.tx.send(body).is_ok()
+    }
+}
+
+/// Counters, shown by `GET /stats`.
+#[derive(Debug, Default)]
+pub struct Stats {
+    pub connections_accepted: AtomicU64,
+    pub requests: AtomicU64,
+    pub responses_sent: AtomicU64,
+    pub notifications_received: AtomicU64,
+    pub notifications_sent: AtomicU64,
+    pub responses_received: AtomicU64,
+    pub frames_too_large: AtomicU64,
+    pub framing_errors: AtomicU64,
+    pub parse_errors: AtomicU64,
+    pub bytes_received: AtomicU64,
+    pub bytes_sent: AtomicU64,
+    pub reloads: AtomicU64,
+    pub resumed: AtomicU64,
+    calls: Mutex<BTreeMap<String, u64>>,
+    errors: Mutex<BTreeMap<&'static str, u64>>,
+}
+
+impl Stats {
+    fn count_call(&self, method: &str) {
+        *lock(&self.calls).entry(method.to_owned()).or_default() += 1;
+    }
+
+    fn count_error(&self, kind: ErrorKind) {
+        *lock(&self.errors).entry(kind.type_name()).or_default() += 1;
+    }
+
+    pub fn to_json(&self) -> Value {
+        let n = |c: &AtomicU64| c.load(Ordering::Relaxed);
+        json!({
+            "connectionsAccepted": n(&self.connections_accepted),
+            "requests": n(&self.requests),
+            "responsesSent": n(&self.responses_sent),
+            "notificationsReceived": n(&self.notifications_received),
+            "notificationsSent": n(&self.notifications_sent),
+            "responsesReceived": n(&self.responses_received),
+            "framesTooLarge": n(&self.frames_too_large),
+            "framingErrors": n(&self.framing_errors),
+            "parseErrors": n(&self.parse_errors),
+            "bytesReceived": n(&self.bytes_received),
+            "bytesSent": n(&self.bytes_sent),
+            "reloads": n(&self.reloads),
+            "resumed": n(&self.resumed),
+            "calls": *lock(&self.calls),
+            "errors": *lock(&self.errors),
+        })
+    }
+}
+
+#[derive(Debug)]
+struct Link {
+    phase: EditorState,
+    port: u16,
+    session_id: String,
+}
+
+/// The current domain: cancelled at every reload, which aborts the tool calls
+/// running in it (their requests get no response, as in Unity).
+#[derive(Debug)]
+struct Domain {
+    generation: u64,
+    token: CancellationToken,
+}
+
+/// Static configuration of one fake Editor.
+#[derive(Clone, Debug)]
+pub struct EditorConfig {
+    pub project: PathBuf,
+    pub state: EditorStateFile,
+    pub seed: u64,
+    /// Largest request frame accepted.
+    pub max_request_bytes: usize,
+}
+
+/// The simulated Editor.
+#[derive(Debug)]
+pub struct Editor {
+    pub project: PathBuf,
+    pub base: EditorStateFile,
+    pub seed: u64,
+    pub max_request_bytes: usize,
+    pub stats: Stats,
+    sim: Mutex<Simulation>,
+    link: Mutex<Link>,
+    clients: Mutex<BTreeMap<u64, Arc<Client>>>,
+    journal: Mutex<Journal>,
+    domain: Mutex<Domain>,
+    rng: Mutex<ChaCha8Rng>,
+    next_client_id: AtomicU64,
+    commands: mpsc::UnboundedSender<Command>,
+    /// Every connection task, so a reload can wait for them to close.
+    pub(crate) connections: TaskTracker,
+    started: SystemTime,
+}
+
+/// `std::sync::Mutex::lock`, ignoring poisoning: a panicking tool must not
+/// wedge the Editor (the panic is answered as an error elsewhere).
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+impl Editor {
+    pub fn new(config: EditorConfig) -> (Arc<Editor>, mpsc::UnboundedReceiver<Command>) {
+        let (commands, rx) = mpsc::unbounded_channel();
+        let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
+        let session_id = new_session_id(&mut rng);
+        let compiled_scripts = tools::compile::Fingerprint::of_project(&config.project);
+        // The console as the Editor opened it: the recorded entries, then the
+        // messages of the compile that ran when the project was opened.
+        let mut console: Vec<ConsoleEntry> =
+            config.state.console.iter().map(|e| ConsoleEntry { entry: e.clone(), from_compile: false }).collect();
+        console.extend(config.state.compile.diagnostics.iter().map(|d| ConsoleEntry {
+            entry: LogEntry {
+                log_type: match d.severity {
+                    crate::state::Severity::Error => crate::state::LogType::Error,
+                    crate::state::Severity::Warning => crate::state::LogType::Warning,
+                },
+                message: d.unity_message(),
+                stack_trace: String::new(),
+            },
+            from_compile: true,
+        }));
+        let sim = Simulation {
+            console,
+            scene_roots: config.state.scene.roots.clone(),
+            playing: false,
+            paused: false,
+            settings: config.state.settings.clone(),
+            compiled_scripts,
+            next_instance_id: -1000,
+        };
+        let editor = Arc::new(Editor {
+            project: config.project,
+            seed: config.seed,
+            max_request_bytes: config.max_request_bytes,
+            stats: Stats::default(),
+            sim: Mutex::new(sim),
+            link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id }),
+            clients: Mutex::new(BTreeMap::new()),
+            journal: Mutex::new(Journal::default()),
+            domain: Mutex::new(Domain { generation: 0, token: CancellationToken::new() }),
+            rng: Mutex::new(rng),
+            next_client_id: AtomicU64::new(1),
+            commands,
+            connections: TaskTracker::new(),
+            started: SystemTime::now(),
+            base: config.state,
+        });
+        (editor, rx)
+    }
+
+    /// The simulation, locked. Keep the guard short and never across `.await`.
+    pub fn sim(&self) -> MutexGuard<'_, Simulation> {
+        lock(&self.sim)
+    }
+
+    pub fn now(&self) -> SystemTime {
+        SystemTime::now()
+    }
+
+    pub fn timestamp(&self) -> String {
+        iso_timestamp(self.now())
+    }
+
+    pub fn package_version(&self) -> &str {
+        &self.base.editor.package_version
+    }
+
+    pub fn port(&self) -> u16 {
+        lock(&self.link).port
+    }
+
+    pub fn session_id(&self) -> String {
+        lock(&self.link).session_id.clone()
+    }
+
+    pub fn phase(&self) -> EditorState {
+        lock(&self.link).phase
+    }
+
+    /// A random number from the seeded generator.
+    pub fn random_u64(&self) -> u64 {
+        lock(&self.rng).random()
+    }
+
+    /// Asks the driver to reload the domain; `done` receives where it came back.
+    pub fn request_reload(&self, options: ReloadOptions, done: Option<oneshot::Sender<ReloadReport>>) {
+        let _ = self.commands.send(Command::Reload { options, done });
+    }
+
+    /// Asks the driver to quit the Editor.
+    pub fn request_quit(&self, done: Option<oneshot::Sender<()>>) {
+        let _ = self.commands.send(Command::Quit { done });
+    }
+
+    // ---- clients ----
+
+    pub(crate) fn add_client(self: &Arc<Self>, peer: SocketAddr, tx: mpsc::UnboundedSender<Bytes>) -> Arc<Client> {
+        let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
+        let client = Arc::new(Client {
+            id,
+            peer,
+            connected_at: self.now(),
+            name: Mutex::new("Unknown Client".into()),
+            framing: OnceLock::new(),
+            tx,
+            close: CancellationToken::new(),
+            editor: Arc::downgrade(self),
+        });
+        lock(&self.clients).insert(id, client.clone());
+        self.stats.connections_accepted.fetch_add(1, Ordering::Relaxed);
+        client
+    }
+
+    pub(crate) fn remove_client(&self, id: u64) {
+        lock(&self.clients).remove(&id);
+    }
+
+    pub fn clients(&self) -> Vec<Arc<Client>> {
+        lock(&self.clients).values().cloned().collect()
+    }
+
+    /// Sends a notification to every connected client.
+    pub fn broadcast(&self, method: &str, params: Value) {
+        let message = Message::Notification(Notification::new(method, params));
+        for client in self.clients() {
+            client.send(&message);
+        }
+    }
+
+    /// Tells every client the tool set changed (protocol §4).
+    pub fn notify_tools_changed(&self) {
+        self.broadcast(
+            notifications::TOOLS_LIST_CHANGED,
+            json!({"timestamp": self.timestamp(), "message": "Unity tools have been updated"}),
+        );
+    }
+
+    // ---- lifecycle (called by the server's driver) ----
+
+    fn discovery(&self, link: &Link) -> DiscoveryFile {
+        DiscoveryFile {
+            port: link.port,
+            pid: std::process::id(),
+            project_path: self.project.to_string_lossy().into_owned(),
+            unity_version: Some(self.base.editor.unity_version.clone()),
+            package_version: Some(self.base.editor.package_version.clone()),
+            protocol_version: Some(PROTOCOL_VERSION),
+            server_session_id: Some(link.session_id.clone()),
+            state: Some(link.phase),
+            updated_at: Some(self.timestamp()),
+        }
+    }
+
+    fn publish(&self, phase: EditorState, port: Option<u16>, new_session: bool) {
+        let file = {
+            let mut link = lock(&self.link);
+            link.phase = phase;
+            if let Some(port) = port {
+                link.port = port;
+            }
+            if new_session {
+                link.session_id = new_session_id(&mut lock(&self.rng));
+            }
+            self.discovery(&link)
+        };
+        if let Err(err) = file.write_atomic(&self.project) {
+            tracing::error!(%err, "cannot write the discovery file");
+        }
+    }
+
+    /// Bound and listening: discovery `ready`.
+    pub fn listening(&self, port: u16) {
+        self.publish(EditorState::Ready, Some(port), false);
+    }
+
+    /// Steps 1–3 of a domain reload (protocol §5): discovery `reloading`, the
+    /// shutdown notification, every connection closed, tool calls in flight
+    /// abandoned.
+    pub(crate) fn begin_shutdown(&self, reason: &str) {
+        let phase = if reason == "EditorQuit" { EditorState::Stopped } else { EditorState::Reloading };
+        if phase == EditorState::Reloading {
+            self.publish(EditorState::Reloading, None, false);
+        }
+        {
+            let mut domain = lock(&self.domain);
+            domain.token.cancel();
+            domain.generation += 1;
+            domain.token = CancellationToken::new();
+        }
+        self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason}));
+        for client in self.clients() {
+            client.close.cancel();
+        }
+        if phase == EditorState::Stopped {
+            self.publish(EditorState::Stopped, None, false);
+        }
+    }
+
+    /// Step 4: listening again with a new session.
+    pub(crate) fn finish_reload(&self, port: u16) {
+        self.publish(EditorState::Ready, Some(port), true);
+        self.stats.reloads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The current domain's generation and token.
+    fn domain(&self) -> (u64, CancellationToken) {
+        let domain = lock(&self.domain);
+        (domain.generation, domain.token.clone())
+    }
+
+    pub fn generation(&self) -> u64 {
+        lock(&self.domain).generation
+    }
+
+    /// The `GET /state` document.
+    pub fn state_json(&self) -> Value {
+        let (phase, port, session) = {
+            let link = lock(&self.link);
+            (link.phase, link.port, link.session_id.clone())
+        };
+        let clients: Vec<Value> = self
+            .clients()
+            .iter()
+            .map(|c| {
+                json!({"id": c.id, "name": c.name(), "peer": c.peer.to_string(), "framing": c.framing().as_str(),
+                       "connectedAt": iso_timestamp(c.connected_at)})
+            })
+            .collect();
+        let sim = self.sim();
+        let count = |t| sim.console.iter().filter(|e| e.entry.log_type == t).count();
+        json!({
+            "state": phase.as_str(),
+            "port": port,
+            "sessionId": session,
+            "pid": std::process::id(),
+            "project": self.project.to_string_lossy(),
+            "seed": self.seed,
+            "startedAt": iso_timestamp(self.started),
+            "reloads": self.stats.reloads.load(Ordering::Relaxed),
+            "connections": clients,
+            "playMode": {"isPlaying": sim.playing, "isPaused": sim.paused},
+            "console": {"total": sim.console.len(), "errors": count(crate::state::LogType::Error),
+                        "warnings": count(crate::state::LogType::Warning), "logs": count(crate::state::LogType::Log)},
+            "sceneRootCount": sim.scene_roots.len(),
+            "journalEntries": lock(&self.journal).len(),
+            "settings": serde_json::to_value(&sim.settings).unwrap_or(Value::Null),
+        })
+    }
+
+    /// Replaces settings (the control API's `POST /settings`); tells clients
+    /// when the visible tool set changed.
+    pub fn update_settings(&self, patch: Value) -> Result<Settings, String> {
+        let (before, after) = {
+            let mut sim = self.sim();
+            let mut value = serde_json::to_value(&sim.settings).map_err(|e| e.to_string())?;
+            crate::state::merge(&mut value, patch);
+            let settings: Settings = serde_json::from_value(value).map_err(|e| format!("invalid settings: {e}"))?;
+            let before = std::mem::replace(&mut sim.settings, settings.clone());
+            (before, settings)
+        };
+        if before.disabled_tools != after.disabled_tools {
+            self.notify_tools_changed();
+        }
+        Ok(after)
+    }
+
+    /// Appends console entries, keeping the console bounded.
+    pub fn log(&self, entries: impl IntoIterator<Item = ConsoleEntry>) {
+        let mut sim = self.sim();
+        sim.console.extend(entries);
+        let excess = sim.console.len().saturating_sub(CONSOLE_CAPACITY);
+        sim.console.drain(..excess);
+    }
+
+    /// A path under `.uloop/outputs/<kind>/` for a new file, unique; returns
+    /// (project-relative path with `/`, absolute path).
+    pub fn output_path(&self, kind: &str, stem: &str, extension: &str) -> (String, PathBuf) {
+        let stamp =
+            iso_timestamp(self.now()).replace([':', '.'], "-").replace('T', "_").trim_end_matches('Z').to_owned();
+        let dir = self.project.join(".uloop/outputs").join(kind);
+        let mut n = 0;
+        loop {
+            let suffix = if n == 0 { String::new() } else { format!("_{n}") };
+            let name = format!("{stem}_{stamp}{suffix}.{extension}");
+            let abs = dir.join(&name);
+            if !abs.exists() {
+                return (format!(".uloop/outputs/{kind}/{name}"), abs);
+            }
+            n += 1;
+        }
+    }
+
+    pub fn project_path(&self) -> &Path {
+        &self.project
+    }
+
+    // ---- requests ----
+
+    /// Processes one request; `None` when no response must be sent (the
+    /// domain reloaded under it, as in Unity).
+    pub(crate) async fn process(self: &Arc<Self>, client: &Arc<Client>, request: Request) -> Option<Response> {
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        self.stats.count_call(&request.method);
+        let id = request.id.clone();
+        let fail = |error: ErrorObject| Some(Response::error(Some(id.clone()), error));
+
+        if let Err(error) = self.check_uloop(&request) {
+            return fail(error);
+        }
+        let params = match request.params_object() {
+            Ok(params) => params,
+            Err(why) => return fail(ErrorObject::new(ErrorKind::InvalidParams, why)),
+        };
+        let key = Key { client: client.name(), id: id.clone() };
+        let params_value = Value::Object(params.clone());
+        let (generation, domain) = self.domain();
+
+        if request.is_resume() {
+            let lookup = lock(&self.journal).lookup(&key, &request.method, &params_value, generation);
+            match lookup {
+                Lookup::NotSeen => {}
+                Lookup::Completed(response) => {
+                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
+                    return Some(response);
+                }
+                Lookup::Running(mut done) => {
+                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
+                    return tokio::select! {
+                        _ = domain.cancelled() => None,
+                        result = done.wait_for(Option::is_some) => match result {
+                            Ok(response) => response.clone(),
+                            Err(_) => fail(interrupted(&request.method)),
+                        },
+                    };
+                }
+                Lookup::Interrupted => {
+                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
+                    return fail(interrupted(&request.method));
+                }
+                Lookup::Mismatch { method } => {
+                    return fail(ErrorObject::new(
+                        ErrorKind::InvalidRequest,
+                        format!("x-resume: id {id} was used for a different request ({method})"),
+                    ));
+                }
+            }
+        }
+
+        let Some(tool) = tools::find(&request.method) else {
+            return fail(
+                ErrorObject::new(ErrorKind::MethodNotFound, format!("Unknown tool: {}", request.method))
+                    .with_data("method", request.method.clone()),
+            );
+        };
+        if let Err(error) = self.check_allowed(tool) {
+            return fail(error);
+        }
+        let args = match Args::parse(&tool.params, &params) {
+            Ok(args) => args,
+            Err(error) => return fail(error),
+        };
+
+        lock(&self.journal).start(key.clone(), &request.method, params_value, generation);
+        let deadline = Duration::from_secs_f64(args.float("TimeoutSeconds").max(0.001));
+        let call = ToolCall {
+            editor: self.clone(),
+            client: client.clone(),
+            args,
+            progress: Progress::new(client.clone(), id.clone()),
+        };
+        // The tool runs in its own task so that a panic becomes an error reply
+        // and a reload or deadline can abort it.
+        let mut task = tokio::spawn(tools::run(tool, call));
+        let outcome = tokio::select! {
+            _ = domain.cancelled() => {
+                task.abort();
+                return None;
+            }
+            _ = tokio::time::sleep(deadline) => {
+                task.abort();
+                Outcome::Fail(ErrorObject::new(
+                    ErrorKind::Timeout,
+                    format!("Tool '{}' timed out after {} seconds", tool.name, format_seconds(deadline)),
+                ))
+            }
+            joined = &mut task => match joined {
+                Ok(outcome) => outcome,
+                Err(err) => {
+                    tracing::error!(tool = tool.name, %err, "tool panicked");
+                    Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("Tool '{}' failed: {err}", tool.name)))
+                }
+            },
+        };
+
+        let (response, after) = match outcome {
+            Outcome::Reply(result) => (Response::ok(id.clone(), self.with_ver(result)), None),
+            Outcome::Fail(error) => (Response::error(Some(id.clone()), error), None),
+            Outcome::ReplyThen(result, after) => (Response::ok(id.clone(), self.with_ver(result)), Some(after)),
+            Outcome::ReloadBeforeReply(result) => {
+                // Journaled first, so a resumed request gets it; then the
+                // domain reloads and this connection never sees the answer.
+                let response = Response::ok(id.clone(), self.with_ver(result));
+                lock(&self.journal).complete(&key, &response);
+                self.request_reload(ReloadOptions::default(), None);
+                return None;
+            }
+        };
+        lock(&self.journal).complete(&key, &response);
+        if let Some(after) = after {
+            let editor = self.clone();
+            tokio::spawn(async move { tools::after_reply(&editor, after).await });
+        }
+        Some(response)
+    }
+
+    fn with_ver(&self, mut result: Map<String, Value>) -> Value {
+        result.insert("Ver".into(), self.package_version().into());
+        Value::Object(result)
+    }
+
+    /// uLoopMCP's `x-uloop` guard (protocol §3).
+    fn check_uloop(&self, request: &Request) -> Result<(), ErrorObject> {
+        let Some(uloop) = request.uloop() else { return Ok(()) };
+        if let Some(expected) = uloop.get("expectedProjectRoot").and_then(Value::as_str) {
+            if !same_path(Path::new(expected), &self.project) {
+                return Err(ErrorObject::new(
+                    ErrorKind::ProjectMismatch,
+                    format!("This Editor has project {}, not {expected}", self.project.display()),
+                )
+                .with_data("actualProjectRoot", self.project.to_string_lossy().into_owned()));
+            }
+        }
+        if let Some(expected) = uloop.get("expectedServerSessionId").and_then(Value::as_str) {
+            let actual = self.session_id();
+            if expected != actual {
+                return Err(ErrorObject::new(
+                    ErrorKind::SessionChanged,
+                    format!("The Editor's session changed (now {actual}, expected {expected})"),
+                )
+                .with_data("actualServerSessionId", actual));
+            }
+        }
+        Ok(())
+    }
+
+    /// Disabled tools and the security checker (protocol §3, §6).
+    fn check_allowed(&self, tool: &tools::ToolSpec) -> Result<(), ErrorObject> {
+        let settings = self.sim().settings.clone();
+        if !tool.dev_only && settings.disabled_tools.iter().any(|t| t == tool.name) {
+            return Err(ErrorObject::new(
+                ErrorKind::ToolDisabled,
+                format!("Tool '{}' is disabled in settings", tool.name),
+            )
+            .with_data("command", tool.name));
+        }
+        let reason = match tool.gate {
+            Gate::None => None,
+            Gate::Tests if !settings.enable_tests_execution => {
+                Some("Test execution is disabled. Enable 'Enable Tests Execution' in the security settings.")
+            }
+            Gate::MenuItems if !settings.allow_menu_item_execution => {
+                Some("Menu item execution is disabled. Enable 'Allow Menu Item Execution' in the security settings.")
+            }
+            Gate::DynamicCode if settings.dynamic_code_security_level == crate::state::SecurityLevel::Disabled => {
+                Some("Dynamic code execution is disabled (security level Disabled).")
+            }
+            _ => None,
+        };
+        match reason {
+            Some(reason) => Err(ErrorObject::new(ErrorKind::SecurityBlocked, reason)
+                .with_data("command", tool.name)
+                .with_data("reason", reason)),
+            None => Ok(()),
+        }
+    }
+}
+
+fn interrupted(method: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorKind::Interrupted,
+        format!("'{method}' was interrupted by a domain reload before it completed"),
+    )
+    .with_data("reason", "DomainReload")
+}
+
+fn format_seconds(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs.fract() == 0.0 { format!("{secs:.0}") } else { format!("{secs}") }
+}
+
+fn same_path(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    canon(a) == canon(b)
+}
+
+/// A session id in GUID form, from the seeded generator.
+fn new_session_id(rng: &mut ChaCha8Rng) -> String {
+    let bytes: [u8; 16] = rng.random();
+    let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+    format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}

@@ -1,0 +1,119 @@
+//! The `fake-unity` command line.
+
+use std::{io::Write, path::PathBuf};
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use fake_unity::{Config, EditorStateFile, FakeUnity};
+use serde_json::json;
+use unity_mcp_bridge::framing::DEFAULT_REQUEST_LIMIT;
+
+#[derive(Parser, Debug)]
+#[command(name = "fake-unity", version, about = "A simulated Unity Editor speaking the editor link")]
+struct Cli {
+    /// Log filter for stderr (error, warn, info, debug, trace, or a tracing filter).
+    #[arg(long, global = true, env = "FAKE_UNITY_LOG", default_value = "info")]
+    log_level: String,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Serve the editor link for a Unity project until quit (POST /quit, Ctrl-C or SIGTERM).
+    ///
+    /// Prints one JSON line on stdout once listening:
+    /// {"event":"listening","port":…,"control":"http://127.0.0.1:…","seed":…,"pid":…}
+    Serve(ServeArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ServeArgs {
+    /// The Unity project folder (the discovery file goes to DIR/Library/MCPInstance.json).
+    #[arg(long, value_name = "DIR")]
+    project: PathBuf,
+    /// Preferred editor-link port; the next ten are tried if it is taken; 0 for any free port.
+    #[arg(long, default_value_t = 8700)]
+    port: u16,
+    /// Port of the HTTP control API; 0 for any free port.
+    #[arg(long, default_value_t = 0)]
+    control_port: u16,
+    /// Editor state file (default: the embedded model of fixtures/unity-project).
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
+    /// Seed for every random choice (printed when not given).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Largest request frame accepted, in bytes.
+    #[arg(long, default_value_t = DEFAULT_REQUEST_LIMIT)]
+    max_request_bytes: usize,
+}
+
+fn main() -> anyhow::Result<()> {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(tracing_subscriber::EnvFilter::try_new(&cli.log_level).context("invalid --log-level")?)
+        .init();
+    let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
+    match cli.command {
+        Command::Serve(args) => runtime.block_on(serve(args)),
+    }
+}
+
+async fn serve(args: ServeArgs) -> anyhow::Result<()> {
+    let state = match &args.state {
+        Some(path) => EditorStateFile::load(path)?,
+        None => fake_unity::default_state(),
+    };
+    let config = Config {
+        project: args.project.clone(),
+        state,
+        port: args.port,
+        control_port: args.control_port,
+        seed: args.seed,
+        max_request_bytes: args.max_request_bytes,
+    };
+    let fake = FakeUnity::start(config).await?;
+    let line = json!({
+        "event": "listening",
+        "port": fake.port(),
+        "control": fake.control_url(),
+        "seed": fake.seed(),
+        "pid": std::process::id(),
+    });
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")?;
+    stdout.flush()?;
+    drop(stdout);
+    tracing::info!(port = fake.port(), control = %fake.control_url(), seed = fake.seed(), "fake Unity Editor listening");
+
+    let editor = fake.editor().clone();
+    let stopper = editor.clone();
+    tokio::spawn(async move {
+        shutdown_signal().await;
+        tracing::info!("signal received: quitting");
+        stopper.request_quit(None);
+    });
+    fake.wait().await;
+    eprintln!("fake-unity: exit summary (seed {}): {}", editor.seed, editor.stats.to_json());
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    #[cfg(unix)]
+    {
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(term) => term,
+            Err(_) => return std::future::pending().await,
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}

@@ -1,0 +1,95 @@
+//! The console: `get-logs` and `clear-console`.
+
+use serde_json::{Value, json};
+use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
+
+use super::{Outcome, ToolCall, result};
+use crate::{
+    editor::ConsoleEntry,
+    state::{LogEntry, LogType},
+};
+
+pub const LOG_TYPES: &[(&str, i64)] = &[("Error", 0), ("Warning", 1), ("Log", 2), ("All", 3)];
+
+pub fn get_logs(call: &ToolCall) -> Outcome {
+    let args = &call.args;
+    let log_type = args.str("LogType");
+    let max_count = args.int("MaxCount").max(0) as usize;
+    let search = args.str("SearchText");
+    let use_regex = args.bool("UseRegex");
+    let in_stack = args.bool("SearchInStackTrace");
+    let include_stack = args.bool("IncludeStackTrace");
+
+    let matcher: Box<dyn Fn(&str) -> bool> = if search.is_empty() {
+        Box::new(|_| true)
+    } else if use_regex {
+        match regex::Regex::new(search) {
+            Ok(re) => Box::new(move |s| re.is_match(s)),
+            Err(err) => {
+                return Outcome::Fail(
+                    ErrorObject::new(
+                        ErrorKind::InvalidParams,
+                        format!("Parameter 'SearchText' is not a valid regular expression: {err}"),
+                    )
+                    .with_data("parameter", "SearchText"),
+                );
+            }
+        }
+    } else {
+        let needle = search.to_lowercase();
+        Box::new(move |s| s.to_lowercase().contains(&needle))
+    };
+
+    let sim = call.editor.sim();
+    let matching: Vec<&LogEntry> = sim
+        .console
+        .iter()
+        .map(|c| &c.entry)
+        .filter(|e| log_type == "All" || e.log_type.as_str() == log_type)
+        .filter(|e| matcher(&e.message) || (in_stack && matcher(&e.stack_trace)))
+        .collect();
+    // The most recent entries, oldest first, as the console shows them.
+    let shown = &matching[matching.len().saturating_sub(max_count)..];
+    let logs: Vec<Value> = shown
+        .iter()
+        .map(|e| {
+            let mut entry = json!({"Type": e.log_type.as_str(), "Message": e.message});
+            if include_stack {
+                entry["StackTrace"] = e.stack_trace.clone().into();
+            }
+            entry
+        })
+        .collect();
+    Outcome::Reply(result([
+        ("TotalCount", matching.len().into()),
+        ("DisplayedCount", logs.len().into()),
+        ("LogType", log_type.into()),
+        ("MaxCount", max_count.into()),
+        ("SearchText", search.into()),
+        ("IncludeStackTrace", include_stack.into()),
+        ("Logs", logs.into()),
+    ]))
+}
+
+pub fn clear_console(call: &ToolCall) -> Outcome {
+    let cleared = std::mem::take(&mut call.editor.sim().console);
+    let count = |t: LogType| cleared.iter().filter(|e| e.entry.log_type == t).count();
+    let (errors, warnings, logs) = (count(LogType::Error), count(LogType::Warning), count(LogType::Log));
+    if call.args.bool("AddConfirmationMessage") {
+        call.editor.log([ConsoleEntry {
+            entry: LogEntry {
+                log_type: LogType::Log,
+                message: "=== Console cleared via MCP ===".into(),
+                stack_trace: "UnityEngine.Debug:Log (object)".into(),
+            },
+            from_compile: false,
+        }]);
+    }
+    Outcome::Reply(result([
+        ("Success", true.into()),
+        ("ClearedLogCount", cleared.len().into()),
+        ("ClearedCounts", json!({"ErrorCount": errors, "WarningCount": warnings, "LogCount": logs})),
+        ("Message", format!("Console cleared successfully ({} logs removed)", cleared.len()).into()),
+        ("ErrorMessage", "".into()),
+    ]))
+}

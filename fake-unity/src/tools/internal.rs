@@ -1,0 +1,59 @@
+//! Internal tools (`displayDevelopmentOnly`): ping, set-client-name,
+//! get-tool-details, get-version, debug-sleep.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use unity_mcp_bridge::discovery::PROTOCOL_VERSION;
+
+use super::{BoxFuture, Outcome, ToolCall, catalogue, result};
+
+pub fn ping(call: &ToolCall) -> Outcome {
+    let message = call.args.str("Message");
+    Outcome::Reply(result([("Message", format!("Unity MCP Bridge received: {message}").into())]))
+}
+
+pub fn set_client_name(call: &ToolCall) -> Outcome {
+    let name = call.args.str("ClientName");
+    call.client.set_name(name);
+    Outcome::Reply(result([("Message", format!("Client name set to: {name}").into()), ("ClientName", name.into())]))
+}
+
+pub fn get_tool_details(call: &ToolCall) -> Outcome {
+    let include_dev = call.args.bool("IncludeDevelopmentOnly");
+    let disabled = call.editor.sim().settings.disabled_tools.clone();
+    let tools: Vec<Value> = catalogue()
+        .iter()
+        .filter(|t| include_dev || !t.dev_only)
+        // A disabled tool is not offered; calling it still says it is disabled.
+        .filter(|t| t.dev_only || !disabled.iter().any(|d| d == t.name))
+        .map(|t| serde_json::to_value(t.detail()).unwrap_or(Value::Null))
+        .collect();
+    Outcome::Reply(result([("Tools", tools.into())]))
+}
+
+pub fn get_version(call: &ToolCall) -> Outcome {
+    let editor = &call.editor;
+    let info = &editor.base.editor;
+    Outcome::Reply(result([
+        ("UnityVersion", info.unity_version.clone().into()),
+        ("Platform", info.platform.clone().into()),
+        ("DataPath", editor.project_path().join("Assets").to_string_lossy().replace('\\', "/").into()),
+        ("ProductName", info.product_name.clone().into()),
+        ("PackageVersion", info.package_version.clone().into()),
+        ("ProtocolVersion", PROTOCOL_VERSION.into()),
+        ("Capabilities", json!(["resume", "progress", "newline-framing", "image-data"])),
+    ]))
+}
+
+pub fn debug_sleep(call: ToolCall) -> BoxFuture {
+    Box::pin(async move {
+        let seconds = call.args.float("SleepSeconds");
+        tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+        Outcome::Reply(result([
+            ("Message", format!("Successfully slept for {seconds} seconds").into()),
+            ("ActualSleepSeconds", call.args.get("SleepSeconds").clone()),
+            ("WasCancelled", false.into()),
+        ]))
+    })
+}
