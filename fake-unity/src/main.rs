@@ -74,6 +74,9 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         seed: args.seed,
         max_request_bytes: args.max_request_bytes,
     };
+    // Signal handlers exist before the listening line is printed, so a
+    // harness that signals as soon as it reads the line is never too early.
+    let signals = shutdown_signal()?;
     let fake = FakeUnity::start(config).await?;
     let line = json!({
         "event": "listening",
@@ -91,7 +94,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let editor = fake.editor().clone();
     let stopper = editor.clone();
     tokio::spawn(async move {
-        shutdown_signal().await;
+        signals.await;
         tracing::info!("signal received: quitting");
         stopper.request_quit(None);
     });
@@ -100,20 +103,25 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-async fn shutdown_signal() {
+/// A future that completes on Ctrl-C or SIGTERM; the handlers are registered
+/// when this returns.
+fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(term) => term,
-            Err(_) => return std::future::pending().await,
-        };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-        }
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = signal(SignalKind::terminate())?;
+        let mut interrupt = signal(SignalKind::interrupt())?;
+        Ok(async move {
+            tokio::select! {
+                _ = term.recv() => {}
+                _ = interrupt.recv() => {}
+            }
+        })
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        Ok(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
     }
 }

@@ -1,0 +1,140 @@
+//! The `fake-unity` binary as a user runs it: a real process, its listening
+//! line, the discovery file, the control API, signals and bad arguments.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Child, Command, Stdio},
+    time::Duration,
+};
+
+use serde_json::{Value, json};
+use unity_mcp_bridge::{
+    discovery::{DiscoveryFile, EditorState},
+    framing::Framing,
+};
+
+use crate::support::{Client, WAIT, copy_dir, fixture_project, fixtures, none};
+
+struct Running {
+    child: Child,
+    line: Value,
+    project: tempfile::TempDir,
+}
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn spawn(extra: &[&str]) -> Running {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&fixture_project(), project.path());
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fake-unity"))
+        .args(["serve", "--project"])
+        .arg(project.path())
+        .args(["--port", "0", "--seed", "7"])
+        .args(extra)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let line: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("listening line {line:?}: {e}"));
+    Running { child, line, project }
+}
+
+fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
+    let deadline = std::time::Instant::now() + WAIT;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        assert!(std::time::Instant::now() < deadline, "fake-unity did not exit within {WAIT:?}");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[tokio::test]
+async fn serve_prints_its_listening_line_and_writes_the_discovery_file() {
+    let running = spawn(&[]);
+    let line = &running.line;
+    assert_eq!(line["event"], "listening");
+    assert_eq!(line["seed"], 7);
+    let port = line["port"].as_u64().unwrap() as u16;
+    assert!(port > 0);
+    assert!(line["control"].as_str().unwrap().starts_with("http://127.0.0.1:"));
+    let discovery = DiscoveryFile::read(running.project.path()).unwrap();
+    assert_eq!((discovery.port, discovery.state, discovery.pid), (port, Some(EditorState::Ready), running.child.id()));
+    assert_eq!(discovery.protocol_version, Some(1));
+    let mut client = Client::connect(port, Framing::Newline).await;
+    assert_eq!(client.ok("ping", json!({"Message": "cli"})).await["Message"], "Unity MCP Bridge received: cli");
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn sigterm_quits_cleanly_with_a_summary() {
+    let mut running = spawn(&[]);
+    let port = running.line["port"].as_u64().unwrap() as u16;
+    let mut client = Client::connect(port, Framing::Header).await;
+    client.ok("ping", none()).await;
+    let status = Command::new("kill").args(["-TERM", &running.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let seen = client.until_closed().await;
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    let status = wait_exit(&mut running.child);
+    assert!(status.success(), "{status}");
+    let discovery = DiscoveryFile::read(running.project.path()).unwrap();
+    assert_eq!(discovery.state, Some(EditorState::Stopped));
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(running.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    assert!(stderr.contains("exit summary (seed 7)") && stderr.contains("\"requests\":1"), "{stderr}");
+}
+
+#[tokio::test]
+async fn post_quit_ends_the_process() {
+    let mut running = spawn(&[]);
+    let control = fake_unity::ControlClient::from_url(running.line["control"].as_str().unwrap()).unwrap();
+    let state = control.get("/state").await.unwrap();
+    assert_eq!(state["seed"], 7);
+    control.post("/quit", json!({})).await.unwrap();
+    assert!(wait_exit(&mut running.child).success());
+}
+
+#[tokio::test]
+async fn a_state_file_can_be_chosen() {
+    let state = fixtures().join("editor-states/compile-errors.json");
+    let running = spawn(&["--state", state.to_str().unwrap()]);
+    let mut client = Client::connect(running.line["port"].as_u64().unwrap() as u16, Framing::Header).await;
+    let logs = client.ok("get-logs", json!({"LogType": "Error", "SearchText": "CS0103"})).await;
+    assert_eq!(logs["TotalCount"], 1);
+}
+
+#[test]
+fn bad_arguments_fail_with_a_clear_message() {
+    let missing = assert_cmd::Command::cargo_bin("fake-unity")
+        .unwrap()
+        .args(["serve", "--project", "/definitely/not/here", "--port", "0"])
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&missing.get_output().stderr).into_owned();
+    assert!(stderr.contains("/definitely/not/here") && stderr.contains("does not exist"), "{stderr}");
+
+    let dir = tempfile::tempdir().unwrap();
+    let bad_state = dir.path().join("bad.json");
+    std::fs::write(&bad_state, r#"{"formatVersion": 1, "editor": {}}"#).unwrap();
+    let bad = assert_cmd::Command::cargo_bin("fake-unity")
+        .unwrap()
+        .args(["serve", "--port", "0", "--project"])
+        .arg(dir.path())
+        .arg("--state")
+        .arg(&bad_state)
+        .assert()
+        .failure();
+    let stderr = String::from_utf8_lossy(&bad.get_output().stderr).into_owned();
+    assert!(stderr.contains("bad.json") && stderr.contains("missing field"), "{stderr}");
+    assert!(bad.get_output().stdout.is_empty(), "nothing on stdout when it cannot start");
+}

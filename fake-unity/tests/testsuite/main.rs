@@ -1,0 +1,10 @@
+//! Integration tests of fake-unity over real TCP, compiled as one binary.
+
+mod support;
+
+mod bad_input;
+mod cli;
+mod fixture_model;
+mod lifecycle;
+mod protocol;
+mod tools;
