@@ -1,1 +1,19 @@
-//! placeholder
+//! `unity-conformance`: checks that an editor-link endpoint behaves as
+//! `editor-link-protocol.md` requires, against the embedded fake by default.
+//!
+//! Map of the modules:
+//!
+//! - [`case`] — what a case is: a stable id (protocol section + slug), the
+//!   requirement in words, its reference, a level (MUST, SHOULD, INFO), and
+//!   the statuses a run gives it.
+//! - [`cases`] — the catalogue, one file per group.
+//! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`) and the
+//!   raw wire client the cases use ([`target::Link`]).
+//! - [`runner`] — selection, running each case with a deadline, results.
+//! - [`report`] — the console report, JSON and JUnit XML.
+
+pub mod case;
+pub mod cases;
+pub mod report;
+pub mod runner;
+pub mod target;

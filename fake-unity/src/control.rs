@@ -44,15 +44,15 @@ fn error(status: StatusCode, message: impl Into<String>) -> Response {
     (status, Json(json!({"error": message.into()}))).into_response()
 }
 
-/// An optional JSON object body: empty means `{}`.
-fn body_object(body: &Bytes) -> Result<Value, Response> {
+/// An optional JSON object body: empty means `{}`; otherwise why not.
+fn body_object(body: &Bytes) -> Result<Value, String> {
     if body.iter().all(u8::is_ascii_whitespace) {
         return Ok(json!({}));
     }
     match serde_json::from_slice::<Value>(body) {
         Ok(v @ Value::Object(_)) => Ok(v),
-        Ok(_) => Err(error(StatusCode::BAD_REQUEST, "the body must be a JSON object")),
-        Err(e) => Err(error(StatusCode::BAD_REQUEST, format!("the body is not valid JSON: {e}"))),
+        Ok(_) => Err("the body must be a JSON object".into()),
+        Err(e) => Err(format!("the body is not valid JSON: {e}")),
     }
 }
 
@@ -69,7 +69,7 @@ async fn stats(State(editor): State<Arc<Editor>>) -> Json<Value> {
 async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     let body = match body_object(&body) {
         Ok(body) => body,
-        Err(response) => return response,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     let downtime = match body.get("downtimeMs") {
         None | Some(Value::Null) => None,
@@ -81,11 +81,11 @@ async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     let flag = |name: &str| match body.get(name) {
         None | Some(Value::Null) => Ok(false),
         Some(Value::Bool(b)) => Ok(*b),
-        Some(_) => Err(error(StatusCode::BAD_REQUEST, format!("{name} must be a boolean"))),
+        Some(_) => Err(format!("{name} must be a boolean")),
     };
     let (move_port, wait) = match (flag("movePort"), flag("wait")) {
         (Ok(m), Ok(w)) => (m, w),
-        (Err(e), _) | (_, Err(e)) => return e,
+        (Err(why), _) | (_, Err(why)) => return error(StatusCode::BAD_REQUEST, why),
     };
     let options = ReloadOptions { downtime, move_port };
     if !wait {
@@ -108,7 +108,7 @@ async fn quit(State(editor): State<Arc<Editor>>) -> Response {
 async fn settings(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     let patch = match body_object(&body) {
         Ok(patch) => patch,
-        Err(response) => return response,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
     match editor.update_settings(patch) {
         Ok(settings) => Json(serde_json::to_value(settings).unwrap_or(Value::Null)).into_response(),

@@ -23,10 +23,11 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 use unity_mcp_bridge::{
     discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
     framing::Framing,
-    jsonrpc::{ErrorKind, ErrorObject, Message, Notification, Request, Response, notifications},
+    jsonrpc::{ErrorKind, ErrorObject, Id, Message, Notification, Request, Response, notifications},
 };
 
 use crate::{
+    defect::Defect,
     journal::{Journal, Key, Lookup},
     params::Args,
     state::{EditorStateFile, GameObject, LogEntry, Settings},
@@ -110,6 +111,9 @@ impl Client {
     /// The framing this client speaks, once its first byte has arrived;
     /// header framing (the primary one) until then.
     pub fn framing(&self) -> Framing {
+        if self.editor.upgrade().is_some_and(|e| e.has_defect(Defect::WrongReplyFraming)) {
+            return Framing::Newline;
+        }
         self.framing.get().copied().unwrap_or(Framing::Header)
     }
 
@@ -119,8 +123,16 @@ impl Client {
 
     /// Queues a message for this client; false when the connection is gone.
     pub fn send(&self, message: &Message) -> bool {
+        let editor = self.editor.upgrade();
+        if let (Some(editor), Message::Response(r)) = (&editor, message) {
+            if let (true, Some(Id::Number(n))) = (editor.has_defect(Defect::IdsAsStrings), &r.id) {
+                let mut r = r.clone();
+                r.id = Some(Id::String(n.to_string()));
+                return self.send(&Message::Response(r));
+            }
+        }
         let body = Bytes::from(message.to_bytes());
-        if let Some(editor) = self.editor.upgrade() {
+        if let Some(editor) = editor {
             let stats = &editor.stats;
             match message {
                 Message::Response(r) => {
@@ -213,6 +225,7 @@ pub struct EditorConfig {
     pub seed: u64,
     /// Largest request frame accepted.
     pub max_request_bytes: usize,
+    pub defect: Option<Defect>,
 }
 
 /// The simulated Editor.
@@ -222,6 +235,7 @@ pub struct Editor {
     pub base: EditorStateFile,
     pub seed: u64,
     pub max_request_bytes: usize,
+    pub defect: Option<Defect>,
     pub stats: Stats,
     sim: Mutex<Simulation>,
     link: Mutex<Link>,
@@ -276,6 +290,7 @@ impl Editor {
             project: config.project,
             seed: config.seed,
             max_request_bytes: config.max_request_bytes,
+            defect: config.defect,
             stats: Stats::default(),
             sim: Mutex::new(sim),
             link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id }),
@@ -290,6 +305,11 @@ impl Editor {
             base: config.state,
         });
         (editor, rx)
+    }
+
+    /// True when this Editor breaks `defect`'s rule on purpose.
+    pub fn has_defect(&self, defect: Defect) -> bool {
+        self.defect == Some(defect)
     }
 
     /// The simulation, locked. Keep the guard short and never across `.await`.
@@ -431,7 +451,9 @@ impl Editor {
             domain.generation += 1;
             domain.token = CancellationToken::new();
         }
-        self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason}));
+        if !(phase == EditorState::Reloading && self.has_defect(Defect::NoShutdownNotification)) {
+            self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason}));
+        }
         for client in self.clients() {
             client.close.cancel();
         }
@@ -442,7 +464,9 @@ impl Editor {
 
     /// Step 4: listening again with a new session.
     pub(crate) fn finish_reload(&self, port: u16) {
-        self.publish(EditorState::Ready, Some(port), true);
+        let published = if self.has_defect(Defect::StaleDiscoveryPort) { None } else { Some(port) };
+        self.publish(EditorState::Ready, published, !self.has_defect(Defect::SameSessionAfterReload));
+        lock(&self.link).port = port;
         self.stats.reloads.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -591,8 +615,13 @@ impl Editor {
         }
 
         let Some(tool) = tools::find(&request.method) else {
+            let kind = if self.has_defect(Defect::UnknownToolWrongCode) {
+                ErrorKind::InvalidParams
+            } else {
+                ErrorKind::MethodNotFound
+            };
             return fail(
-                ErrorObject::new(ErrorKind::MethodNotFound, format!("Unknown tool: {}", request.method))
+                ErrorObject::new(kind, format!("Unknown tool: {}", request.method))
                     .with_data("method", request.method.clone()),
             );
         };
@@ -601,6 +630,9 @@ impl Editor {
         }
         let args = match Args::parse(&tool.params, &params) {
             Ok(args) => args,
+            Err(_) if self.has_defect(Defect::AcceptsWrongTypes) => {
+                Args::parse(&tool.params, &Map::new()).unwrap_or_default()
+            }
             Err(error) => return fail(error),
         };
 
@@ -658,7 +690,9 @@ impl Editor {
     }
 
     fn with_ver(&self, mut result: Map<String, Value>) -> Value {
-        result.insert("Ver".into(), self.package_version().into());
+        if !self.has_defect(Defect::NoVer) {
+            result.insert("Ver".into(), self.package_version().into());
+        }
         Value::Object(result)
     }
 

@@ -12,11 +12,13 @@
 //! - [`journal`] — the resume journal (`x-resume`, protocol §5).
 //! - [`server`] — binding, the accept loop, connections, the reload driver.
 //! - [`control`] — the HTTP control API and its client.
+//! - [`defect`] — deliberate protocol defects, to prove conformance checks fail.
 //!
 //! [`FakeUnity::start`] runs one fake Editor in-process; the `fake-unity`
 //! binary wraps it for the command line.
 
 pub mod control;
+pub mod defect;
 pub mod editor;
 pub mod journal;
 pub mod params;
@@ -37,6 +39,7 @@ use unity_mcp_bridge::{discovery::EditorState, framing::DEFAULT_REQUEST_LIMIT};
 
 pub use crate::{
     control::ControlClient,
+    defect::Defect,
     editor::{Editor, ReloadOptions, ReloadReport},
     state::EditorStateFile,
 };
@@ -67,6 +70,8 @@ pub struct Config {
     pub seed: Option<u64>,
     /// Largest request frame accepted, bytes.
     pub max_request_bytes: usize,
+    /// A protocol rule to break on purpose.
+    pub defect: Option<Defect>,
 }
 
 impl Config {
@@ -79,6 +84,7 @@ impl Config {
             control_port: 0,
             seed: None,
             max_request_bytes: DEFAULT_REQUEST_LIMIT,
+            defect: None,
         }
     }
 }
@@ -120,6 +126,7 @@ impl FakeUnity {
             state: config.state,
             seed,
             max_request_bytes: config.max_request_bytes,
+            defect: config.defect,
         });
         let listener =
             server::bind(config.port, None).await.map_err(|source| StartError::Bind { port: config.port, source })?;

@@ -25,6 +25,8 @@ enum Command {
     /// Prints one JSON line on stdout once listening:
     /// {"event":"listening","port":…,"control":"http://127.0.0.1:…","seed":…,"pid":…}
     Serve(ServeArgs),
+    /// List the deliberate defects `serve --defect` can introduce.
+    Defects,
 }
 
 #[derive(clap::Args, Debug)]
@@ -47,17 +49,29 @@ struct ServeArgs {
     /// Largest request frame accepted, in bytes.
     #[arg(long, default_value_t = DEFAULT_REQUEST_LIMIT)]
     max_request_bytes: usize,
+    /// Break one protocol rule on purpose, to prove a conformance check fails
+    /// (see `fake-unity defects`).
+    #[arg(long, value_name = "NAME")]
+    defect: Option<fake_unity::Defect>,
 }
 
 fn main() -> anyhow::Result<()> {
     let cli = Cli::parse();
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_env_filter(tracing_subscriber::EnvFilter::try_new(&cli.log_level).context("invalid --log-level")?)
         .init();
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
+        Command::Defects => {
+            let mut stdout = std::io::stdout().lock();
+            for defect in fake_unity::Defect::ALL {
+                writeln!(stdout, "{defect}")?;
+            }
+            Ok(())
+        }
     }
 }
 
@@ -73,6 +87,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         control_port: args.control_port,
         seed: args.seed,
         max_request_bytes: args.max_request_bytes,
+        defect: args.defect,
     };
     // Signal handlers exist before the listening line is printed, so a
     // harness that signals as soon as it reads the line is never too early.

@@ -22,11 +22,14 @@ use tokio::{
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken, task::TaskTracker};
 use unity_mcp_bridge::{
-    framing::{Frame, FrameDecoder, FrameError, encode_frame},
+    framing::{Frame, FrameDecoder, FrameError, Framing, encode_frame},
     jsonrpc::{ErrorKind, ErrorObject, Message, ParseFailure, Response},
 };
 
-use crate::editor::{Client, Command, Editor, ReloadReport};
+use crate::{
+    defect::Defect,
+    editor::{Client, Command, Editor, ReloadReport},
+};
 
 /// How many ports after the preferred one are tried (protocol §1).
 pub const FALLBACK_PORTS: u16 = 10;
@@ -95,14 +98,23 @@ async fn serve_connection(editor: Arc<Editor>, stream: TcpStream, peer: SocketAd
     let writer = tokio::spawn(write_loop(editor.clone(), client.clone(), write_half, rx));
 
     let requests = TaskTracker::new();
-    let mut frames = FramedRead::new(read_half, FrameDecoder::detect(editor.max_request_bytes));
+    let decoder = DefectiveDecoder {
+        inner: FrameDecoder::detect(editor.max_request_bytes),
+        drop_partial: editor.has_defect(Defect::NoPartialFrames),
+    };
+    let mut frames = FramedRead::new(read_half, decoder);
     loop {
         let next = tokio::select! {
             _ = client.close.cancelled() => break,
             next = frames.next() => next,
         };
-        if let Some(framing) = frames.decoder().framing() {
+        if let Some(framing) = frames.decoder().inner.framing() {
             client.set_framing(framing);
+            if framing == Framing::Newline && editor.has_defect(Defect::NoNewlineFraming) {
+                let error = ErrorObject::new(ErrorKind::FramingError, "newline framing is not supported");
+                client.send(&Message::Response(Response::error(None, error)));
+                break;
+            }
         }
         match next {
             None => {
@@ -116,7 +128,12 @@ async fn serve_connection(editor: Arc<Editor>, stream: TcpStream, peer: SocketAd
             }
             Some(Ok(Frame::Body(body))) => {
                 editor.stats.bytes_received.fetch_add(body.len() as u64, Ordering::Relaxed);
-                handle_body(&editor, &client, &requests, &body);
+                if handle_body(&editor, &client, &requests, &body) == AfterBody::Close {
+                    break;
+                }
+                if editor.has_defect(Defect::OneFramePerRead) {
+                    frames.read_buffer_mut().clear();
+                }
             }
             Some(Ok(Frame::TooLarge { size, limit })) => {
                 editor.stats.frames_too_large.fetch_add(1, Ordering::Relaxed);
@@ -127,11 +144,17 @@ async fn serve_connection(editor: Arc<Editor>, stream: TcpStream, peer: SocketAd
                 .with_data("size", size)
                 .with_data("limit", limit);
                 client.send(&Message::Response(Response::error(None, error)));
+                if editor.has_defect(Defect::OversizeCloses) {
+                    break;
+                }
             }
             Some(Err(FrameError::Protocol(err))) => {
                 editor.stats.framing_errors.fetch_add(1, Ordering::Relaxed);
                 let error = ErrorObject::new(ErrorKind::FramingError, format!("{err}; closing the connection"));
                 client.send(&Message::Response(Response::error(None, error)));
+                if editor.has_defect(Defect::FramingErrorKeepsOpen) {
+                    client.close.cancelled().await;
+                }
                 break;
             }
             Some(Err(err)) => {
@@ -156,8 +179,43 @@ async fn serve_connection(editor: Arc<Editor>, stream: TcpStream, peer: SocketAd
     tracing::debug!(client = client.id, "disconnected");
 }
 
+/// The frame decoder, with the framing defects when asked for.
+struct DefectiveDecoder {
+    inner: FrameDecoder,
+    /// `no-partial-frames`: whatever does not make a whole frame is dropped.
+    drop_partial: bool,
+}
+
+impl tokio_util::codec::Decoder for DefectiveDecoder {
+    type Item = Frame;
+    type Error = FrameError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        let frame = self.inner.decode_frame(src)?;
+        if frame.is_none() && self.drop_partial && !src.is_empty() {
+            src.clear();
+            self.inner = match self.inner.framing() {
+                Some(framing) => FrameDecoder::new(framing, self.inner.limit()),
+                None => FrameDecoder::detect(self.inner.limit()),
+            };
+        }
+        Ok(frame)
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        self.inner.decode_frame_eof(src)
+    }
+}
+
+/// Whether a connection goes on after a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AfterBody {
+    Continue,
+    Close,
+}
+
 /// Parses one frame body and answers or dispatches it.
-fn handle_body(editor: &Arc<Editor>, client: &Arc<Client>, requests: &TaskTracker, body: &[u8]) {
+fn handle_body(editor: &Arc<Editor>, client: &Arc<Client>, requests: &TaskTracker, body: &[u8]) -> AfterBody {
     match Message::parse(body) {
         Ok(Message::Request(request)) => {
             let editor = editor.clone();
@@ -171,17 +229,26 @@ fn handle_body(editor: &Arc<Editor>, client: &Arc<Client>, requests: &TaskTracke
         Ok(Message::Notification(_)) => {
             // Editors ignore client notifications (protocol §4).
             editor.stats.notifications_received.fetch_add(1, Ordering::Relaxed);
+            if editor.has_defect(Defect::AnswersNotifications) {
+                client.send(&Message::Response(Response { id: None, outcome: Ok(serde_json::json!({})) }));
+            }
         }
         Ok(Message::Response(_)) => {
             editor.stats.responses_received.fetch_add(1, Ordering::Relaxed);
         }
+        Err(ParseFailure::Batch) if editor.has_defect(Defect::IgnoresBatches) => {}
         Err(failure) => {
-            if matches!(failure, ParseFailure::NotJson(_)) {
+            let not_json = matches!(failure, ParseFailure::NotJson(_));
+            if not_json {
                 editor.stats.parse_errors.fetch_add(1, Ordering::Relaxed);
             }
             client.send(&Message::Response(failure.to_response()));
+            if not_json && editor.has_defect(Defect::ParseErrorCloses) {
+                return AfterBody::Close;
+            }
         }
     }
+    AfterBody::Continue
 }
 
 /// Writes queued bodies in the client's framing until the connection closes;
@@ -313,7 +380,7 @@ fn schedule_tools_ready(editor: &Arc<Editor>) {
     let delay = Duration::from_millis(editor.base.editor.tools_ready_delay_ms);
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
-        if editor.generation() == generation {
+        if editor.generation() == generation && !editor.has_defect(Defect::NoListChangedAfterReload) {
             editor.notify_tools_changed();
         }
     });

@@ -6,7 +6,19 @@ use std::time::Duration;
 use serde_json::{Value, json};
 use unity_mcp_bridge::discovery::PROTOCOL_VERSION;
 
-use super::{BoxFuture, Outcome, ToolCall, catalogue, result};
+use super::{BoxFuture, Outcome, ToolCall, ToolSpec, catalogue, result};
+use crate::{defect::Defect, params::Kind};
+
+/// uLoopMCP's shape: an enum default as the C# enum's integer value.
+fn uloop_enum_defaults(tool: &ToolSpec, detail: &mut unity_mcp_bridge::tool_details::ToolDetail) {
+    for param in &tool.params {
+        let Kind::Enum(values) = &param.kind else { continue };
+        let Some(&(_, number)) = values.iter().find(|(name, _)| param.default == *name) else { continue };
+        if let Some(property) = detail.parameter_schema.properties.get_mut(param.name) {
+            property.default_value = Some(number.into());
+        }
+    }
+}
 
 pub fn ping(call: &ToolCall) -> Outcome {
     let message = call.args.str("Message");
@@ -20,14 +32,21 @@ pub fn set_client_name(call: &ToolCall) -> Outcome {
 }
 
 pub fn get_tool_details(call: &ToolCall) -> Outcome {
-    let include_dev = call.args.bool("IncludeDevelopmentOnly");
+    let include_dev = call.args.bool("IncludeDevelopmentOnly") || call.editor.has_defect(Defect::ListsInternalTools);
+    let integer_defaults = call.editor.has_defect(Defect::IntegerEnumDefaults);
     let disabled = call.editor.sim().settings.disabled_tools.clone();
     let tools: Vec<Value> = catalogue()
         .iter()
         .filter(|t| include_dev || !t.dev_only)
         // A disabled tool is not offered; calling it still says it is disabled.
         .filter(|t| t.dev_only || !disabled.iter().any(|d| d == t.name))
-        .map(|t| serde_json::to_value(t.detail()).unwrap_or(Value::Null))
+        .map(|t| {
+            let mut detail = t.detail();
+            if integer_defaults {
+                uloop_enum_defaults(t, &mut detail);
+            }
+            serde_json::to_value(detail).unwrap_or(Value::Null)
+        })
         .collect();
     Outcome::Reply(result([("Tools", tools.into())]))
 }

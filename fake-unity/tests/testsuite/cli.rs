@@ -113,6 +113,25 @@ async fn a_state_file_can_be_chosen() {
     assert_eq!(logs["TotalCount"], 1);
 }
 
+/// A client written independently, in Python, calls every tool in both
+/// framings and drives a reload, against the real binary.
+#[test]
+fn a_python_client_calls_every_tool_and_survives_a_reload() {
+    let running = spawn(&[]);
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/editor_link_client.py");
+    let output = Command::new("python3")
+        .arg(&script)
+        .arg("--project")
+        .arg(running.project.path())
+        .args(["--control", running.line["control"].as_str().unwrap()])
+        .output()
+        .unwrap_or_else(|e| panic!("python3 is needed for this test (apt-get install python3): {e}"));
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "{stdout}{stderr}");
+    assert!(stdout.contains("checks passed, 0 failed"), "{stdout}");
+}
+
 #[test]
 fn bad_arguments_fail_with_a_clear_message() {
     let missing = assert_cmd::Command::cargo_bin("fake-unity")

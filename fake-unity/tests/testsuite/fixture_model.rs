@@ -106,89 +106,77 @@ fn class_name(class_id: u32) -> &'static str {
 /// The scene as (path → (tag, layer, active, components, child names)).
 type SceneModel = BTreeMap<String, (String, u32, bool, Vec<String>, Vec<String>)>;
 
-fn scene_from_yaml() -> (SceneModel, Vec<String>, BTreeMap<String, BTreeMap<String, String>>) {
-    let docs = parse_scene(&read("Assets/Scenes/SampleScene.unity"));
-    let scripts: BTreeMap<String, String> = files_under(&fixture_project(), "Assets")
-        .into_iter()
-        .filter(|f| f.ends_with(".cs"))
-        .map(|f| (meta_guid(&f), Path::new(&f).file_stem().unwrap().to_string_lossy().into_owned()))
-        .collect();
-    let script_guid = Regex::new(r"guid: ([0-9a-f]{32})").unwrap();
-    let file_id = Regex::new(r"fileID: (\d+)").unwrap();
-    let game_object_of = |transform: u64| -> u64 {
-        file_id.captures(&docs[&transform].fields["m_GameObject"]).unwrap()[1].parse().unwrap()
-    };
-    let mut model = SceneModel::new();
-    let mut fields_by_path = BTreeMap::new();
-    let visit = |transform: u64,
-                 parent: Option<&str>,
-                 model: &mut SceneModel,
-                 fields: &mut BTreeMap<String, BTreeMap<String, String>>| {
-        fn walk(
-            transform: u64,
-            parent: Option<&str>,
-            docs: &BTreeMap<u64, Doc>,
-            scripts: &BTreeMap<String, String>,
-            script_guid: &Regex,
-            game_object_of: &dyn Fn(u64) -> u64,
-            model: &mut SceneModel,
-            fields: &mut BTreeMap<String, BTreeMap<String, String>>,
-        ) -> String {
-            let go = &docs[&game_object_of(transform)];
-            let name = go.fields["m_Name"].clone();
-            let path = parent.map_or(name.clone(), |p| format!("{p}/{name}"));
-            let mut components = Vec::new();
-            for component in &go.refs {
-                let doc = &docs[component];
-                let type_name = match class_name(doc.class_id) {
-                    "MonoBehaviour" => {
-                        let guid = &script_guid.captures(&doc.fields["m_Script"]).unwrap()[1];
-                        let script = scripts[guid].clone();
-                        let own: BTreeMap<String, String> = doc
-                            .fields
-                            .iter()
-                            .filter(|(k, _)| !k.starts_with("m_"))
-                            .map(|(k, v)| (k.clone(), v.clone()))
-                            .collect();
-                        fields.insert(format!("{path}#{script}"), own);
-                        script
-                    }
-                    "Transform" => {
-                        fields.insert(
-                            format!("{path}#Transform"),
-                            BTreeMap::from([("m_LocalPosition".to_owned(), doc.fields["m_LocalPosition"].clone())]),
-                        );
-                        "Transform".to_owned()
-                    }
-                    other => other.to_owned(),
-                };
-                components.push(type_name);
-            }
-            let children: Vec<String> = docs[&transform]
-                .refs
-                .iter()
-                .map(|child| walk(*child, Some(&path), docs, scripts, script_guid, game_object_of, model, fields))
-                .collect();
-            model.insert(
-                path.clone(),
-                (
-                    go.fields["m_TagString"].clone(),
-                    go.fields["m_Layer"].parse().unwrap(),
-                    go.fields["m_IsActive"] == "1",
-                    components,
-                    children,
-                ),
-            );
-            name
-        }
-        walk(transform, parent, &docs, &scripts, &script_guid, &game_object_of, model, fields)
-    };
-    let roots_doc = docs.values().find(|d| d.class_id == 1660057539).expect("a SceneRoots document");
-    let mut root_names = Vec::new();
-    for root in roots_doc.refs.clone() {
-        root_names.push(visit(root, None, &mut model, &mut fields_by_path));
+/// Walks the scene's YAML from the roots, resolving scripts through the metas.
+struct SceneReader {
+    docs: BTreeMap<u64, Doc>,
+    /// Script guid → class name (the file stem).
+    scripts: BTreeMap<String, String>,
+    script_guid: Regex,
+    file_id: Regex,
+}
+
+/// Serialized values by `path#Component`.
+type Fields = BTreeMap<String, BTreeMap<String, String>>;
+
+impl SceneReader {
+    fn game_object_of(&self, transform: u64) -> &Doc {
+        let id: u64 = self.file_id.captures(&self.docs[&transform].fields["m_GameObject"]).unwrap()[1].parse().unwrap();
+        &self.docs[&id]
     }
-    (model, root_names, fields_by_path)
+
+    /// Visits one object and its children; returns its name.
+    fn walk(&self, transform: u64, parent: Option<&str>, model: &mut SceneModel, fields: &mut Fields) -> String {
+        let go = self.game_object_of(transform);
+        let name = go.fields["m_Name"].clone();
+        let path = parent.map_or(name.clone(), |p| format!("{p}/{name}"));
+        let mut components = Vec::new();
+        for component in &go.refs {
+            let doc = &self.docs[component];
+            let type_name = match class_name(doc.class_id) {
+                "MonoBehaviour" => {
+                    let guid = &self.script_guid.captures(&doc.fields["m_Script"]).unwrap()[1];
+                    let script = self.scripts[guid].clone();
+                    let own =
+                        doc.fields.iter().filter(|(k, _)| !k.starts_with("m_")).map(|(k, v)| (k.clone(), v.clone()));
+                    fields.insert(format!("{path}#{script}"), own.collect());
+                    script
+                }
+                "Transform" => {
+                    let position = doc.fields["m_LocalPosition"].clone();
+                    fields.insert(
+                        format!("{path}#Transform"),
+                        BTreeMap::from([("m_LocalPosition".to_owned(), position)]),
+                    );
+                    "Transform".to_owned()
+                }
+                other => other.to_owned(),
+            };
+            components.push(type_name);
+        }
+        let children: Vec<String> =
+            self.docs[&transform].refs.iter().map(|child| self.walk(*child, Some(&path), model, fields)).collect();
+        let (tag, layer, active) =
+            (go.fields["m_TagString"].clone(), go.fields["m_Layer"].parse().unwrap(), go.fields["m_IsActive"] == "1");
+        model.insert(path, (tag, layer, active, components, children));
+        name
+    }
+}
+
+fn scene_from_yaml() -> (SceneModel, Vec<String>, Fields) {
+    let reader = SceneReader {
+        docs: parse_scene(&read("Assets/Scenes/SampleScene.unity")),
+        scripts: files_under(&fixture_project(), "Assets")
+            .into_iter()
+            .filter(|f| f.ends_with(".cs"))
+            .map(|f| (meta_guid(&f), Path::new(&f).file_stem().unwrap().to_string_lossy().into_owned()))
+            .collect(),
+        script_guid: Regex::new(r"guid: ([0-9a-f]{32})").unwrap(),
+        file_id: Regex::new(r"fileID: (\d+)").unwrap(),
+    };
+    let roots_doc = reader.docs.values().find(|d| d.class_id == 1660057539).expect("a SceneRoots document");
+    let (mut model, mut fields) = (SceneModel::new(), Fields::new());
+    let root_names = roots_doc.refs.iter().map(|root| reader.walk(*root, None, &mut model, &mut fields)).collect();
+    (model, root_names, fields)
 }
 
 fn scene_from_state(roots: &[GameObject]) -> SceneModel {
@@ -224,7 +212,7 @@ fn the_scene_matches_the_state() {
         yaml.keys().filter(|k| !model.contains_key(*k)).collect::<Vec<_>>()
     );
     // Serialized values: script fields and positions.
-    fn check(go: &GameObject, parent: Option<&str>, fields: &BTreeMap<String, BTreeMap<String, String>>) {
+    fn check(go: &GameObject, parent: Option<&str>, fields: &Fields) {
         let path = parent.map_or(go.name.clone(), |p| format!("{p}/{}", go.name));
         for component in &go.components {
             let Some(yaml) = fields.get(&format!("{path}#{}", component.type_name)) else { continue };
@@ -410,9 +398,10 @@ fn the_console_points_at_real_lines() {
     let overlay =
         fs::read_to_string(fixtures().join("editor-states/compile-errors/Assets/Scripts/BrokenWeapon.cs")).unwrap();
     let lines: Vec<&str> = overlay.lines().collect();
+    let quoted = Regex::new(r"'([A-Za-z.]+)").unwrap();
     for d in &errors.compile.diagnostics {
         let line = lines[d.line as usize - 1];
-        let quoted = Regex::new(r"'([A-Za-z.]+)").unwrap();
+
         let ident = quoted.captures(&d.text).map(|c| c[1].to_owned()).unwrap();
         let ident = ident.rsplit('.').next().unwrap();
         assert!(line.contains(ident) || d.code == "CS0029", "{}: line {} is {line:?}", d.code, d.line);

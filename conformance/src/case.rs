@@ -1,0 +1,112 @@
+//! Cases, levels and statuses (h2spec / Autobahn style).
+
+use std::{fmt, future::Future, pin::Pin};
+
+use crate::target::Session;
+
+/// How much a requirement matters.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum Level {
+    /// A failure fails the run.
+    Must,
+    /// A failure is a warning.
+    Should,
+    /// Reported, never fails.
+    Info,
+}
+
+impl fmt::Display for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Level::Must => "MUST",
+            Level::Should => "SHOULD",
+            Level::Info => "INFO",
+        })
+    }
+}
+
+/// What a target must offer for a case to run.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Needs {
+    /// Only the editor link.
+    Link,
+    /// The fake's control API (reloads) and the project's discovery file.
+    Control,
+}
+
+/// The outcome of a case.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Status {
+    Pass,
+    Fail,
+    /// A SHOULD requirement was broken.
+    Warn,
+    /// An INFO case's finding.
+    Info,
+    /// The target cannot run this case (named in the detail).
+    Skip,
+    /// The harness itself failed (could not connect, timed out).
+    Error,
+}
+
+impl fmt::Display for Status {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Status::Pass => "PASS",
+            Status::Fail => "FAIL",
+            Status::Warn => "WARN",
+            Status::Info => "INFO",
+            Status::Skip => "SKIP",
+            Status::Error => "ERROR",
+        })
+    }
+}
+
+/// Why a check did not pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Finding {
+    /// The target broke the requirement.
+    Violation(String),
+    /// The harness could not carry out the check.
+    Harness(String),
+}
+
+pub type CheckResult = Result<(), Finding>;
+pub type CheckFuture = Pin<Box<dyn Future<Output = CheckResult> + Send>>;
+
+/// One case of the catalogue.
+#[derive(Clone, Copy)]
+pub struct Case {
+    /// Stable id: protocol section and slug, `2.newline-framing`.
+    pub id: &'static str,
+    /// The requirement, in words.
+    pub requirement: &'static str,
+    /// Where it is written: `editor-link-protocol.md §2`.
+    pub reference: &'static str,
+    pub level: Level,
+    pub needs: Needs,
+    pub check: fn(Session) -> CheckFuture,
+}
+
+impl fmt::Debug for Case {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Case").field("id", &self.id).field("level", &self.level).finish_non_exhaustive()
+    }
+}
+
+/// Fails the check with a violation unless `cond` holds.
+#[macro_export]
+macro_rules! ensure {
+    ($cond:expr, $($fmt:tt)+) => {
+        if !$cond {
+            return Err($crate::case::Finding::Violation(format!($($fmt)+)));
+        }
+    };
+}
+
+/// Fails the check with a violation.
+pub fn violation<T>(message: impl Into<String>) -> Result<T, Finding> {
+    Err(Finding::Violation(message.into()))
+}

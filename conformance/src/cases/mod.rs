@@ -1,0 +1,35 @@
+//! The catalogue, one file per group of the protocol reference.
+
+mod framing;
+mod jsonrpc;
+mod lifecycle;
+mod tools;
+
+use crate::case::Case;
+
+/// Every case, in report order.
+pub fn catalogue() -> Vec<Case> {
+    let mut cases = Vec::new();
+    cases.extend(framing::cases());
+    cases.extend(jsonrpc::cases());
+    cases.extend(tools::cases());
+    cases.extend(lifecycle::cases());
+    cases
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    #[test]
+    fn ids_are_unique_and_name_a_section() {
+        let cases = super::catalogue();
+        let ids: HashSet<_> = cases.iter().map(|c| c.id).collect();
+        assert_eq!(ids.len(), cases.len());
+        for case in &cases {
+            let (section, slug) = case.id.split_once('.').unwrap();
+            assert!(section.parse::<u8>().is_ok() && !slug.is_empty(), "{}", case.id);
+            assert!(case.reference.contains('§'), "{}", case.id);
+        }
+    }
+}

@@ -1,0 +1,133 @@
+//! The `unity-conformance` command line.
+
+use std::{io::Write, path::PathBuf, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+use unity_conformance::{cases, report, runner, target::Target};
+
+#[derive(Parser, Debug)]
+#[command(name = "unity-conformance", version, about = "Conformance suite for Unity editor-link endpoints")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run the suite (default target: a fake Editor embedded in this process).
+    Run(RunArgs),
+    /// List the cases: id, level, reference and requirement.
+    List {
+        /// Only cases whose id matches (glob, or an id prefix such as `2.`).
+        #[arg(long)]
+        filter: Vec<String>,
+    },
+}
+
+#[derive(clap::Args, Debug)]
+struct RunArgs {
+    /// `fake` (embedded), or `tcp://HOST:PORT` for any running Editor.
+    #[arg(long, default_value = "fake")]
+    target: Target,
+    /// With `--target fake`: break one protocol rule on purpose
+    /// (`fake-unity defects` lists them), to see the matching case fail.
+    #[arg(long, value_name = "NAME")]
+    defect: Option<fake_unity::Defect>,
+    /// Run only cases whose id matches (repeatable; glob, or an id prefix).
+    #[arg(long)]
+    filter: Vec<String>,
+    /// Leave out cases whose id matches (repeatable).
+    #[arg(long)]
+    exclude: Vec<String>,
+    /// Also write a JSON report here.
+    #[arg(long, value_name = "FILE")]
+    json: Option<PathBuf>,
+    /// Also write a JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    junit: Option<PathBuf>,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("UNITY_CONFORMANCE_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    match cli.command {
+        Command::List { filter } => {
+            let selected = runner::select(cases::catalogue(), &filter, &[]);
+            let mut out = std::io::stdout().lock();
+            for case in &selected {
+                let _ = writeln!(
+                    out,
+                    "{:<34} {:<7} {:<34} {}",
+                    case.id,
+                    case.level.to_string(),
+                    case.reference,
+                    case.requirement
+                );
+            }
+            if selected.is_empty() {
+                eprintln!("unity-conformance: no case matches {filter:?}");
+                return ExitCode::from(2);
+            }
+            ExitCode::SUCCESS
+        }
+        Command::Run(args) => run(args),
+    }
+}
+
+fn run(args: RunArgs) -> ExitCode {
+    let target = match (args.target, args.defect) {
+        (Target::Fake { .. }, defect) => Target::Fake { defect },
+        (_, Some(_)) => {
+            eprintln!("unity-conformance: --defect needs --target fake");
+            return ExitCode::from(2);
+        }
+        (target, None) => target,
+    };
+    let selected = runner::select(cases::catalogue(), &args.filter, &args.exclude);
+    if selected.is_empty() {
+        eprintln!("unity-conformance: the selection is empty (filter {:?}, exclude {:?})", args.filter, args.exclude);
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("unity-conformance: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let name = target.to_string();
+    let mut stdout = std::io::stdout().lock();
+    let _ = writeln!(stdout, "unity-conformance: {} cases against {name}", selected.len());
+    let results = runtime.block_on(async {
+        let mut results = Vec::new();
+        for case in &selected {
+            let result = runner::run_case(&target, case).await;
+            let _ = writeln!(stdout, "{}", report::case_line(&result));
+            results.push(result);
+        }
+        results
+    });
+    let _ = write!(stdout, "{}", report::console_tail(&name, &results));
+    let _ = stdout.flush();
+    let mut code = runner::Summary::of(&results).exit_code();
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&report::json_report(&name, &results)).unwrap_or_default();
+        if let Err(e) = report::write_file(path, &text) {
+            eprintln!("unity-conformance: cannot write {}: {e}", path.display());
+            code = 2;
+        }
+    }
+    if let Some(path) = &args.junit {
+        if let Err(e) = report::write_file(path, &report::junit_report(&name, &results)) {
+            eprintln!("unity-conformance: cannot write {}: {e}", path.display());
+            code = 2;
+        }
+    }
+    ExitCode::from(code as u8)
+}

@@ -1,0 +1,133 @@
+//! Reports: the console (a line per case, failures repeated at the end, the
+//! summary last), a JSON document, and JUnit XML for CI systems.
+
+use std::{fmt::Write as _, io};
+
+use serde_json::json;
+
+use crate::{
+    case::Status,
+    runner::{CaseResult, Summary},
+};
+
+/// One console line for a finished case.
+pub fn case_line(result: &CaseResult) -> String {
+    let mut line = format!(
+        "{:<5} {:<7} {} ({} ms)",
+        result.status.to_string(),
+        result.level.to_string(),
+        result.id,
+        result.duration_ms
+    );
+    if !result.detail.is_empty() {
+        let _ = write!(line, "\n      {}", result.detail);
+    }
+    line
+}
+
+/// The end of the console report: failures again with their wire logs, then
+/// the summary line.
+pub fn console_tail(target: &str, results: &[CaseResult]) -> String {
+    let mut out = String::new();
+    let bad: Vec<&CaseResult> =
+        results.iter().filter(|r| matches!(r.status, Status::Fail | Status::Error | Status::Warn)).collect();
+    if !bad.is_empty() {
+        out.push_str("\nNot passed:\n");
+        for r in bad {
+            let _ = writeln!(
+                out,
+                "  {} {} [{} {}]\n    requirement: {}\n    finding: {}",
+                r.status, r.id, r.level, r.reference, r.requirement, r.detail
+            );
+            let wire = &r.wire[r.wire.len().saturating_sub(12)..];
+            for line in wire {
+                let _ = writeln!(out, "    | {line}");
+            }
+        }
+    }
+    let s = Summary::of(results);
+    let _ = writeln!(
+        out,
+        "\nunity-conformance against {target}: {} cases: {} passed, {} failed, {} warnings, {} skipped, {} errors",
+        s.total, s.passed, s.failed, s.warnings, s.skipped, s.errors
+    );
+    out
+}
+
+/// The JSON report.
+pub fn json_report(target: &str, results: &[CaseResult]) -> serde_json::Value {
+    json!({
+        "target": target,
+        "generatedAt": humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+        "summary": Summary::of(results),
+        "cases": results,
+    })
+}
+
+fn xml_escape(s: &str) -> String {
+    s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
+}
+
+/// JUnit XML: one testcase per case; WARN and INFO pass with their finding
+/// in system-out, SKIP is skipped, FAIL a failure, ERROR an error.
+pub fn junit_report(target: &str, results: &[CaseResult]) -> String {
+    let s = Summary::of(results);
+    let seconds: f64 = results.iter().map(|r| r.duration_ms as f64 / 1000.0).sum();
+    let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(
+        xml,
+        r#"<testsuites name="unity-conformance" tests="{}" failures="{}" errors="{}" skipped="{}" time="{seconds:.3}">"#,
+        s.total, s.failed, s.errors, s.skipped
+    );
+    let _ = writeln!(
+        xml,
+        r#"  <testsuite name="editor-link against {}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{seconds:.3}">"#,
+        xml_escape(target),
+        s.total,
+        s.failed,
+        s.errors,
+        s.skipped
+    );
+    for r in results {
+        let section = r.id.split('.').next().unwrap_or("");
+        let _ = write!(
+            xml,
+            r#"    <testcase classname="editor-link.section-{section}" name="{}" time="{:.3}">"#,
+            xml_escape(r.id),
+            r.duration_ms as f64 / 1000.0
+        );
+        let detail = xml_escape(&r.detail);
+        let wire = xml_escape(&r.wire.join("\n"));
+        match r.status {
+            Status::Pass => {}
+            Status::Fail => {
+                let _ = write!(
+                    xml,
+                    r#"<failure message="{detail}" type="{}">{}&#10;{wire}</failure>"#,
+                    r.level,
+                    xml_escape(r.requirement)
+                );
+            }
+            Status::Error => {
+                let _ = write!(xml, r#"<error message="{detail}">{wire}</error>"#);
+            }
+            Status::Skip => {
+                let _ = write!(xml, r#"<skipped message="{detail}"/>"#);
+            }
+            Status::Warn | Status::Info => {
+                let _ = write!(xml, "<system-out>{} ({}): {detail}</system-out>", r.status, r.level);
+            }
+        }
+        xml.push_str("</testcase>\n");
+    }
+    xml.push_str("  </testsuite>\n</testsuites>\n");
+    xml
+}
+
+/// Writes a report file, creating its folder.
+pub fn write_file(path: &std::path::Path, contents: &str) -> io::Result<()> {
+    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir)?;
+    }
+    std::fs::write(path, contents)
+}

@@ -1,0 +1,165 @@
+//! Selecting cases and running them, each against a fresh session and with a
+//! deadline.
+
+use std::time::{Duration, Instant};
+
+use crate::{
+    case::{Case, Finding, Level, Needs, Status},
+    target::{Target, WireLog},
+};
+
+/// The longest one case may take before it is reported as a harness error.
+pub const CASE_DEADLINE: Duration = Duration::from_secs(60);
+
+/// One case's result.
+#[derive(Clone, Debug, serde::Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct CaseResult {
+    pub id: &'static str,
+    pub requirement: &'static str,
+    pub reference: &'static str,
+    pub level: Level,
+    pub status: Status,
+    /// Why it did not pass (empty when it passed).
+    pub detail: String,
+    pub duration_ms: u64,
+    /// The case's wire traffic, for failures.
+    pub wire: Vec<String>,
+}
+
+/// Matches a case id against a glob (`*` any run of characters, `?` one).
+pub fn glob_matches(pattern: &str, id: &str) -> bool {
+    fn go(p: &[u8], s: &[u8]) -> bool {
+        match (p.first(), s.first()) {
+            (None, None) => true,
+            (Some(b'*'), _) => go(&p[1..], s) || (!s.is_empty() && go(p, &s[1..])),
+            (Some(b'?'), Some(_)) => go(&p[1..], &s[1..]),
+            (Some(a), Some(b)) if a == b => go(&p[1..], &s[1..]),
+            _ => false,
+        }
+    }
+    go(pattern.as_bytes(), id.as_bytes())
+}
+
+/// The cases matching any of `include` (all when empty) and none of `exclude`.
+/// A pattern without `*` or `?` also matches as an id prefix (`2.` selects §2).
+pub fn select(cases: Vec<Case>, include: &[String], exclude: &[String]) -> Vec<Case> {
+    let matches = |pattern: &String, id: &str| {
+        glob_matches(pattern, id) || (!pattern.contains(['*', '?']) && id.starts_with(pattern.as_str()))
+    };
+    cases
+        .into_iter()
+        .filter(|c| include.is_empty() || include.iter().any(|p| matches(p, c.id)))
+        .filter(|c| !exclude.iter().any(|p| matches(p, c.id)))
+        .collect()
+}
+
+/// Runs one case.
+pub async fn run_case(target: &Target, case: &Case) -> CaseResult {
+    let started = Instant::now();
+    let log = WireLog::default();
+    let (status, detail) = if case.needs == Needs::Control && matches!(target, Target::Tcp(_)) {
+        (Status::Skip, "needs the fake's control API to reload the Editor; run it with --target fake".to_owned())
+    } else {
+        let outcome = match target.open(log.clone()).await {
+            Err(finding) => Err(finding),
+            Ok(session) => match tokio::time::timeout(CASE_DEADLINE, (case.check)(session)).await {
+                Ok(outcome) => outcome,
+                Err(_) => Err(Finding::Harness(format!("the case did not finish within {CASE_DEADLINE:?}"))),
+            },
+        };
+        match outcome {
+            Ok(()) => (Status::Pass, String::new()),
+            Err(Finding::Violation(why)) => (
+                match case.level {
+                    Level::Must => Status::Fail,
+                    Level::Should => Status::Warn,
+                    Level::Info => Status::Info,
+                },
+                why,
+            ),
+            Err(Finding::Harness(why)) => (Status::Error, why),
+        }
+    };
+    CaseResult {
+        id: case.id,
+        requirement: case.requirement,
+        reference: case.reference,
+        level: case.level,
+        status,
+        detail,
+        duration_ms: started.elapsed().as_millis() as u64,
+        wire: log.lines(),
+    }
+}
+
+/// Counts by status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Summary {
+    pub total: usize,
+    pub passed: usize,
+    pub failed: usize,
+    pub warnings: usize,
+    pub info: usize,
+    pub skipped: usize,
+    pub errors: usize,
+}
+
+impl Summary {
+    pub fn of(results: &[CaseResult]) -> Summary {
+        let count = |s| results.iter().filter(|r| r.status == s).count();
+        Summary {
+            total: results.len(),
+            passed: count(Status::Pass),
+            failed: count(Status::Fail),
+            warnings: count(Status::Warn),
+            info: count(Status::Info),
+            skipped: count(Status::Skip),
+            errors: count(Status::Error),
+        }
+    }
+
+    /// 0: every required case passed; 1: a conformance failure; 2: the
+    /// harness failed.
+    pub fn exit_code(&self) -> i32 {
+        if self.errors > 0 {
+            2
+        } else if self.failed > 0 {
+            1
+        } else {
+            0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_and_prefixes() {
+        assert!(glob_matches("2.*", "2.header-framing"));
+        assert!(glob_matches("*framing", "2.newline-framing"));
+        assert!(glob_matches("?.id-echo", "3.id-echo"));
+        assert!(!glob_matches("3.*", "2.header-framing"));
+        let cases = crate::cases::catalogue();
+        let n = cases.len();
+        assert_eq!(select(cases.clone(), &[], &[]).len(), n);
+        let framing = select(cases.clone(), &["2.".into()], &[]);
+        assert!(!framing.is_empty() && framing.iter().all(|c| c.id.starts_with("2.")));
+        let without = select(cases, &["2.".into()], &["*too-large".into()]);
+        assert_eq!(without.len(), framing.len() - 1);
+    }
+
+    #[test]
+    fn exit_codes() {
+        let mut s = Summary { total: 3, passed: 3, ..Summary::default() };
+        assert_eq!(s.exit_code(), 0);
+        s.warnings = 1;
+        assert_eq!(s.exit_code(), 0, "a broken SHOULD is a warning");
+        s.failed = 1;
+        assert_eq!(s.exit_code(), 1);
+        s.errors = 1;
+        assert_eq!(s.exit_code(), 2);
+    }
+}

@@ -1,0 +1,329 @@
+//! What is tested, and the raw wire client the cases use.
+//!
+//! Every case gets a fresh [`Session`]: with the embedded fake that is a new
+//! fake Editor on an empty project, so cases cannot disturb one another.
+
+use std::{
+    fmt,
+    net::SocketAddr,
+    path::PathBuf,
+    str::FromStr,
+    sync::{Arc, Mutex},
+    time::Duration,
+};
+
+use bytes::BytesMut;
+use fake_unity::{ControlClient, Defect, FakeUnity};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::{
+    io::AsyncWriteExt,
+    net::{
+        TcpStream,
+        tcp::{OwnedReadHalf, OwnedWriteHalf},
+    },
+};
+use tokio_util::codec::FramedRead;
+use unity_mcp_bridge::{
+    discovery::DiscoveryFile,
+    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame},
+    jsonrpc::Id,
+};
+
+use crate::case::Finding;
+
+/// How long a case waits for any one thing from the target.
+pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// What the suite runs against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// A fake Editor in this process (optionally with a deliberate defect).
+    Fake { defect: Option<Defect> },
+    /// Any Editor listening at this address.
+    Tcp(SocketAddr),
+}
+
+impl fmt::Display for Target {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Target::Fake { defect: None } => f.write_str("fake"),
+            Target::Fake { defect: Some(d) } => write!(f, "fake (defect {d})"),
+            Target::Tcp(addr) => write!(f, "tcp://{addr}"),
+        }
+    }
+}
+
+impl FromStr for Target {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "fake" => Ok(Target::Fake { defect: None }),
+            "mono" | "unity" => Err(format!(
+                "target {s:?} arrives with the Unity package (issue 6); for now use `fake` or `tcp://HOST:PORT`"
+            )),
+            other => match other.strip_prefix("tcp://") {
+                Some(addr) => addr.parse().map(Target::Tcp).map_err(|e| format!("invalid address {addr:?}: {e}")),
+                None => Err(format!("unknown target {other:?} (expected fake or tcp://HOST:PORT)")),
+            },
+        }
+    }
+}
+
+/// One case's view of the target.
+pub struct Session {
+    addr: SocketAddr,
+    /// The fake's control API, when the target has one.
+    pub control: Option<ControlClient>,
+    /// The project folder, when known (for its discovery file).
+    pub project: Option<PathBuf>,
+    log: WireLog,
+    fake: Option<(FakeUnity, tempfile::TempDir)>,
+}
+
+impl fmt::Debug for Session {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Session").field("addr", &self.addr).finish_non_exhaustive()
+    }
+}
+
+/// The wire traffic of one case, kept for the report.
+#[derive(Clone, Debug, Default)]
+pub struct WireLog(Arc<Mutex<Vec<String>>>);
+
+impl WireLog {
+    fn push(&self, line: String) {
+        if let Ok(mut log) = self.0.lock() {
+            if log.len() < 200 {
+                log.push(line);
+            }
+        }
+    }
+
+    pub fn lines(&self) -> Vec<String> {
+        self.0.lock().map(|l| l.clone()).unwrap_or_default()
+    }
+}
+
+fn excerpt(bytes: &[u8]) -> String {
+    let text = String::from_utf8_lossy(bytes);
+    if text.len() <= 300 {
+        return text.into_owned();
+    }
+    let mut end = 300;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}… ({} bytes)", &text[..end], bytes.len())
+}
+
+impl Target {
+    /// A fresh session for one case.
+    pub async fn open(&self, log: WireLog) -> Result<Session, Finding> {
+        match self {
+            Target::Tcp(addr) => Ok(Session { addr: *addr, control: None, project: None, log, fake: None }),
+            Target::Fake { defect } => {
+                let project = tempfile::tempdir().map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
+                for dir in ["Assets", "ProjectSettings"] {
+                    std::fs::create_dir_all(project.path().join(dir))
+                        .map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
+                }
+                let mut config = fake_unity::Config::new(project.path());
+                config.seed = Some(1);
+                config.defect = *defect;
+                config.state.editor.reload_downtime_ms = 100;
+                config.state.editor.tools_ready_delay_ms = 20;
+                let fake =
+                    FakeUnity::start(config).await.map_err(|e| Finding::Harness(format!("starting the fake: {e}")))?;
+                let addr = SocketAddr::from(([127, 0, 0, 1], fake.port()));
+                Ok(Session {
+                    addr,
+                    control: Some(fake.control()),
+                    project: Some(fake.editor().project.clone()),
+                    log,
+                    fake: Some((fake, project)),
+                })
+            }
+        }
+    }
+}
+
+impl Session {
+    /// Connects to the Editor's current port.
+    pub async fn link(&self, framing: Framing) -> Result<Link, Finding> {
+        let addr = match &self.fake {
+            Some((fake, _)) => SocketAddr::from(([127, 0, 0, 1], fake.port())),
+            None => self.addr,
+        };
+        Link::connect(addr, framing, self.log.clone()).await
+    }
+
+    /// The control API, or a harness finding when the target has none.
+    pub fn control(&self) -> Result<&ControlClient, Finding> {
+        self.control.as_ref().ok_or_else(|| Finding::Harness("this target has no control API".into()))
+    }
+
+    /// The discovery file of the project.
+    pub fn discovery(&self) -> Result<DiscoveryFile, Finding> {
+        let project =
+            self.project.as_ref().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+        DiscoveryFile::read(project).map_err(|e| Finding::Violation(format!("discovery file: {e}")))
+    }
+
+    pub fn note(&self, line: impl Into<String>) {
+        self.log.push(line.into());
+    }
+}
+
+/// What a read produced.
+#[derive(Debug)]
+pub enum Received {
+    Message(Value),
+    /// A frame whose body is not JSON.
+    NotJson(String),
+    /// The Editor closed the connection (or reset it).
+    Closed,
+    /// Nothing within the timeout.
+    Silence,
+    /// The Editor's bytes do not follow the framing.
+    BadFraming(String),
+}
+
+/// A raw editor-link connection: sends bytes as given, reads frames.
+#[derive(Debug)]
+pub struct Link {
+    pub framing: Framing,
+    reader: FramedRead<OwnedReadHalf, FrameDecoder>,
+    writer: OwnedWriteHalf,
+    log: WireLog,
+    next_id: u64,
+}
+
+impl Link {
+    async fn connect(addr: SocketAddr, framing: Framing, log: WireLog) -> Result<Link, Finding> {
+        let stream = tokio::time::timeout(READ_TIMEOUT, TcpStream::connect(addr))
+            .await
+            .map_err(|_| Finding::Harness(format!("timed out after {READ_TIMEOUT:?} connecting to {addr}")))?
+            .map_err(|e| Finding::Harness(format!("cannot connect to {addr}: {e}")))?;
+        let _ = stream.set_nodelay(true);
+        log.push(format!("connect {addr} ({framing} framing)"));
+        let (read, writer) = stream.into_split();
+        Ok(Link {
+            framing,
+            reader: FramedRead::new(read, FrameDecoder::new(framing, DEFAULT_RESPONSE_LIMIT)),
+            writer,
+            log,
+            next_id: 1,
+        })
+    }
+
+    /// Sends bytes exactly as given.
+    pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Finding> {
+        self.log.push(format!("> {}", excerpt(bytes)));
+        self.writer.write_all(bytes).await.map_err(|e| Finding::Violation(format!("the Editor stopped reading: {e}")))
+    }
+
+    /// Sends one frame holding `body`, in this link's framing.
+    pub async fn send_body(&mut self, body: &[u8]) -> Result<(), Finding> {
+        let mut buf = BytesMut::new();
+        encode_frame(self.framing, body, &mut buf).map_err(|e| Finding::Harness(e.to_string()))?;
+        self.send_raw(&buf).await
+    }
+
+    pub async fn send_json(&mut self, value: &Value) -> Result<(), Finding> {
+        self.send_body(value.to_string().as_bytes()).await
+    }
+
+    /// Sends a request with a fresh id (`c-N`); returns the id.
+    pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, Finding> {
+        let id = json!(format!("c-{}", self.next_id));
+        self.next_id += 1;
+        self.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await?;
+        Ok(id)
+    }
+
+    /// The next frame, whatever it holds.
+    pub async fn receive(&mut self, timeout: Duration) -> Received {
+        let next = match tokio::time::timeout(timeout, self.reader.next()).await {
+            Err(_) => return Received::Silence,
+            Ok(next) => next,
+        };
+        let received = match next {
+            None => Received::Closed,
+            Some(Ok(Frame::Body(body))) => {
+                self.log.push(format!("< {}", excerpt(&body)));
+                match serde_json::from_slice(&body) {
+                    Ok(value) => Received::Message(value),
+                    Err(e) => Received::NotJson(format!("{e}: {}", excerpt(&body))),
+                }
+            }
+            Some(Ok(Frame::TooLarge { size, .. })) => Received::BadFraming(format!("a frame of {size} bytes")),
+            Some(Err(e)) if e.is_peer_gone() => Received::Closed,
+            Some(Err(e)) => Received::BadFraming(e.to_string()),
+        };
+        if matches!(received, Received::Closed) {
+            self.log.push("< (closed)".into());
+        }
+        received
+    }
+
+    /// The next message; anything else is a violation.
+    pub async fn message(&mut self) -> Result<Value, Finding> {
+        match self.receive(READ_TIMEOUT).await {
+            Received::Message(m) => Ok(m),
+            Received::NotJson(e) => Err(Finding::Violation(format!("the Editor sent a body that is not JSON: {e}"))),
+            Received::Closed => Err(Finding::Violation("the Editor closed the connection".into())),
+            Received::Silence => Err(Finding::Violation(format!("no answer within {READ_TIMEOUT:?}"))),
+            Received::BadFraming(e) => {
+                Err(Finding::Violation(format!("the Editor's reply is not in {} framing: {e}", self.framing)))
+            }
+        }
+    }
+
+    /// Reads until the response whose id equals `id` (notifications skipped).
+    pub async fn response(&mut self, id: &Value) -> Result<Value, Finding> {
+        loop {
+            let message = self.message().await?;
+            if message.get("id") == Some(id) && (message.get("result").is_some() || message.get("error").is_some()) {
+                return Ok(message);
+            }
+            if message.get("method").is_none() {
+                return Err(Finding::Violation(format!("expected the answer to id {id}, got {message}")));
+            }
+        }
+    }
+
+    /// Calls a tool and returns the whole response.
+    pub async fn call(&mut self, method: &str, params: Value) -> Result<Value, Finding> {
+        let id = self.request(method, params).await?;
+        self.response(&id).await
+    }
+
+    /// Calls a tool that must succeed; returns its result.
+    pub async fn result(&mut self, method: &str, params: Value) -> Result<Value, Finding> {
+        let response = self.call(method, params).await?;
+        match response.get("result") {
+            Some(result) => Ok(result.clone()),
+            None => Err(Finding::Violation(format!("{method} failed: {response}"))),
+        }
+    }
+
+    /// True when the Editor closes the connection within `timeout` (messages
+    /// before the close are skipped).
+    pub async fn closes_within(&mut self, timeout: Duration) -> bool {
+        let deadline = tokio::time::Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match self.receive(left).await {
+                Received::Closed => return true,
+                Received::Silence => return false,
+                _ => {}
+            }
+        }
+    }
+}
+
+/// The id as the JSON-RPC types of the bridge library see it.
+pub fn id_of(value: &Value) -> Option<Id> {
+    Id::from_value(value).ok().flatten()
+}

@@ -1,0 +1,92 @@
+//! The `unity-conformance` binary: exit codes, reports, targets.
+
+use std::{
+    io::{BufRead, BufReader},
+    process::{Command, Stdio},
+};
+
+use assert_cmd::Command as Cmd;
+
+fn conformance() -> Cmd {
+    Cmd::cargo_bin("unity-conformance").unwrap()
+}
+
+#[test]
+fn the_default_run_passes_against_the_embedded_fake_and_writes_reports() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("out/report.json");
+    let junit = dir.path().join("out/junit.xml");
+    let run = conformance().args(["run", "--json"]).arg(&json).arg("--junit").arg(&junit).assert().success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    let total = unity_conformance::cases::catalogue().len();
+    assert!(stdout.contains(&format!("{total} cases: {total} passed, 0 failed")), "{stdout}");
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(report["summary"]["passed"], total);
+    assert_eq!(report["cases"].as_array().unwrap().len(), total);
+    let xml = std::fs::read_to_string(&junit).unwrap();
+    assert!(xml.contains(&format!(r#"tests="{total}" failures="0" errors="0" skipped="0""#)), "{xml}");
+}
+
+#[test]
+fn a_defect_fails_the_run_with_exit_code_1_and_names_the_case() {
+    let run = conformance().args(["run", "--defect", "no-ver", "--filter", "3."]).assert().code(1);
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(stdout.contains("FAIL  MUST    3.result-ver"), "{stdout}");
+    assert!(stdout.contains("Not passed:") && stdout.contains("has no Ver"), "{stdout}");
+    // A broken SHOULD is a warning: the run still passes.
+    let run = conformance().args(["run", "--defect", "integer-enum-defaults", "--filter", "6.*"]).assert().code(0);
+    assert!(String::from_utf8_lossy(&run.get_output().stdout).contains("1 warnings"));
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    conformance().args(["run", "--filter", "no-such-case"]).assert().code(2);
+    let mono = conformance().args(["run", "--target", "mono"]).assert().code(2);
+    assert!(String::from_utf8_lossy(&mono.get_output().stderr).contains("Unity package"));
+    conformance().args(["run", "--target", "tcp://127.0.0.1:1", "--defect", "no-ver"]).assert().code(2);
+    conformance().args(["list", "--filter", "9."]).assert().code(2);
+}
+
+#[test]
+fn list_shows_ids_levels_and_references() {
+    let list = conformance().arg("list").assert().success();
+    let stdout = String::from_utf8_lossy(&list.get_output().stdout).into_owned();
+    assert_eq!(stdout.lines().count(), unity_conformance::cases::catalogue().len());
+    assert!(stdout.lines().any(|l| l.starts_with("2.newline-framing") && l.contains("MUST") && l.contains("§2")));
+}
+
+/// Against a separate fake-unity process over TCP: the link cases run, the
+/// cases that need the control API are skipped, and an unreachable target
+/// is a harness error (exit 2).
+#[test]
+fn a_tcp_target_is_tested_over_the_wire() {
+    let project = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(project.path().join("Assets")).unwrap();
+    let fake_bin = std::path::Path::new(env!("CARGO_BIN_EXE_unity-conformance")).with_file_name("fake-unity");
+    if !fake_bin.exists() {
+        // `cargo test --workspace` builds it; `-p unity-conformance` alone does not.
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let built =
+            Command::new(cargo).args(["build", "-q", "-p", "fake-unity", "--bin", "fake-unity"]).status().unwrap();
+        assert!(built.success(), "building fake-unity for this test failed");
+    }
+    let mut fake = Command::new(&fake_bin)
+        .args(["serve", "--port", "0", "--project"])
+        .arg(project.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("{}: {e} (build it with cargo build -p fake-unity)", fake_bin.display()));
+    let mut line = String::new();
+    BufReader::new(fake.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let port = serde_json::from_str::<serde_json::Value>(&line).unwrap()["port"].as_u64().unwrap();
+    let run = conformance().args(["run", "--target", &format!("tcp://127.0.0.1:{port}")]).assert().code(0);
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(stdout.contains("SKIP") && stdout.contains("4 skipped, 0 errors"), "{stdout}");
+    let _ = fake.kill();
+    let _ = fake.wait();
+    conformance()
+        .args(["run", "--target", &format!("tcp://127.0.0.1:{port}"), "--filter", "3.id-echo"])
+        .assert()
+        .code(2);
+}

@@ -1,0 +1,112 @@
+//! Deliberate protocol defects (`fake-unity serve --defect NAME`): each breaks
+//! exactly one rule of `editor-link-protocol.md`, so the conformance suite can
+//! prove that the check for that rule fails when the rule is broken.
+
+use std::{fmt, str::FromStr};
+
+/// One deliberately broken rule.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Defect {
+    /// §3: numeric ids are echoed as strings.
+    IdsAsStrings,
+    /// §3: results lack `Ver`.
+    NoVer,
+    /// §3: notifications get an answer.
+    AnswersNotifications,
+    /// §3: a batch gets no answer.
+    IgnoresBatches,
+    /// §3: an unknown tool is answered with `-32602`.
+    UnknownToolWrongCode,
+    /// §3: parameters of the wrong type are silently replaced by defaults.
+    AcceptsWrongTypes,
+    /// §2: newline framing is refused with a framing error.
+    NoNewlineFraming,
+    /// §2: invalid JSON closes the connection.
+    ParseErrorCloses,
+    /// §2: an over-limit frame closes the connection (uLoopMCP's behaviour).
+    OversizeCloses,
+    /// §5: a reload closes connections without the shutdown notification.
+    NoShutdownNotification,
+    /// §5: the session id survives reloads.
+    SameSessionAfterReload,
+    /// §5: no `list_changed` once tools are registered after a reload.
+    NoListChangedAfterReload,
+    /// §7: after a port move the discovery file keeps the old port.
+    StaleDiscoveryPort,
+    /// §6: internal tools are listed without `IncludeDevelopmentOnly`.
+    ListsInternalTools,
+    /// §6: enum defaults are sent as integers (uLoopMCP's shape).
+    IntegerEnumDefaults,
+    /// §2: replies go out in newline framing whatever the client speaks.
+    WrongReplyFraming,
+    /// §2: only the first frame of each read is decoded; the rest is lost.
+    OneFramePerRead,
+    /// §2: a frame split across reads is dropped.
+    NoPartialFrames,
+    /// §2: after a framing error the connection is left open.
+    FramingErrorKeepsOpen,
+}
+
+impl Defect {
+    pub const ALL: [Defect; 19] = [
+        Defect::IdsAsStrings,
+        Defect::NoVer,
+        Defect::AnswersNotifications,
+        Defect::IgnoresBatches,
+        Defect::UnknownToolWrongCode,
+        Defect::AcceptsWrongTypes,
+        Defect::NoNewlineFraming,
+        Defect::ParseErrorCloses,
+        Defect::OversizeCloses,
+        Defect::NoShutdownNotification,
+        Defect::SameSessionAfterReload,
+        Defect::NoListChangedAfterReload,
+        Defect::StaleDiscoveryPort,
+        Defect::ListsInternalTools,
+        Defect::IntegerEnumDefaults,
+        Defect::WrongReplyFraming,
+        Defect::OneFramePerRead,
+        Defect::NoPartialFrames,
+        Defect::FramingErrorKeepsOpen,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Defect::IdsAsStrings => "ids-as-strings",
+            Defect::NoVer => "no-ver",
+            Defect::AnswersNotifications => "answers-notifications",
+            Defect::IgnoresBatches => "ignores-batches",
+            Defect::UnknownToolWrongCode => "unknown-tool-wrong-code",
+            Defect::AcceptsWrongTypes => "accepts-wrong-types",
+            Defect::NoNewlineFraming => "no-newline-framing",
+            Defect::ParseErrorCloses => "parse-error-closes",
+            Defect::OversizeCloses => "oversize-closes",
+            Defect::NoShutdownNotification => "no-shutdown-notification",
+            Defect::SameSessionAfterReload => "same-session-after-reload",
+            Defect::NoListChangedAfterReload => "no-list-changed-after-reload",
+            Defect::StaleDiscoveryPort => "stale-discovery-port",
+            Defect::ListsInternalTools => "lists-internal-tools",
+            Defect::IntegerEnumDefaults => "integer-enum-defaults",
+            Defect::WrongReplyFraming => "wrong-reply-framing",
+            Defect::OneFramePerRead => "one-frame-per-read",
+            Defect::NoPartialFrames => "no-partial-frames",
+            Defect::FramingErrorKeepsOpen => "framing-error-keeps-open",
+        }
+    }
+}
+
+impl fmt::Display for Defect {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Defect {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Defect::ALL.into_iter().find(|d| d.name() == s).ok_or_else(|| {
+            let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
+            format!("unknown defect {s:?}; known defects: {}", names.join(", "))
+        })
+    }
+}
