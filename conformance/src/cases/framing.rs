@@ -6,7 +6,7 @@ use serde_json::json;
 use unity_mcp_bridge::framing::{Framing, frame_bytes};
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs},
+    case::{Case, CheckFuture, CheckResult, Finding, Level, Needs},
     ensure,
     target::Session,
 };
@@ -74,22 +74,21 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
+/// A ping in `framing`; the link decodes only that framing, so an answer in
+/// the other one fails to read.
+async fn ping_in(s: Session, framing: Framing) -> CheckResult {
+    let mut link = s.link(framing).await?;
+    let result = link.result("ping", json!({"Message": framing.as_str()})).await?;
+    ensure!(result["Message"] == format!("Unity MCP Bridge received: {framing}"), "ping answered {result}");
+    Ok(())
+}
+
 fn header_framing(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        let mut link = s.link(Framing::Header).await?;
-        let result = link.result("ping", json!({"Message": "header"})).await?;
-        ensure!(result["Message"] == "Unity MCP Bridge received: header", "ping answered {result}");
-        Ok(())
-    })
+    Box::pin(ping_in(s, Framing::Header))
 }
 
 fn newline_framing(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        let mut link = s.link(Framing::Newline).await?;
-        let result = link.result("ping", json!({"Message": "newline"})).await?;
-        ensure!(result["Message"] == "Unity MCP Bridge received: newline", "ping answered {result}");
-        Ok(())
-    })
+    Box::pin(ping_in(s, Framing::Newline))
 }
 
 fn coalesced_frames(s: Session) -> CheckFuture {

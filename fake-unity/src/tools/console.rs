@@ -1,9 +1,8 @@
 //! The console: `get-logs` and `clear-console`.
 
 use serde_json::{Value, json};
-use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
 
-use super::{Outcome, ToolCall, result};
+use super::{Outcome, ToolCall, invalid_param, result};
 use crate::{
     editor::ConsoleEntry,
     state::{LogEntry, LogType},
@@ -26,12 +25,9 @@ pub fn get_logs(call: &ToolCall) -> Outcome {
         match regex::Regex::new(search) {
             Ok(re) => Box::new(move |s| re.is_match(s)),
             Err(err) => {
-                return Outcome::Fail(
-                    ErrorObject::new(
-                        ErrorKind::InvalidParams,
-                        format!("Parameter 'SearchText' is not a valid regular expression: {err}"),
-                    )
-                    .with_data("parameter", "SearchText"),
+                return invalid_param(
+                    "SearchText",
+                    format!("Parameter 'SearchText' is not a valid regular expression: {err}"),
                 );
             }
         }

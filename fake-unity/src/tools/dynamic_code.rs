@@ -6,9 +6,8 @@
 //! Editor properties. Anything else fails with a message naming the statement.
 
 use serde_json::{Map, Value, json};
-use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
 
-use super::{Outcome, ToolCall, result};
+use super::{Outcome, ToolCall, invalid_param, result};
 use crate::{
     editor::{ConsoleEntry, Editor},
     state::{LogEntry, LogType, SecurityLevel},
@@ -438,10 +437,7 @@ pub fn execute_dynamic_code(call: &ToolCall) -> Outcome {
     let editor = &call.editor;
     let level = editor.sim().settings.dynamic_code_security_level;
     if code.trim().is_empty() {
-        return Outcome::Fail(
-            ErrorObject::new(ErrorKind::InvalidParams, "Parameter 'Code' must not be empty")
-                .with_data("parameter", "Code"),
-        );
+        return invalid_param("Code", "Parameter 'Code' must not be empty".into());
     }
     let reply = |success: bool, result_text: String, logs: Vec<String>, errors: Vec<Value>, error: String| {
         Outcome::Reply(result([

@@ -2,9 +2,8 @@
 //! the simulation (refresh, play mode, a new GameObject, console lines).
 
 use serde_json::{Value, json};
-use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
 
-use super::{After, Outcome, ToolCall, editor_ui, result};
+use super::{After, Outcome, ToolCall, editor_ui, invalid_param, result};
 use crate::{
     editor::ConsoleEntry,
     state::{Component, GameObject, LogEntry, MenuEffect, MenuItem},
@@ -52,10 +51,7 @@ pub fn get_menu_items(call: &ToolCall) -> Outcome {
 pub fn execute_menu_item(call: &ToolCall) -> Outcome {
     let path = call.args.str("MenuItemPath").trim().to_owned();
     if path.is_empty() {
-        return Outcome::Fail(
-            ErrorObject::new(ErrorKind::InvalidParams, "Parameter 'MenuItemPath' must not be empty")
-                .with_data("parameter", "MenuItemPath"),
-        );
+        return invalid_param("MenuItemPath", "Parameter 'MenuItemPath' must not be empty".into());
     }
     let editor = &call.editor;
     let reply = |success: bool, found: bool, error: String, details: String| {

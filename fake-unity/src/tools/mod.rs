@@ -410,6 +410,13 @@ pub async fn after_reply(editor: &Arc<Editor>, after: After) {
     }
 }
 
+/// A `-32602` error naming `param` (protocol §3).
+pub fn invalid_param(param: &str, detail: String) -> Outcome {
+    Outcome::Fail(
+        ErrorObject::new(unity_mcp_bridge::jsonrpc::ErrorKind::InvalidParams, detail).with_data("parameter", param),
+    )
+}
+
 /// Builds a result object from `(name, value)` pairs, in order.
 pub fn result<const N: usize>(fields: [(&str, Value); N]) -> Map<String, Value> {
     fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect()

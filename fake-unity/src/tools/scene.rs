@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
 
-use super::{Outcome, ToolCall, result};
+use super::{Outcome, ToolCall, invalid_param, result};
 use crate::state::GameObject;
 
 pub const SEARCH_MODES: &[(&str, i64)] = &[("Exact", 0), ("Path", 1), ("Regex", 2), ("Contains", 3)];
@@ -39,10 +39,6 @@ pub fn walk(roots: &[GameObject]) -> Vec<Placed<'_>> {
     out
 }
 
-fn invalid(param: &str, why: String) -> Outcome {
-    Outcome::Fail(ErrorObject::new(ErrorKind::InvalidParams, why).with_data("parameter", param))
-}
-
 pub fn find_game_objects(call: &ToolCall) -> Outcome {
     let args = &call.args;
     let pattern = args.str("NamePattern");
@@ -72,7 +68,7 @@ pub fn find_game_objects(call: &ToolCall) -> Outcome {
         match regex::Regex::new(pattern) {
             Ok(re) => Some(re),
             Err(err) => {
-                return invalid(
+                return invalid_param(
                     "NamePattern",
                     format!("Parameter 'NamePattern' is not a valid regular expression: {err}"),
                 );

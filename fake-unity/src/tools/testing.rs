@@ -6,15 +6,11 @@ use std::{fmt::Write as _, time::Duration};
 use serde_json::{Value, json};
 use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
 
-use super::{BoxFuture, Outcome, ToolCall, result};
+use super::{BoxFuture, Outcome, ToolCall, invalid_param, result};
 use crate::state::{TestCase, TestMode, TestOutcome};
 
 pub const FILTER_TYPES: &[(&str, i64)] = &[("all", 0), ("exact", 1), ("regex", 2), ("assembly", 3)];
 pub const TEST_MODES: &[(&str, i64)] = &[("EditMode", 0), ("PlayMode", 1)];
-
-fn invalid(param: &str, why: String) -> Outcome {
-    Outcome::Fail(ErrorObject::new(ErrorKind::InvalidParams, why).with_data("parameter", param))
-}
 
 /// The tests a filter selects, in the state's order.
 fn select<'a>(
@@ -29,7 +25,10 @@ fn select<'a>(
         "assembly" => in_mode.filter(|t| t.assembly == value).collect(),
         "regex" => {
             let re = regex::Regex::new(value).map_err(|err| {
-                invalid("FilterValue", format!("Parameter 'FilterValue' is not a valid regular expression: {err}"))
+                invalid_param(
+                    "FilterValue",
+                    format!("Parameter 'FilterValue' is not a valid regular expression: {err}"),
+                )
             })?;
             in_mode.filter(|t| re.is_match(&t.full_name)).collect()
         }
@@ -44,7 +43,7 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
         let filter_value = args.str("FilterValue").to_owned();
         let mode = if args.str("TestMode") == "PlayMode" { TestMode::PlayMode } else { TestMode::EditMode };
         if filter_type != "all" && filter_value.is_empty() {
-            return invalid(
+            return invalid_param(
                 "FilterValue",
                 format!("Parameter 'FilterValue' is required when FilterType is {filter_type}"),
             );
