@@ -37,6 +37,22 @@ use crate::{
 /// Console entries remembered, as Unity's console keeps a bounded log.
 const CONSOLE_CAPACITY: usize = 10_000;
 
+/// Why the Editor closes its connections (`notifications/server/shutdown`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ShutdownReason {
+    DomainReload,
+    EditorQuit,
+}
+
+impl ShutdownReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ShutdownReason::DomainReload => "DomainReload",
+            ShutdownReason::EditorQuit => "EditorQuit",
+        }
+    }
+}
+
 /// Lifecycle requests handled by the server's driver loop.
 #[derive(Debug)]
 pub enum Command {
@@ -95,7 +111,8 @@ pub struct Client {
     tx: mpsc::UnboundedSender<Bytes>,
     /// Cancelled to close the connection (after what is queued is written).
     pub close: CancellationToken,
-    editor: std::sync::Weak<Editor>,
+    stats: Arc<Stats>,
+    defect: Option<Defect>,
 }
 
 impl Client {
@@ -111,7 +128,7 @@ impl Client {
     /// The framing this client speaks, once its first byte has arrived;
     /// header framing (the primary one) until then.
     pub fn framing(&self) -> Framing {
-        if self.editor.upgrade().is_some_and(|e| e.has_defect(Defect::WrongReplyFraming)) {
+        if self.defect == Some(Defect::WrongReplyFraming) {
             return Framing::Newline;
         }
         self.framing.get().copied().unwrap_or(Framing::Header)
@@ -123,31 +140,26 @@ impl Client {
 
     /// Queues a message for this client; false when the connection is gone.
     pub fn send(&self, message: &Message) -> bool {
-        let editor = self.editor.upgrade();
-        if let (Some(editor), Message::Response(r)) = (&editor, message) {
-            if let (true, Some(Id::Number(n))) = (editor.has_defect(Defect::IdsAsStrings), &r.id) {
+        if let (Some(Defect::IdsAsStrings), Message::Response(r)) = (self.defect, message) {
+            if let Some(Id::Number(n)) = &r.id {
                 let mut r = r.clone();
                 r.id = Some(Id::String(n.to_string()));
                 return self.send(&Message::Response(r));
             }
         }
-        let body = Bytes::from(message.to_bytes());
-        if let Some(editor) = editor {
-            let stats = &editor.stats;
-            match message {
-                Message::Response(r) => {
-                    stats.responses_sent.fetch_add(1, Ordering::Relaxed);
-                    if let Err(e) = &r.outcome {
-                        stats.count_error(e.kind());
-                    }
+        match message {
+            Message::Response(r) => {
+                self.stats.responses_sent.fetch_add(1, Ordering::Relaxed);
+                if let Err(e) = &r.outcome {
+                    self.stats.count_error(e.kind());
                 }
-                Message::Notification(_) => {
-                    stats.notifications_sent.fetch_add(1, Ordering::Relaxed);
-                }
-                Message::Request(_) => {}
             }
+            Message::Notification(_) => {
+                self.stats.notifications_sent.fetch_add(1, Ordering::Relaxed);
+            }
+            Message::Request(_) => {}
         }
-        self.tx.send(body).is_ok()
+        self.tx.send(Bytes::from(message.to_bytes())).is_ok()
     }
 }
 
@@ -236,7 +248,7 @@ pub struct Editor {
     pub seed: u64,
     pub max_request_bytes: usize,
     pub defect: Option<Defect>,
-    pub stats: Stats,
+    pub stats: Arc<Stats>,
     sim: Mutex<Simulation>,
     link: Mutex<Link>,
     clients: Mutex<BTreeMap<u64, Arc<Client>>>,
@@ -291,7 +303,7 @@ impl Editor {
             seed: config.seed,
             max_request_bytes: config.max_request_bytes,
             defect: config.defect,
-            stats: Stats::default(),
+            stats: Arc::default(),
             sim: Mutex::new(sim),
             link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id }),
             clients: Mutex::new(BTreeMap::new()),
@@ -341,11 +353,6 @@ impl Editor {
         lock(&self.link).phase
     }
 
-    /// A random number from the seeded generator.
-    pub fn random_u64(&self) -> u64 {
-        lock(&self.rng).random()
-    }
-
     /// Asks the driver to reload the domain; `done` receives where it came back.
     pub fn request_reload(&self, options: ReloadOptions, done: Option<oneshot::Sender<ReloadReport>>) {
         let _ = self.commands.send(Command::Reload { options, done });
@@ -358,7 +365,7 @@ impl Editor {
 
     // ---- clients ----
 
-    pub(crate) fn add_client(self: &Arc<Self>, peer: SocketAddr, tx: mpsc::UnboundedSender<Bytes>) -> Arc<Client> {
+    pub(crate) fn add_client(&self, peer: SocketAddr, tx: mpsc::UnboundedSender<Bytes>) -> Arc<Client> {
         let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
         let client = Arc::new(Client {
             id,
@@ -368,7 +375,8 @@ impl Editor {
             framing: OnceLock::new(),
             tx,
             close: CancellationToken::new(),
-            editor: Arc::downgrade(self),
+            stats: self.stats.clone(),
+            defect: self.defect,
         });
         lock(&self.clients).insert(id, client.clone());
         self.stats.connections_accepted.fetch_add(1, Ordering::Relaxed);
@@ -440,9 +448,9 @@ impl Editor {
     /// Steps 1–3 of a domain reload (protocol §5): discovery `reloading`, the
     /// shutdown notification, every connection closed, tool calls in flight
     /// abandoned.
-    pub(crate) fn begin_shutdown(&self, reason: &str) {
-        let phase = if reason == "EditorQuit" { EditorState::Stopped } else { EditorState::Reloading };
-        if phase == EditorState::Reloading {
+    pub(crate) fn begin_shutdown(&self, reason: ShutdownReason) {
+        let reloading = reason == ShutdownReason::DomainReload;
+        if reloading {
             self.publish(EditorState::Reloading, None, false);
         }
         {
@@ -451,13 +459,13 @@ impl Editor {
             domain.generation += 1;
             domain.token = CancellationToken::new();
         }
-        if !(phase == EditorState::Reloading && self.has_defect(Defect::NoShutdownNotification)) {
-            self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason}));
+        if !(reloading && self.has_defect(Defect::NoShutdownNotification)) {
+            self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason.as_str()}));
         }
         for client in self.clients() {
             client.close.cancel();
         }
-        if phase == EditorState::Stopped {
+        if !reloading {
             self.publish(EditorState::Stopped, None, false);
         }
     }
@@ -540,26 +548,38 @@ impl Editor {
         sim.console.drain(..excess);
     }
 
-    /// A path under `.uloop/outputs/<kind>/` for a new file, unique; returns
-    /// (project-relative path with `/`, absolute path).
-    pub fn output_path(&self, kind: &str, stem: &str, extension: &str) -> (String, PathBuf) {
+    /// Writes a new file under `.uloop/outputs/<kind>/` (protocol §6: large
+    /// outputs go to files) named `<stem>_<time>.<extension>`, and returns its
+    /// project-relative path. The name is reserved atomically, so concurrent
+    /// calls never share a file; the error is a message for the tool's result.
+    pub fn write_output(
+        &self,
+        kind: &str,
+        stem: &str,
+        extension: &str,
+        contents: &[u8],
+    ) -> Result<String, ErrorObject> {
         let stamp =
             iso_timestamp(self.now()).replace([':', '.'], "-").replace('T', "_").trim_end_matches('Z').to_owned();
         let dir = self.project.join(".uloop/outputs").join(kind);
-        let mut n = 0;
-        loop {
+        let failed = |rel: &str, err: std::io::Error| {
+            ErrorObject::new(ErrorKind::InternalError, format!("Could not write {rel}: {err}"))
+        };
+        std::fs::create_dir_all(&dir).map_err(|err| failed(&format!(".uloop/outputs/{kind}"), err))?;
+        for n in 0.. {
             let suffix = if n == 0 { String::new() } else { format!("_{n}") };
             let name = format!("{stem}_{stamp}{suffix}.{extension}");
-            let abs = dir.join(&name);
-            if !abs.exists() {
-                return (format!(".uloop/outputs/{kind}/{name}"), abs);
+            let rel = format!(".uloop/outputs/{kind}/{name}");
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(dir.join(&name)) {
+                Ok(mut file) => {
+                    std::io::Write::write_all(&mut file, contents).map_err(|err| failed(&rel, err))?;
+                    return Ok(rel);
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(err) => return Err(failed(&rel, err)),
             }
-            n += 1;
         }
-    }
-
-    pub fn project_path(&self) -> &Path {
-        &self.project
+        unreachable!("an unbounded range always yields")
     }
 
     // ---- requests ----

@@ -28,7 +28,7 @@ use unity_mcp_bridge::{
 
 use crate::{
     defect::Defect,
-    editor::{Client, Command, Editor, ReloadReport},
+    editor::{Client, Command, Editor, ReloadReport, ShutdownReason},
 };
 
 /// How many ports after the preferred one are tried (protocol §1).
@@ -312,7 +312,7 @@ pub async fn drive(
             Some(Command::Reload { options, done }) => {
                 let previous_session_id = editor.session_id();
                 tracing::info!(port, "domain reload");
-                editor.begin_shutdown("DomainReload");
+                editor.begin_shutdown(ShutdownReason::DomainReload);
                 stop.cancel();
                 let _ = accepting.await;
                 wait_closed(&editor).await;
@@ -331,7 +331,7 @@ pub async fn drive(
                             Ok(listener) => listener,
                             Err(err) => {
                                 tracing::error!(%err, "cannot listen again after a reload");
-                                editor.begin_shutdown("EditorQuit");
+                                editor.begin_shutdown(ShutdownReason::EditorQuit);
                                 return;
                             }
                         }
@@ -352,7 +352,7 @@ pub async fn drive(
                 continue;
             }
             Some(Command::Quit { done }) => {
-                editor.begin_shutdown("EditorQuit");
+                editor.begin_shutdown(ShutdownReason::EditorQuit);
                 stop.cancel();
                 let _ = accepting.await;
                 wait_closed(&editor).await;
@@ -362,7 +362,7 @@ pub async fn drive(
                 return;
             }
             None => {
-                editor.begin_shutdown("EditorQuit");
+                editor.begin_shutdown(ShutdownReason::EditorQuit);
                 stop.cancel();
                 let _ = accepting.await;
                 wait_closed(&editor).await;

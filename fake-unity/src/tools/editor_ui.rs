@@ -84,11 +84,10 @@ pub fn screenshot(call: &ToolCall) -> Outcome {
             return Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("PNG encoding failed: {err}")));
         }
     };
-    let (rel, abs) = editor.output_path("Screenshots", &window.name.replace(' ', "_"), "png");
-    let written = abs.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&abs, &png));
-    if let Err(err) = written {
-        return Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("Could not write {rel}: {err}")));
-    }
+    let rel = match editor.write_output("Screenshots", &window.name.replace(' ', "_"), "png", &png) {
+        Ok(rel) => rel,
+        Err(error) => return Outcome::Fail(error),
+    };
     let mut shot = json!({"ImagePath": rel, "Width": width, "Height": height, "FileSizeBytes": png.len()});
     if args.bool("IncludeImageData") {
         shot["ImageDataBase64"] = base64::engine::general_purpose::STANDARD.encode(&png).into();

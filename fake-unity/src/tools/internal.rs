@@ -57,7 +57,7 @@ pub fn get_version(call: &ToolCall) -> Outcome {
     Outcome::Reply(result([
         ("UnityVersion", info.unity_version.clone().into()),
         ("Platform", info.platform.clone().into()),
-        ("DataPath", editor.project_path().join("Assets").to_string_lossy().replace('\\', "/").into()),
+        ("DataPath", editor.project.join("Assets").to_string_lossy().replace('\\', "/").into()),
         ("ProductName", info.product_name.clone().into()),
         ("PackageVersion", info.package_version.clone().into()),
         ("ProtocolVersion", PROTOCOL_VERSION.into()),

@@ -1,7 +1,6 @@
 //! The open scene: `find-game-objects` and `get-hierarchy`.
 
 use serde_json::{Map, Value, json};
-use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
 
 use super::{Outcome, ToolCall, invalid_param, result};
 use crate::state::GameObject;
@@ -172,15 +171,12 @@ pub fn get_hierarchy(call: &ToolCall) -> Outcome {
     let hierarchy = Value::Array(hierarchy);
     let size = serde_json::to_vec(&hierarchy).map_or(0, |v| v.len());
     if size > max_bytes {
-        let (rel, abs) = editor.output_path("HierarchyResults", "hierarchy", "json");
         let document = json!({"hierarchy": hierarchy, "context": context});
-        let written = abs
-            .parent()
-            .map_or(Ok(()), std::fs::create_dir_all)
-            .and_then(|()| std::fs::write(&abs, serde_json::to_vec_pretty(&document).unwrap_or_default()));
-        if let Err(err) = written {
-            return Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("Could not write {rel}: {err}")));
-        }
+        let bytes = serde_json::to_vec_pretty(&document).unwrap_or_default();
+        let rel = match editor.write_output("HierarchyResults", "hierarchy", "json", &bytes) {
+            Ok(rel) => rel,
+            Err(error) => return Outcome::Fail(error),
+        };
         return Outcome::Reply(result([
             ("hierarchySavedToFile", true.into()),
             ("hierarchyFilePath", rel.clone().into()),

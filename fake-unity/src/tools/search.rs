@@ -368,7 +368,6 @@ pub fn unity_search(call: &ToolCall) -> Outcome {
 /// project-relative path.
 fn save_results(editor: &Editor, format: &str, query: &str, items: &[Value]) -> Result<String, String> {
     let extension = format.to_lowercase();
-    let (rel, abs) = editor.output_path("SearchResults", "search_results", &extension);
     let columns = ["Id", "Label", "Description", "Provider", "Type", "Path", "Score"];
     let body = match format {
         "CSV" | "TSV" => {
@@ -397,11 +396,9 @@ fn save_results(editor: &Editor, format: &str, query: &str, items: &[Value]) -> 
         _ => serde_json::to_string_pretty(&json!({"SearchQuery": query, "TotalCount": items.len(), "Results": items}))
             .unwrap_or_default(),
     };
-    abs.parent()
-        .map_or(Ok(()), std::fs::create_dir_all)
-        .and_then(|()| std::fs::write(&abs, body))
-        .map_err(|err| format!("Could not save the results to {rel}: {err}"))?;
-    Ok(rel)
+    editor
+        .write_output("SearchResults", "search_results", &extension, body.as_bytes())
+        .map_err(|e| e.detail().to_owned())
 }
 
 pub fn get_provider_details(call: &ToolCall) -> Outcome {

@@ -4,7 +4,6 @@
 use std::{fmt::Write as _, time::Duration};
 
 use serde_json::{Value, json};
-use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
 
 use super::{BoxFuture, Outcome, ToolCall, invalid_param, result};
 use crate::state::{TestCase, TestMode, TestOutcome};
@@ -73,15 +72,10 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
         };
         let xml_path = if args.bool("SaveXml") {
             let xml = nunit_xml(&selected, started, editor.now());
-            let (rel, abs) = editor.output_path("TestResults", "TestResults", "xml");
-            let written = abs.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&abs, xml));
-            if let Err(err) = written {
-                return Outcome::Fail(ErrorObject::new(
-                    ErrorKind::InternalError,
-                    format!("Could not write the test results to {rel}: {err}"),
-                ));
+            match editor.write_output("TestResults", "TestResults", "xml", xml.as_bytes()) {
+                Ok(rel) => rel,
+                Err(error) => return Outcome::Fail(error),
             }
-            rel
         } else {
             String::new()
         };
