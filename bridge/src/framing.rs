@@ -29,6 +29,11 @@ pub const MAX_HEADER_BYTES: usize = 8 * 1024;
 /// Default limit for frames an Editor receives (requests), protocol §2.
 pub const DEFAULT_REQUEST_LIMIT: usize = 8 * 1024 * 1024;
 
+/// How many leading bytes of a discarded over-limit frame a client keeps
+/// ([`FrameDecoder::keep_head`]), so it can still tell whose answer it was:
+/// the `id` comes early in a response.
+pub const HEAD_BYTES: usize = 256;
+
 /// Default limit for frames a client receives (responses), protocol §2.
 pub const DEFAULT_RESPONSE_LIMIT: usize = 64 * 1024 * 1024;
 
@@ -82,7 +87,9 @@ pub enum Frame {
     /// A frame over the limit was discarded without being buffered. `size` is
     /// the declared length (header framing) or the bytes seen before the decoder
     /// gave up on the line (newline framing, where the length is not known).
-    TooLarge { size: u64, limit: usize },
+    /// `head` holds the first bytes of the body when the decoder keeps them
+    /// ([`FrameDecoder::keep_head`]); it is empty otherwise.
+    TooLarge { size: u64, limit: usize, head: Bytes },
 }
 
 /// The ways a header block can be malformed. Each of them loses sync: the
@@ -130,8 +137,9 @@ enum State {
     Idle,
     /// Header block read; waiting for `len` body bytes.
     Body { len: usize },
-    /// Skipping the body of an over-limit header frame.
-    Discard { remaining: u64, declared: u64 },
+    /// Skipping the body of an over-limit header frame; `head_wanted` bytes
+    /// of it are still to be kept in `head` before it is reported.
+    Discard { remaining: u64, declared: u64, head_wanted: usize },
     /// Skipping the rest of an over-limit line.
     DiscardLine { seen: u64 },
     /// Sync was lost; everything after is dropped.
@@ -144,6 +152,10 @@ pub struct FrameDecoder {
     framing: Option<Framing>,
     limit: usize,
     state: State,
+    /// How many leading bytes of an over-limit frame to report.
+    head_len: usize,
+    /// The head of an over-limit frame being discarded.
+    head: BytesMut,
     /// How far the current header block or line has been scanned, so that a
     /// frame arriving one byte at a time is not rescanned from the start.
     scanned: usize,
@@ -153,12 +165,28 @@ impl FrameDecoder {
     /// A decoder that detects the framing from the first non-whitespace byte,
     /// as an Editor does for each new connection.
     pub fn detect(limit: usize) -> Self {
-        FrameDecoder { framing: None, limit, state: State::Idle, scanned: 0 }
+        FrameDecoder { framing: None, limit, state: State::Idle, head_len: 0, head: BytesMut::new(), scanned: 0 }
     }
 
     /// A decoder for a known framing, as a client uses.
     pub fn new(framing: Framing, limit: usize) -> Self {
-        FrameDecoder { framing: Some(framing), limit, state: State::Idle, scanned: 0 }
+        FrameDecoder {
+            framing: Some(framing),
+            limit,
+            state: State::Idle,
+            head_len: 0,
+            head: BytesMut::new(),
+            scanned: 0,
+        }
+    }
+
+    /// Keep the first `bytes` of an over-limit frame and report them in
+    /// [`Frame::TooLarge`]. A header frame is then reported once that much of
+    /// its body has arrived rather than at once; clients use this to match a
+    /// discarded response to its request, Editors do not (they answer at once).
+    pub fn keep_head(mut self, bytes: usize) -> Self {
+        self.head_len = bytes;
+        self
     }
 
     /// The framing in use: `None` until a detecting decoder has seen a byte.
@@ -182,12 +210,27 @@ impl FrameDecoder {
                     src.clear();
                     return Ok(None);
                 }
-                State::Discard { remaining, declared } => {
+                State::Discard { remaining, declared, head_wanted } => {
+                    if head_wanted > 0 {
+                        let n = head_wanted.min(src.len());
+                        self.head.extend_from_slice(&src[..n]);
+                        src.advance(n);
+                        let (remaining, head_wanted) = (remaining - n as u64, head_wanted - n);
+                        self.state = State::Discard { remaining, declared, head_wanted };
+                        if head_wanted > 0 {
+                            return Ok(None);
+                        }
+                        let head = std::mem::take(&mut self.head).freeze();
+                        if remaining == 0 {
+                            self.state = State::Idle;
+                        }
+                        return Ok(Some(Frame::TooLarge { size: declared, limit: self.limit, head }));
+                    }
                     let n = remaining.min(src.len() as u64);
                     src.advance(n as usize);
                     let remaining = remaining - n;
                     if remaining > 0 {
-                        self.state = State::Discard { remaining, declared };
+                        self.state = State::Discard { remaining, declared, head_wanted: 0 };
                         return Ok(None);
                     }
                     self.state = State::Idle;
@@ -256,7 +299,7 @@ impl FrameDecoder {
         let buffered = match self.state {
             State::Idle | State::Failed => src.iter().filter(|b| !b.is_ascii_whitespace()).count() as u64,
             State::Body { .. } => src.len() as u64,
-            State::Discard { remaining, declared } => declared - remaining,
+            State::Discard { remaining, declared, .. } => declared - remaining,
             State::DiscardLine { seen } => seen,
         };
         let idle = matches!(self.state, State::Idle | State::Failed);
@@ -295,8 +338,13 @@ impl FrameDecoder {
                     src.advance(pos + 1);
                     self.scanned = 0;
                     if len > self.limit as u64 {
-                        self.state = State::Discard { remaining: len, declared: len };
-                        return Ok(Some(Frame::TooLarge { size: len, limit: self.limit }));
+                        let head_wanted = (self.head_len as u64).min(len) as usize;
+                        self.state = State::Discard { remaining: len, declared: len, head_wanted };
+                        if head_wanted == 0 {
+                            return Ok(Some(Frame::TooLarge { size: len, limit: self.limit, head: Bytes::new() }));
+                        }
+                        // Reported once its head has arrived.
+                        return Ok(None);
                     }
                     self.state = State::Body { len: len as usize };
                     return Ok(None);
@@ -331,7 +379,12 @@ impl FrameDecoder {
                         line.truncate(end - 1);
                     }
                     if line.len() > self.limit {
-                        return Ok(Some(Frame::TooLarge { size: line.len() as u64, limit: self.limit }));
+                        let head = line.split_to(self.head_len.min(line.len())).freeze();
+                        return Ok(Some(Frame::TooLarge {
+                            size: line.len() as u64 + head.len() as u64,
+                            limit: self.limit,
+                            head,
+                        }));
                     }
                     if line.iter().all(u8::is_ascii_whitespace) {
                         continue;
@@ -340,10 +393,11 @@ impl FrameDecoder {
                 }
                 None if src.len() > self.limit => {
                     let seen = src.len() as u64;
+                    let head = Bytes::copy_from_slice(&src[..self.head_len.min(src.len())]);
                     src.clear();
                     self.scanned = 0;
                     self.state = State::DiscardLine { seen };
-                    return Ok(Some(Frame::TooLarge { size: seen, limit: self.limit }));
+                    return Ok(Some(Frame::TooLarge { size: seen, limit: self.limit, head }));
                 }
                 None => {
                     self.scanned = src.len();
@@ -607,33 +661,49 @@ mod tests {
 
     #[test]
     fn over_limit_header_frame_is_skipped_without_buffering() {
+        // An Editor's decoder reports at once.
         let mut dec = FrameDecoder::new(Framing::Header, 16);
+        let mut buf = BytesMut::from(&b"Content-Length: 999999\r\n\r\n"[..]);
+        assert_eq!(
+            dec.decode_frame(&mut buf).unwrap(),
+            Some(Frame::TooLarge { size: 999_999, limit: 16, head: Bytes::new() })
+        );
+        // A client's keeps the head.
+        let mut dec = FrameDecoder::new(Framing::Header, 16).keep_head(HEAD_BYTES);
         let big = vec![b'x'; 100];
         let mut buf = BytesMut::new();
         encode_frame(Framing::Header, &big, &mut buf).unwrap();
         let header_len = buf.len() - big.len();
         // Only the header and a few body bytes have arrived.
         let mut head = buf.split_to(header_len + 10);
-        assert_eq!(dec.decode_frame(&mut head).unwrap(), Some(Frame::TooLarge { size: 100, limit: 16 }));
-        assert_eq!(dec.decode_frame(&mut head).unwrap(), None);
+        assert_eq!(dec.decode_frame(&mut head).unwrap(), None, "reported once its head is in");
         assert!(head.is_empty(), "discarded bytes must not stay buffered");
+        let mut rest = buf.split_to(90);
+        assert_eq!(
+            dec.decode_frame(&mut rest).unwrap(),
+            Some(Frame::TooLarge { size: 100, limit: 16, head: Bytes::from(vec![b'x'; 100]) })
+        );
+        assert!(rest.is_empty());
         buf.extend_from_slice(&frame_bytes(Framing::Header, b"{}").unwrap());
         assert_eq!(decode_all(&mut dec, &buf), vec![body("{}")]);
     }
 
     #[test]
     fn over_limit_line_is_skipped_and_the_next_line_decodes() {
-        let mut dec = FrameDecoder::new(Framing::Newline, 16);
+        let mut dec = FrameDecoder::new(Framing::Newline, 16).keep_head(HEAD_BYTES);
         let mut buf = BytesMut::from(&[b'a'; 40][..]);
-        assert_eq!(dec.decode_frame(&mut buf).unwrap(), Some(Frame::TooLarge { size: 40, limit: 16 }));
+        assert_eq!(
+            dec.decode_frame(&mut buf).unwrap(),
+            Some(Frame::TooLarge { size: 40, limit: 16, head: Bytes::from(vec![b'a'; 40]) })
+        );
         assert!(buf.is_empty());
         buf.extend_from_slice(b"aaaa\n{\"ok\":true}\n");
         assert_eq!(decode_all(&mut dec, &buf), vec![body(r#"{"ok":true}"#)]);
         // A too-long line arriving whole is also rejected.
-        let mut dec = FrameDecoder::new(Framing::Newline, 4);
+        let mut dec = FrameDecoder::new(Framing::Newline, 4).keep_head(HEAD_BYTES);
         assert_eq!(
             decode_all(&mut dec, b"{\"long\":1}\n{}\n"),
-            vec![Ok(Frame::TooLarge { size: 10, limit: 4 }), body("{}")]
+            vec![Ok(Frame::TooLarge { size: 10, limit: 4, head: Bytes::from_static(b"{\"long\":1}") }), body("{}")]
         );
     }
 

@@ -135,7 +135,7 @@ async fn serve_connection(editor: Arc<Editor>, stream: TcpStream, peer: SocketAd
                     frames.read_buffer_mut().clear();
                 }
             }
-            Some(Ok(Frame::TooLarge { size, limit })) => {
+            Some(Ok(Frame::TooLarge { size, limit, .. })) => {
                 editor.stats.frames_too_large.fetch_add(1, Ordering::Relaxed);
                 let error = ErrorObject::new(
                     ErrorKind::FrameTooLarge,

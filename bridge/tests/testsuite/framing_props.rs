@@ -7,7 +7,7 @@ use bytes::BytesMut;
 use proptest::prelude::*;
 use serde_json::{Map, Value};
 use unity_mcp_bridge::{
-    framing::{Frame, FrameDecoder, FrameError, Framing, MAX_HEADER_BYTES, encode_frame},
+    framing::{Frame, FrameDecoder, FrameError, Framing, HEAD_BYTES, MAX_HEADER_BYTES, encode_frame},
     jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response},
 };
 
@@ -223,12 +223,15 @@ proptest! {
         input.extend(encode_all(framing, std::slice::from_ref(&big)));
         input.extend(encode_all(framing, &after));
 
-        let mut decoder = FrameDecoder::new(framing, limit);
+        let mut decoder = FrameDecoder::new(framing, limit).keep_head(HEAD_BYTES);
         let frames = feed(&mut decoder, &input, &chunks).unwrap();
         prop_assert_eq!(frames.len(), before.len() + 1 + after.len());
         match &frames[before.len()] {
-            Frame::TooLarge { size, limit: reported } => {
+            Frame::TooLarge { size, limit: reported, head } => {
                 prop_assert_eq!(*reported, limit);
+                // The head is the start of the discarded body, and no more.
+                let big_bytes = big.to_bytes();
+                prop_assert_eq!(&head[..], &big_bytes[..HEAD_BYTES.min(big_bytes.len())]);
                 match framing {
                     Framing::Header => prop_assert_eq!(*size, big_len as u64),
                     Framing::Newline => prop_assert!(*size > limit as u64 && *size <= big_len as u64),
