@@ -164,6 +164,169 @@ pub fn iso_timestamp(at: SystemTime) -> String {
     humantime::format_rfc3339_millis(at).to_string()
 }
 
+/// Where a candidate port came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Source {
+    /// `--port` or `UNITY_TCP_PORT`.
+    ExplicitPort,
+    /// The project's `Library/MCPInstance.json`.
+    DiscoveryFile,
+    /// uLoopMCP's `UserSettings/UnityMcpSettings.json`.
+    UloopSettings,
+    /// The protocol's default port, 8700.
+    DefaultPort,
+    /// The oldest seeds' scan of well-known ports.
+    LegacyScan,
+}
+
+impl fmt::Display for Source {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Source::ExplicitPort => "explicit port",
+            Source::DiscoveryFile => DISCOVERY_FILE,
+            Source::UloopSettings => ULOOP_SETTINGS_FILE,
+            Source::DefaultPort => "default port",
+            Source::LegacyScan => "legacy port scan",
+        })
+    }
+}
+
+/// A port to try.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Candidate {
+    pub port: u16,
+    pub source: Source,
+    /// The session the discovery file names, when it names one.
+    pub session_id: Option<String>,
+}
+
+/// What a look for the Editor found.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Candidates {
+    /// Ports to try, in order.
+    pub ports: Vec<Candidate>,
+    /// The discovery file says the Editor (alive) is reloading: retry fast.
+    pub reloading: bool,
+    /// What was looked at and why it was passed over, for error messages.
+    pub notes: Vec<String>,
+}
+
+/// The default port of the protocol (§1).
+pub const DEFAULT_PORT: u16 = 8700;
+
+/// Ports of the oldest seeds' scan (§7).
+pub const LEGACY_SCAN: [u16; 6] = [8700, 8800, 8900, 9000, 9100, 8600];
+
+/// How to find the Editor (protocol §7): an explicit port, else the project's
+/// discovery files, else the default port, else the legacy scan.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Locator {
+    pub explicit_port: Option<u16>,
+    pub project: Option<PathBuf>,
+}
+
+impl Locator {
+    /// The nearest folder at or above `start` that has both `Assets/` and
+    /// `ProjectSettings/`: a Unity project.
+    pub fn find_project(start: &Path) -> Option<PathBuf> {
+        start
+            .ancestors()
+            .find(|dir| dir.join("Assets").is_dir() && dir.join("ProjectSettings").is_dir())
+            .map(Path::to_path_buf)
+    }
+
+    /// The ports to try now, reading the discovery files afresh.
+    pub fn candidates(&self) -> Candidates {
+        let mut found = Candidates::default();
+        if let Some(port) = self.explicit_port {
+            found.ports.push(Candidate { port, source: Source::ExplicitPort, session_id: None });
+            return found;
+        }
+        let Some(project) = &self.project else {
+            found.notes.push("no Unity project (no --project, and no folder with Assets/ and ProjectSettings/ at or above the working directory)".into());
+            found.ports.push(Candidate { port: DEFAULT_PORT, source: Source::DefaultPort, session_id: None });
+            for port in LEGACY_SCAN.into_iter().filter(|p| *p != DEFAULT_PORT) {
+                found.ports.push(Candidate { port, source: Source::LegacyScan, session_id: None });
+            }
+            return found;
+        };
+        match DiscoveryFile::read(project) {
+            Ok(file) => {
+                let alive = pid_alive(file.pid);
+                match (alive, file.state) {
+                    (false, _) => {
+                        found.notes.push(format!("{}: stale (process {} is not running)", DISCOVERY_FILE, file.pid))
+                    }
+                    (true, Some(EditorState::Stopped)) => {
+                        found.notes.push(format!("{DISCOVERY_FILE}: the Editor has quit"));
+                    }
+                    (true, state) => {
+                        if state == Some(EditorState::Reloading) {
+                            found.reloading = true;
+                            found.notes.push(format!("{DISCOVERY_FILE}: the Editor is reloading"));
+                        }
+                        found.ports.push(Candidate {
+                            port: file.port,
+                            source: Source::DiscoveryFile,
+                            session_id: file.server_session_id,
+                        });
+                    }
+                }
+            }
+            Err(err) if err.is_missing() => found.notes.push(format!("{DISCOVERY_FILE}: not there")),
+            Err(err) => found.notes.push(err.to_string()),
+        }
+        match UloopSettings::read(project) {
+            Ok(settings) => match settings.custom_port {
+                Some(port) if !found.ports.iter().any(|c| c.port == port) => {
+                    found.ports.push(Candidate {
+                        port,
+                        source: Source::UloopSettings,
+                        session_id: settings.server_session_id,
+                    });
+                }
+                Some(_) => {}
+                None => found.notes.push(format!("{ULOOP_SETTINGS_FILE}: no customPort")),
+            },
+            Err(err) if err.is_missing() => {}
+            Err(err) => found.notes.push(err.to_string()),
+        }
+        // With a project, the project decides: the default port is tried last,
+        // and the connection checks that the Editor there has this project.
+        if !found.ports.iter().any(|c| c.port == DEFAULT_PORT) {
+            found.ports.push(Candidate { port: DEFAULT_PORT, source: Source::DefaultPort, session_id: None });
+        }
+        found
+    }
+}
+
+/// Whether a process is running (a discovery file with a dead pid is stale).
+/// Where this cannot be told, the process is assumed alive and the
+/// connection attempt decides.
+pub fn pid_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        use nix::{errno::Errno, sys::signal::kill, unistd::Pid};
+        let Ok(raw) = i32::try_from(pid) else { return false };
+        if raw <= 0 {
+            return false;
+        }
+        // Signal 0 checks existence; EPERM means it exists but is not ours.
+        !matches!(kill(Pid::from_raw(raw), None), Err(Errno::ESRCH))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Whether two paths name the same folder.
+pub fn same_folder(a: &Path, b: &Path) -> bool {
+    let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
+    canon(a) == canon(b)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -230,6 +393,76 @@ mod tests {
         fs::write(DiscoveryFile::path_in(dir.path()), "{").unwrap();
         let err = DiscoveryFile::read(dir.path()).unwrap_err();
         assert!(!err.is_missing() && err.to_string().contains("not a valid discovery file"), "{err}");
+    }
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        fs::create_dir_all(dir.path().join("Assets")).unwrap();
+        fs::create_dir_all(dir.path().join("ProjectSettings")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn the_project_is_the_nearest_folder_with_assets_and_project_settings() {
+        let dir = project();
+        let deep = dir.path().join("Assets/Scripts/Deep");
+        fs::create_dir_all(&deep).unwrap();
+        assert_eq!(Locator::find_project(&deep).as_deref(), Some(dir.path()));
+        assert_eq!(Locator::find_project(Path::new("/")), None);
+    }
+
+    #[test]
+    fn candidates_follow_section_7() {
+        let explicit = Locator { explicit_port: Some(9999), project: None }.candidates();
+        assert_eq!(explicit.ports.iter().map(|c| c.port).collect::<Vec<_>>(), [9999]);
+
+        let nothing = Locator::default().candidates();
+        assert_eq!(nothing.ports.iter().map(|c| c.port).collect::<Vec<_>>(), [8700, 8800, 8900, 9000, 9100, 8600]);
+
+        let dir = project();
+        let none_yet = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
+        assert_eq!(
+            none_yet.ports.iter().map(|c| (c.port, c.source)).collect::<Vec<_>>(),
+            [(8700, Source::DefaultPort)]
+        );
+        assert!(none_yet.notes[0].contains("not there"), "{:?}", none_yet.notes);
+
+        let mut file = sample();
+        file.pid = std::process::id();
+        file.port = 8705;
+        file.state = Some(EditorState::Reloading);
+        file.write_atomic(dir.path()).unwrap();
+        fs::create_dir_all(dir.path().join("UserSettings")).unwrap();
+        fs::write(UloopSettings::path_in(dir.path()), r#"{"customPort":8702,"other":1}"#).unwrap();
+        let found = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
+        assert!(found.reloading);
+        assert_eq!(
+            found.ports.iter().map(|c| (c.port, c.source)).collect::<Vec<_>>(),
+            [(8705, Source::DiscoveryFile), (8702, Source::UloopSettings), (8700, Source::DefaultPort)]
+        );
+        assert_eq!(found.ports[0].session_id.as_deref(), Some("9f1c"));
+    }
+
+    #[test]
+    fn stale_and_stopped_discovery_files_are_passed_over() {
+        let dir = project();
+        let mut file = sample();
+        file.pid = u32::MAX - 1;
+        file.write_atomic(dir.path()).unwrap();
+        let stale = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
+        assert!(stale.notes[0].contains("stale"), "{:?}", stale.notes);
+        assert!(!stale.ports.iter().any(|c| c.source == Source::DiscoveryFile));
+        file.pid = std::process::id();
+        file.state = Some(EditorState::Stopped);
+        file.write_atomic(dir.path()).unwrap();
+        let stopped = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
+        assert!(stopped.notes[0].contains("quit"), "{:?}", stopped.notes);
+    }
+
+    #[test]
+    fn pids() {
+        assert!(pid_alive(std::process::id()));
+        assert!(!pid_alive(0));
     }
 
     #[test]

@@ -10,12 +10,18 @@
 //!   response), ids that round-trip exactly, and the error table
 //!   ([`jsonrpc::ErrorKind`]).
 //! - [`tool_details`] — §6: the `get-tool-details` result, order-preserving.
-//! - [`discovery`] — §7: the discovery file, written atomically.
+//! - [`discovery`] — §7: the discovery file (written atomically) and finding
+//!   the Editor ([`discovery::Locator`]).
+//! - [`transcript`] — editor-link traffic as JSON Lines (`--record`).
+//! - [`connection`] — the bridge's hold on the Editor: one persistent
+//!   connection, reconnect through reloads, pipelined calls, resume, watchdog.
 
+pub mod connection;
 pub mod discovery;
 pub mod framing;
 pub mod jsonrpc;
 pub mod tool_details;
+pub mod transcript;
 
 /// This crate's version, as reported to peers.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

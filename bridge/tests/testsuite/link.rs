@@ -1,0 +1,289 @@
+//! The bridge's link to the Editor, against fake-unity over real TCP.
+
+use std::{
+    path::Path,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use fake_unity::{Config, FakeUnity, ReloadOptions};
+use serde_json::{Value, json};
+use tokio::{
+    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
+    net::TcpListener,
+};
+use unity_mcp_bridge::{
+    connection::{CallError, CallOptions, FramingChoice, Link, LinkConfig, LinkEvent, LinkState},
+    discovery::Locator,
+};
+
+const WAIT: Duration = Duration::from_secs(10);
+
+fn copy_dir(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.file_type().unwrap().is_dir() {
+            copy_dir(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), target).unwrap();
+        }
+    }
+}
+
+struct Setup {
+    fake: FakeUnity,
+    project: tempfile::TempDir,
+}
+
+async fn fake_with(configure: impl FnOnce(&mut Config)) -> Setup {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project"), project.path());
+    let mut config = Config::new(project.path());
+    config.seed = Some(3);
+    config.state.editor.reload_downtime_ms = 100;
+    config.state.editor.tools_ready_delay_ms = 10;
+    config.state.compile.duration_ms = 20;
+    configure(&mut config);
+    Setup { fake: FakeUnity::start(config).await.unwrap(), project }
+}
+
+fn link_for(project: &Path, tune: impl FnOnce(&mut LinkConfig)) -> Arc<Link> {
+    let mut config = LinkConfig::new(Locator { explicit_port: None, project: Some(project.to_owned()) });
+    tune(&mut config);
+    Link::start(config, None)
+}
+
+fn within(seconds: u64) -> CallOptions {
+    CallOptions::within(Duration::from_secs(seconds))
+}
+
+#[tokio::test]
+async fn finds_the_editor_through_the_project_and_calls() {
+    let setup = fake_with(|_| {}).await;
+    let link = link_for(setup.project.path(), |_| {});
+    let result = link.call("ping", json!({"Message": "hi"}), within(10)).await.unwrap();
+    assert_eq!(result["Message"], "Unity MCP Bridge received: hi");
+    let status = link.status();
+    assert_eq!((status.state, status.port), (LinkState::Connected, Some(setup.fake.port())));
+    let editor = status.editor.unwrap();
+    assert!(editor.can_resume());
+    assert_eq!(editor.unity_version.as_deref(), Some("6000.0.65f1"));
+    let error = link.call("no-such-tool", json!({}), within(10)).await.unwrap_err();
+    assert!(matches!(&error, CallError::Editor(e) if e.code == -32601), "{error:?}");
+}
+
+#[tokio::test]
+async fn many_calls_in_flight_on_one_connection() {
+    let setup = fake_with(|_| {}).await;
+    let link = link_for(setup.project.path(), |_| {});
+    let mut calls = Vec::new();
+    for n in 0..50 {
+        let link = link.clone();
+        calls.push(tokio::spawn(async move { link.call("ping", json!({"Message": n.to_string()}), within(10)).await }));
+    }
+    for (n, call) in calls.into_iter().enumerate() {
+        assert_eq!(call.await.unwrap().unwrap()["Message"], format!("Unity MCP Bridge received: {n}"));
+    }
+    let stats = setup.fake.control().get("/stats").await.unwrap();
+    assert_eq!(stats["connectionsAccepted"], 1, "one persistent connection");
+}
+
+#[tokio::test]
+async fn a_compile_cut_off_by_its_reload_is_resumed_with_its_real_result() {
+    let setup = fake_with(|_| {}).await;
+    let link = link_for(setup.project.path(), |_| {});
+    link.set_client_name("link-test");
+    link.call("ping", json!({}), within(10)).await.unwrap();
+    let script = setup.project.path().join("Assets/Scripts/ScoreKeeper.cs");
+    let text = std::fs::read_to_string(&script).unwrap();
+    std::fs::write(&script, text.replace("A known bug", "A known, documented bug")).unwrap();
+    let result = link.call("compile", json!({}), within(10)).await.unwrap();
+    assert_eq!((result["Success"].clone(), result["ErrorCount"].clone()), (json!(true), json!(0)));
+    let stats = setup.fake.control().get("/stats").await.unwrap();
+    assert_eq!(
+        (stats["reloads"].clone(), stats["resumed"].clone(), stats["calls"]["compile"].clone()),
+        (json!(1), json!(1), json!(2))
+    );
+    assert_eq!(link.status().reloads, 1);
+}
+
+#[tokio::test]
+async fn a_call_in_flight_at_a_reload_is_reported_interrupted_not_run_twice() {
+    let setup = fake_with(|_| {}).await;
+    let link = link_for(setup.project.path(), |_| {});
+    link.set_client_name("link-test");
+    link.call("ping", json!({}), within(10)).await.unwrap();
+    let call = {
+        let link = link.clone();
+        tokio::spawn(async move {
+            link.call("debug-sleep", json!({"SleepSeconds": 5, "TimeoutSeconds": 30}), within(20)).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    setup.fake.reload(ReloadOptions::default()).await.unwrap();
+    let error = call.await.unwrap().unwrap_err();
+    assert!(matches!(&error, CallError::Editor(e) if e.data_type() == Some("interrupted")), "{error:?}");
+    let stats = setup.fake.control().get("/stats").await.unwrap();
+    assert_eq!(stats["calls"]["debug-sleep"], 2, "sent once, resumed once, never run again");
+}
+
+#[tokio::test]
+async fn a_call_made_while_the_editor_reloads_waits_for_it() {
+    let setup = fake_with(|c| c.state.editor.reload_downtime_ms = 400).await;
+    let link = link_for(setup.project.path(), |_| {});
+    link.call("ping", json!({}), within(10)).await.unwrap();
+    setup.fake.control().post("/reload", json!({"movePort": true})).await.unwrap();
+    // Wait until the link has noticed.
+    let deadline = Instant::now() + WAIT;
+    while link.is_connected() {
+        assert!(Instant::now() < deadline, "the link never noticed the reload");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let result = link.call("ping", json!({"Message": "after"}), within(10)).await.unwrap();
+    assert_eq!(result["Message"], "Unity MCP Bridge received: after");
+    assert_eq!(link.status().port, Some(setup.fake.port()), "followed the port move through the discovery file");
+}
+
+#[tokio::test]
+async fn an_editor_absent_at_start_is_found_when_it_appears() {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project"), project.path());
+    let link = link_for(project.path(), |_| {});
+    let error = link.call("ping", json!({}), CallOptions::within(Duration::from_millis(300))).await.unwrap_err();
+    let CallError::NoEditor { tried } = &error else { panic!("{error:?}") };
+    assert!(tried.iter().any(|t| t.contains("MCPInstance.json: not there")), "{tried:?}");
+    assert!(tried.iter().any(|t| t.contains("port 8700")), "{tried:?}");
+    let mut events = link.subscribe();
+    let mut config = Config::new(project.path());
+    config.seed = Some(4);
+    let fake = FakeUnity::start(config).await.unwrap();
+    let result = link.call("ping", json!({"Message": "late"}), within(10)).await.unwrap();
+    assert_eq!(result["Message"], "Unity MCP Bridge received: late");
+    assert_eq!(tokio::time::timeout(WAIT, events.recv()).await.unwrap().unwrap(), LinkEvent::Connected);
+    drop(fake);
+}
+
+#[tokio::test]
+async fn an_editor_of_another_project_is_not_used() {
+    let setup = fake_with(|_| {}).await;
+    let other = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(other.path().join("Assets")).unwrap();
+    let mut config = LinkConfig::new(Locator { explicit_port: None, project: Some(other.path().to_owned()) });
+    config.connect_timeout = Duration::from_secs(2);
+    // The other project has no discovery file; point it at the fake's port
+    // through uLoopMCP's settings, as a wrong guess would.
+    std::fs::create_dir_all(other.path().join("UserSettings")).unwrap();
+    std::fs::write(
+        other.path().join("UserSettings/UnityMcpSettings.json"),
+        format!(r#"{{"customPort":{}}}"#, setup.fake.port()),
+    )
+    .unwrap();
+    let link = Link::start(config, None);
+    let error = link.call("ping", json!({}), CallOptions::within(Duration::from_millis(500))).await.unwrap_err();
+    let CallError::NoEditor { tried } = &error else { panic!("{error:?}") };
+    assert!(tried.iter().any(|t| t.contains("another project")), "{tried:?}");
+}
+
+#[tokio::test]
+async fn a_response_over_the_limit_fails_only_its_call() {
+    let setup = fake_with(|_| {}).await;
+    let link = link_for(setup.project.path(), |c| c.response_limit = 4096);
+    let error = link.call("get-tool-details", json!({"IncludeDevelopmentOnly": true}), within(10)).await.unwrap_err();
+    assert!(matches!(error, CallError::TooLarge { limit: 4096, .. }), "{error:?}");
+    let ping = link.call("ping", json!({"Message": "still"}), within(10)).await.unwrap();
+    assert_eq!(ping["Message"], "Unity MCP Bridge received: still");
+}
+
+#[tokio::test]
+async fn newline_framing_is_spoken_when_asked_or_needed() {
+    let setup = fake_with(|_| {}).await;
+    let link = link_for(setup.project.path(), |c| c.framing = FramingChoice::Newline);
+    link.call("ping", json!({}), within(10)).await.unwrap();
+    assert_eq!(link.status().framing, Some("newline"));
+
+    // An Editor that only understands newline framing: Auto falls back.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(newline_only_editor(listener));
+    let config = LinkConfig::new(Locator { explicit_port: Some(port), project: None });
+    let link = Link::start(config, None);
+    let result = link.call("ping", json!({"Message": "legacy"}), within(10)).await.unwrap();
+    assert_eq!(result["Message"], "legacy");
+    assert_eq!(link.status().framing, Some("newline"));
+}
+
+/// A legacy Editor: reads lines, answers `{"id":…,"result":{"Message":…}}`,
+/// and closes a connection whose first line is not JSON.
+async fn newline_only_editor(listener: TcpListener) {
+    loop {
+        let Ok((stream, _)) = listener.accept().await else { return };
+        tokio::spawn(async move {
+            let (read, mut write) = stream.into_split();
+            let mut lines = BufReader::new(read).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                let Ok(request) = serde_json::from_str::<Value>(&line) else { return };
+                let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"Message": request["params"]["Message"], "UnityVersion": "2021.3.0f1"}});
+                if write.write_all(format!("{answer}\n").as_bytes()).await.is_err() {
+                    return;
+                }
+            }
+        });
+    }
+}
+
+#[tokio::test]
+async fn a_silent_editor_is_detected_and_left() {
+    // Answers the handshake on every connection, then says nothing more.
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = connections.clone();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { return };
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut reader = BufReader::new(read);
+                let mut answered = false;
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let Some(len) =
+                        header.trim().strip_prefix("Content-Length: ").and_then(|n| n.parse::<usize>().ok())
+                    else {
+                        continue;
+                    };
+                    let mut blank = String::new();
+                    let _ = reader.read_line(&mut blank).await;
+                    let mut body = vec![0; len];
+                    let _ = tokio::io::AsyncReadExt::read_exact(&mut reader, &mut body).await;
+                    let request: Value = serde_json::from_slice(&body).unwrap();
+                    if !answered && request["method"] == "get-version" {
+                        answered = true;
+                        let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": {"ProtocolVersion": 1, "Capabilities": []}}).to_string();
+                        let _ = write
+                            .write_all(format!("Content-Length: {}\r\n\r\n{answer}", answer.len()).as_bytes())
+                            .await;
+                    }
+                }
+            });
+        }
+    });
+    let mut config = LinkConfig::new(Locator { explicit_port: Some(port), project: None });
+    config.silence_before_ping = Duration::from_millis(200);
+    config.ping_deadline = Duration::from_millis(200);
+    let link = Link::start(config, None);
+    let error = link.call("get-logs", json!({}), CallOptions::within(Duration::from_secs(3))).await.unwrap_err();
+    // Sent, unanswered, and this Editor cannot resume: an honest interruption.
+    assert_eq!(error, CallError::Interrupted);
+    let deadline = Instant::now() + WAIT;
+    while connections.load(std::sync::atomic::Ordering::SeqCst) < 2 {
+        assert!(Instant::now() < deadline, "the silent connection was never left for a new one");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
