@@ -15,12 +15,15 @@
 //! - [`transcript`] — editor-link traffic as JSON Lines (`--record`).
 //! - [`connection`] — the bridge's hold on the Editor: one persistent
 //!   connection, reconnect through reloads, pipelined calls, resume, watchdog.
+//! - [`tools`] — Editor tools as MCP tools; results and errors as MCP tool
+//!   results; oversized results to files; the tool cache.
 
 pub mod connection;
 pub mod discovery;
 pub mod framing;
 pub mod jsonrpc;
 pub mod tool_details;
+pub mod tools;
 pub mod transcript;
 
 /// This crate's version, as reported to peers.

@@ -1,0 +1,503 @@
+//! From the Editor's tools to MCP tools and back: valid, simple JSON Schemas
+//! from `get-tool-details` (protocol §6), Unity results and errors as MCP
+//! tool results a model can act on, oversized results to files, and the
+//! per-project cache of the last tool list.
+//!
+//! Everything here is plain JSON in MCP's shapes; only `mcp.rs` knows rmcp.
+
+use std::{
+    path::{Path, PathBuf},
+    time::SystemTime,
+};
+
+use serde_json::{Map, Value, json};
+
+use crate::{
+    connection::CallError,
+    discovery::{iso_timestamp, write_atomic},
+    jsonrpc::ErrorKind,
+    tool_details::{ParameterProperty, ParameterSchema, ParameterType, ToolDetail, ToolDetails},
+};
+
+/// A tool as the bridge offers it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct McpTool {
+    /// The tool in MCP's shape: `name`, `description`, `inputSchema`,
+    /// `annotations`.
+    pub definition: Value,
+    /// Resending it after a reload cannot change anything.
+    pub read_only: bool,
+    /// Default deadline in seconds.
+    pub timeout_seconds: Option<f64>,
+}
+
+impl McpTool {
+    pub fn name(&self) -> &str {
+        self.definition["name"].as_str().unwrap_or("")
+    }
+}
+
+/// Tools of uLoopMCP known to only read, for Editors that send no annotations.
+const READ_ONLY: &[&str] = &[
+    "ping",
+    "get-version",
+    "get-tool-details",
+    "get-logs",
+    "find-game-objects",
+    "unity-search",
+    "get-hierarchy",
+    "get-provider-details",
+    "get-menu-items",
+    "screenshot",
+];
+
+/// MCP's rule for tool names: 1–128 of `[A-Za-z0-9_.-]`.
+pub fn valid_tool_name(name: &str) -> bool {
+    (1..=128).contains(&name.len()) && name.chars().all(|c| c.is_ascii_alphanumeric() || "_.-".contains(c))
+}
+
+/// The MCP tools for an Editor's tool list, sorted by name; internal tools
+/// only with `include_internal`. Tools that cannot be offered are returned
+/// as warnings.
+pub fn from_editor(details: &ToolDetails, include_internal: bool) -> (Vec<McpTool>, Vec<String>) {
+    let mut tools = Vec::new();
+    let mut warnings = Vec::new();
+    for detail in &details.tools {
+        if detail.display_development_only && !include_internal {
+            continue;
+        }
+        if !valid_tool_name(&detail.name) {
+            warnings.push(format!("tool {:?} has a name MCP does not allow; it is not offered", detail.name));
+            continue;
+        }
+        tools.push(from_detail(detail));
+    }
+    tools.sort_by(|a, b| a.name().cmp(b.name()));
+    tools.dedup_by(|a, b| a.name() == b.name());
+    (tools, warnings)
+}
+
+fn from_detail(detail: &ToolDetail) -> McpTool {
+    let mut definition = json!({
+        "name": detail.name,
+        "description": if detail.description.is_empty() { format!("The Unity Editor's {} tool", detail.name) } else { detail.description.clone() },
+        "inputSchema": input_schema(&detail.parameter_schema),
+    });
+    if let Some(annotations) = &detail.annotations {
+        if let Ok(value) = serde_json::to_value(annotations) {
+            if value.as_object().is_some_and(|o| !o.is_empty()) {
+                definition["annotations"] = value;
+            }
+        }
+    }
+    let read_only = detail.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(READ_ONLY.contains(&detail.name.as_str()));
+    let timeout_seconds = detail.timeout_seconds.or_else(|| {
+        detail.parameter_schema.properties.get("TimeoutSeconds").and_then(|p| p.default_value.as_ref()).and_then(Value::as_f64)
+    });
+    McpTool { definition, read_only, timeout_seconds }
+}
+
+/// A JSON Schema for a tool's parameters (protocol §6 → MCP).
+pub fn input_schema(schema: &ParameterSchema) -> Value {
+    let mut properties = Map::new();
+    for (name, property) in &schema.properties {
+        properties.insert(name.clone(), property_schema(property));
+    }
+    let mut out = json!({"type": "object", "properties": properties});
+    let required: Vec<&String> = schema.required.iter().filter(|r| schema.properties.contains_key(*r)).collect();
+    if !required.is_empty() {
+        out["required"] = json!(required);
+    }
+    out
+}
+
+fn property_schema(property: &ParameterProperty) -> Value {
+    let mut out = Map::new();
+    match &property.ty {
+        ParameterType::String => {
+            out.insert("type".into(), "string".into());
+        }
+        ParameterType::Boolean => {
+            out.insert("type".into(), "boolean".into());
+        }
+        ParameterType::Number => {
+            out.insert("type".into(), "number".into());
+        }
+        ParameterType::Array => {
+            out.insert("type".into(), "array".into());
+            // The Editor does not say; every array of the protocol holds strings.
+            out.insert("items".into(), json!({"type": "string"}));
+        }
+        ParameterType::Object => {
+            out.insert("type".into(), "object".into());
+        }
+        // Unknown types accept anything (the Editor will check).
+        ParameterType::Other(_) => {}
+    }
+    if !property.description.is_empty() {
+        out.insert("description".into(), property.description.clone().into());
+    }
+    if let Some(values) = property.enum_values.as_ref().filter(|v| !v.is_empty()) {
+        out.insert("enum".into(), json!(values));
+    }
+    if let Some(default) = &property.default_value {
+        if default_fits(property, default) {
+            out.insert("default".into(), default.clone());
+        }
+    }
+    Value::Object(out)
+}
+
+/// A default is published only when it is valid for the property: one of the
+/// enum values (uLoopMCP sends enum defaults as integers) and of its type.
+fn default_fits(property: &ParameterProperty, default: &Value) -> bool {
+    if let Some(values) = &property.enum_values {
+        return default.as_str().is_some_and(|d| values.iter().any(|v| v == d));
+    }
+    match property.ty {
+        ParameterType::String => default.is_string(),
+        ParameterType::Boolean => default.is_boolean(),
+        ParameterType::Number => default.is_number(),
+        ParameterType::Array => default.is_array(),
+        ParameterType::Object => default.is_object(),
+        ParameterType::Other(_) => false,
+    }
+}
+
+/// A tool result in MCP's shape (`content`, `structuredContent`, `isError`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolResult(pub Value);
+
+impl ToolResult {
+    /// An error a model can act on.
+    pub fn error(text: impl Into<String>) -> Self {
+        ToolResult(json!({"content": [{"type": "text", "text": text.into()}], "isError": true}))
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.0["isError"] == true
+    }
+
+    pub fn text(&self) -> String {
+        self.0["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// Where oversized results go, and how large a result may be.
+#[derive(Clone, Debug)]
+pub struct ResultPolicy {
+    /// Largest text a result may carry, bytes (a client output cap of about
+    /// 25k tokens is about 80 KB of JSON).
+    pub budget_bytes: usize,
+    /// The project (results go to `.uloop/outputs/BridgeResults/` there), or
+    /// `None` for the system's temporary folder.
+    pub project: Option<PathBuf>,
+}
+
+impl Default for ResultPolicy {
+    fn default() -> Self {
+        ResultPolicy { budget_bytes: 80_000, project: None }
+    }
+}
+
+/// Unity's result object as an MCP result: the object as structured content
+/// and as JSON text; `Success: false` is an error; screenshot image data
+/// becomes image content; an oversized result goes to a file.
+pub fn from_editor_result(tool: &str, result: Value, policy: &ResultPolicy) -> ToolResult {
+    let mut result = result;
+    let is_error = result.get("Success") == Some(&Value::Bool(false));
+    let images = take_images(&mut result);
+    let text = serde_json::to_string(&result).unwrap_or_default();
+    let mut content = Vec::new();
+    let mut structured = result;
+    if text.len() > policy.budget_bytes {
+        let (summary, saved) = spill(tool, &structured, text.len(), policy);
+        content.push(json!({"type": "text", "text": summary}));
+        structured = saved;
+    } else {
+        content.push(json!({"type": "text", "text": text}));
+    }
+    for data in images {
+        content.push(json!({"type": "image", "data": data, "mimeType": "image/png"}));
+    }
+    let mut out = json!({"content": content, "structuredContent": structured});
+    if is_error {
+        out["isError"] = true.into();
+    }
+    ToolResult(out)
+}
+
+/// Moves `ImageDataBase64` out of screenshot entries, leaving a note.
+fn take_images(result: &mut Value) -> Vec<String> {
+    let mut images = Vec::new();
+    let Some(shots) = result.get_mut("Screenshots").and_then(Value::as_array_mut) else { return images };
+    for shot in shots {
+        if let Some(Value::String(data)) = shot.get_mut("ImageDataBase64").map(Value::take) {
+            shot["ImageDataBase64"] = format!("(sent as image content: {} bytes of base64)", data.len()).into();
+            images.push(data);
+        }
+    }
+    images
+}
+
+/// Writes an oversized result to a file; returns the summary text and the
+/// structured content that replace it.
+fn spill(tool: &str, result: &Value, size: usize, policy: &ResultPolicy) -> (String, Value) {
+    let dir = match &policy.project {
+        Some(project) => project.join(".uloop/outputs/BridgeResults"),
+        None => std::env::temp_dir().join("unity-mcp-bridge"),
+    };
+    let stamp = iso_timestamp(SystemTime::now()).replace([':', '.'], "-");
+    let path = dir.join(format!("{tool}_{stamp}.json"));
+    let pretty = serde_json::to_vec_pretty(result).unwrap_or_default();
+    let scalars: Map<String, Value> = result
+        .as_object()
+        .into_iter()
+        .flatten()
+        .filter(|(_, v)| v.is_number() || v.is_boolean() || v.as_str().is_some_and(|s| s.len() <= 200))
+        .map(|(k, v)| (k.clone(), v.clone()))
+        .collect();
+    let (size_text, budget_text) = (human_size(size as u64), human_size(policy.budget_bytes as u64));
+    match write_atomic(&path, &pretty) {
+        Ok(()) => {
+            let shown = path.display();
+            let summary = format!(
+                "The result of {tool} is {size_text} (about {} tokens), over this bridge's output budget of {budget_text}, so it was saved to {shown} instead. Read or search that file rather than asking for the whole result again. Its top-level values: {}",
+                size / 4,
+                Value::Object(scalars.clone())
+            );
+            let mut structured = scalars;
+            structured.insert("resultSavedToFile".into(), shown.to_string().into());
+            structured.insert("resultSizeBytes".into(), size.into());
+            (summary, Value::Object(structured))
+        }
+        Err(err) => {
+            let summary = format!(
+                "The result of {tool} is {size_text}, over this bridge's output budget of {budget_text}, and could not be saved to {}: {err}. Ask for less (filters, MaxResults, MaxCount). Its top-level values: {}",
+                path.display(),
+                Value::Object(scalars.clone())
+            );
+            (summary, Value::Object(scalars))
+        }
+    }
+}
+
+/// A byte count for people: `980 bytes`, `12.5 KB`, `3.2 MB`.
+pub fn human_size(bytes: u64) -> String {
+    const KB: f64 = 1024.0;
+    let b = bytes as f64;
+    if b < KB {
+        format!("{bytes} bytes")
+    } else if b < KB * KB {
+        format!("{:.1} KB", b / KB)
+    } else {
+        format!("{:.1} MB", b / (KB * KB))
+    }
+}
+
+/// A failed call as an MCP result with a message a model can act on.
+pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
+    let text = match error {
+        CallError::Editor(e) => {
+            let detail = e.detail();
+            match e.kind() {
+                ErrorKind::SecurityBlocked => {
+                    let reason = e.data.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str).unwrap_or(detail);
+                    format!("Unity blocked {tool} through its security settings: {reason} Only a person can change that setting, in Unity's MCP settings window.")
+                }
+                ErrorKind::ToolDisabled => {
+                    format!("{tool} is disabled in Unity's MCP settings ({detail}). Only a person can enable it, in Unity.")
+                }
+                ErrorKind::InvalidParams => {
+                    format!("Unity rejected the arguments of {tool}: {detail}. Check them against the tool's input schema.")
+                }
+                ErrorKind::MethodNotFound => format!(
+                    "Unity does not know the tool {tool} (its tools changed, probably after a script reload). List the tools again."
+                ),
+                ErrorKind::Timeout => format!(
+                    "Unity gave up on {tool} at its own deadline: {detail}. If the operation needs longer, call it again with a larger TimeoutSeconds."
+                ),
+                ErrorKind::Interrupted => format!(
+                    "{tool} was cut off by a domain reload (Unity reloaded its scripts) before it finished: {detail}. Unity says it did not complete; it may have been partly applied. Check its effect before calling it again."
+                ),
+                _ => format!("Unity failed to run {tool}: {detail} (error {}, {}).", e.code, e.data_type().unwrap_or("no type")),
+            }
+        }
+        CallError::Timeout { seconds, .. } => format!(
+            "No answer from Unity within {seconds} s for {tool}. Unity may be busy (a long compile or test run, a modal dialog, or an unfocused Editor window that is not updating), and the call may still complete there. Check with the bridge-status tool, or call again with a larger TimeoutSeconds."
+        ),
+        CallError::Interrupted => format!(
+            "Unity reloaded its scripts (a domain reload) while {tool} was running, and this Editor cannot report whether it finished: it may or may not have been applied. Check its effect (for example with get-logs or get-hierarchy) before running it again."
+        ),
+        CallError::TooLarge { size, limit } => format!(
+            "Unity's answer to {tool} was {}, over the bridge's response limit of {}, and was discarded. Ask for less (filters, MaxResults) or let the tool save to a file (SaveToFile).",
+            human_size(*size),
+            human_size(*limit as u64)
+        ),
+        CallError::NoEditor { tried } => format!(
+            "No Unity Editor is reachable, so {tool} could not run. Tried: {}. Open the project in Unity (with the bridge package installed), or call wait-for-editor-ready.",
+            tried.join("; ")
+        ),
+        CallError::Cancelled => format!("{tool} was cancelled."),
+    };
+    ToolResult::error(text)
+}
+
+/// The last tool list of a project, kept on disk so a fresh bridge can answer
+/// `tools/list` before Unity is reachable.
+#[derive(Clone, Debug)]
+pub struct ToolCache {
+    path: PathBuf,
+}
+
+impl ToolCache {
+    /// The cache of `project`: `Library/UnityMcpBridge/tools.json` (Unity's
+    /// `Library/` is the project's own cache folder, never committed).
+    pub fn for_project(project: &Path) -> Self {
+        ToolCache { path: project.join("Library/UnityMcpBridge/tools.json") }
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn load(&self) -> Option<ToolDetails> {
+        let bytes = std::fs::read(&self.path).ok()?;
+        let stored: Value = serde_json::from_slice(&bytes).ok()?;
+        serde_json::from_value(stored.get("toolDetails")?.clone()).ok()
+    }
+
+    pub fn store(&self, details: &ToolDetails) {
+        let stored = json!({
+            "savedBy": format!("unity-mcp-bridge {}", crate::VERSION),
+            "savedAt": iso_timestamp(SystemTime::now()),
+            "toolDetails": details,
+        });
+        if let Err(err) = write_atomic(&self.path, &serde_json::to_vec_pretty(&stored).unwrap_or_default()) {
+            tracing::warn!(%err, path = %self.path.display(), "cannot write the tool cache");
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::jsonrpc::ErrorObject;
+
+    fn details(json: &str) -> ToolDetails {
+        serde_json::from_str(json).unwrap()
+    }
+
+    const ULOOP_STYLE: &str = r#"{"Tools":[
+      {"name":"run-tests","description":"Runs tests","parameterSchema":{"Properties":{
+         "FilterType":{"Type":"string","Description":"Type of test filter","DefaultValue":0,"Enum":["all","exact","regex","assembly"]},
+         "TestMode":{"Type":"string","Description":"Test mode","DefaultValue":"EditMode","Enum":["EditMode","PlayMode"]},
+         "MaxCount":{"Type":"number","Description":"","DefaultValue":"lots","Enum":null},
+         "Names":{"Type":"array","Description":"Names","DefaultValue":[],"Enum":null},
+         "Parameters":{"Type":"object","Description":"Runtime parameters","DefaultValue":{},"Enum":null},
+         "Position":{"Type":"vector3","Description":"A type this bridge does not know","DefaultValue":null,"Enum":null},
+         "TimeoutSeconds":{"Type":"number","Description":"","DefaultValue":180,"Enum":null}},"Required":["TestMode","Ghost"]},
+       "displayDevelopmentOnly":false},
+      {"name":"ping","description":"","parameterSchema":{"Properties":{},"Required":[]},"displayDevelopmentOnly":true},
+      {"name":"bad name!","description":"","parameterSchema":{"Properties":{},"Required":[]},"displayDevelopmentOnly":false},
+      {"name":"compile","description":"Compiles","parameterSchema":{"Properties":{}},"displayDevelopmentOnly":false,
+       "annotations":{"readOnlyHint":false,"destructiveHint":false},"timeoutSeconds":300.0}
+    ],"Ver":"2.1.1"}"#;
+
+    #[test]
+    fn schemas_are_valid_and_simple() {
+        let (tools, warnings) = from_editor(&details(ULOOP_STYLE), false);
+        assert_eq!(tools.iter().map(McpTool::name).collect::<Vec<_>>(), ["compile", "run-tests"]);
+        assert_eq!(warnings.len(), 1);
+        let run = &tools[1].definition;
+        let props = &run["inputSchema"]["properties"];
+        assert_eq!(run["inputSchema"]["type"], "object");
+        assert_eq!(props["FilterType"]["enum"], json!(["all", "exact", "regex", "assembly"]));
+        assert!(props["FilterType"].get("default").is_none(), "an integer default is not one of the enum names");
+        assert_eq!(props["TestMode"]["default"], "EditMode");
+        assert!(props["MaxCount"].get("default").is_none(), "a default of the wrong type is dropped");
+        assert_eq!(props["Names"], json!({"type": "array", "items": {"type": "string"}, "description": "Names", "default": []}));
+        assert_eq!(props["Parameters"]["type"], "object");
+        assert_eq!(props["Position"], json!({"description": "A type this bridge does not know"}));
+        assert_eq!(run["inputSchema"]["required"], json!(["TestMode"]), "unknown required names are dropped");
+        // Key order follows the Editor.
+        let keys: Vec<&String> = props.as_object().unwrap().keys().collect();
+        assert_eq!(keys, ["FilterType", "TestMode", "MaxCount", "Names", "Parameters", "Position", "TimeoutSeconds"]);
+        assert_eq!(tools[1].timeout_seconds, Some(180.0));
+        let compile = &tools[0];
+        assert_eq!(compile.definition["annotations"], json!({"readOnlyHint": false, "destructiveHint": false}));
+        assert_eq!(compile.definition["inputSchema"], json!({"type": "object", "properties": {}}));
+        assert_eq!((compile.read_only, compile.timeout_seconds), (false, Some(300.0)));
+        let (with_internal, _) = from_editor(&details(ULOOP_STYLE), true);
+        assert!(with_internal.iter().any(|t| t.name() == "ping" && t.read_only));
+    }
+
+    #[test]
+    fn results_carry_structure_text_errors_and_images() {
+        let ok = from_editor_result("compile", json!({"Success": true, "ErrorCount": 0, "Ver": "1"}), &ResultPolicy::default());
+        assert_eq!(ok.0["structuredContent"]["ErrorCount"], 0);
+        assert_eq!(ok.0["content"][0]["text"], r#"{"Success":true,"ErrorCount":0,"Ver":"1"}"#);
+        assert!(!ok.is_error());
+        let failed = from_editor_result("compile", json!({"Success": false, "ErrorCount": 2}), &ResultPolicy::default());
+        assert!(failed.is_error());
+        let shot = from_editor_result(
+            "screenshot",
+            json!({"Screenshots": [{"ImagePath": "a.png", "ImageDataBase64": "iVBORw0K"}], "ScreenshotCount": 1}),
+            &ResultPolicy::default(),
+        );
+        assert_eq!(shot.0["content"][1], json!({"type": "image", "data": "iVBORw0K", "mimeType": "image/png"}));
+        assert_eq!(shot.0["structuredContent"]["Screenshots"][0]["ImageDataBase64"], "(sent as image content: 8 bytes of base64)");
+    }
+
+    #[test]
+    fn oversized_results_go_to_a_file() {
+        let project = tempfile::tempdir().unwrap();
+        let policy = ResultPolicy { budget_bytes: 1000, project: Some(project.path().to_owned()) };
+        let big = json!({"Success": true, "TotalCount": 500, "Results": vec!["x".repeat(50); 100]});
+        let result = from_editor_result("unity-search", big.clone(), &policy);
+        let saved = result.0["structuredContent"]["resultSavedToFile"].as_str().unwrap();
+        assert!(saved.contains(".uloop/outputs/BridgeResults/unity-search_"), "{saved}");
+        let on_disk: Value = serde_json::from_slice(&std::fs::read(saved).unwrap()).unwrap();
+        assert_eq!(on_disk, big);
+        assert_eq!(result.0["structuredContent"]["TotalCount"], 500);
+        assert!(result.text().contains("over this bridge's output budget of 1000 bytes"), "{}", result.text());
+        assert!(result.text().len() < 1000);
+    }
+
+    #[test]
+    fn errors_say_what_to_do() {
+        let blocked = ErrorObject::new(ErrorKind::SecurityBlocked, "blocked")
+            .with_data("command", "run-tests")
+            .with_data("reason", "Test execution is disabled.");
+        let text = from_call_error("run-tests", &CallError::Editor(blocked)).text();
+        assert!(text.contains("Test execution is disabled.") && text.contains("person"), "{text}");
+        let internal = ErrorObject::new(ErrorKind::InternalError, "NullReferenceException in HierarchyService");
+        let text = from_call_error("get-hierarchy", &CallError::Editor(internal)).text();
+        assert!(text.contains("NullReferenceException in HierarchyService"), "never a bare Internal error: {text}");
+        let interrupted = from_call_error("execute-menu-item", &CallError::Interrupted);
+        assert!(interrupted.is_error() && interrupted.text().contains("may or may not have been applied"));
+        assert!(from_call_error("x", &CallError::NoEditor { tried: vec!["port 8700: refused".into()] }).text().contains("port 8700: refused"));
+    }
+
+    #[test]
+    fn the_cache_round_trips() {
+        let project = tempfile::tempdir().unwrap();
+        let cache = ToolCache::for_project(project.path());
+        assert!(cache.load().is_none());
+        cache.store(&details(ULOOP_STYLE));
+        assert_eq!(cache.load().unwrap(), details(ULOOP_STYLE));
+    }
+
+    #[test]
+    fn sizes_read_well() {
+        assert_eq!(human_size(980), "980 bytes");
+        assert_eq!(human_size(12_800), "12.5 KB");
+        assert_eq!(human_size(64 * 1024 * 1024), "64.0 MB");
+    }
+
+    #[test]
+    fn tool_names() {
+        assert!(valid_tool_name("get-logs") && valid_tool_name("a.b_c-1"));
+        assert!(!valid_tool_name("") && !valid_tool_name("bad name") && !valid_tool_name(&"x".repeat(129)));
+    }
+}
