@@ -776,7 +776,7 @@ impl Link {
             }
             self.on_disconnected(&connection);
         }
-        let _ = self.current.send(None);
+        self.current.send_replace(None);
         self.update(|s| s.status.state = LinkState::Stopped);
     }
 
@@ -819,7 +819,7 @@ impl Link {
             s.working_framing = Some(connection.framing);
         });
         tracing::info!(port = connection.port, framing = %connection.framing, "connected to the Unity Editor");
-        let _ = self.current.send(Some(connection.clone()));
+        self.current.send_replace(Some(connection.clone()));
         let _ = self.events.send(LinkEvent::Connected);
     }
 

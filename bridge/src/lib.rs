@@ -17,11 +17,19 @@
 //!   connection, reconnect through reloads, pipelined calls, resume, watchdog.
 //! - [`tools`] — Editor tools as MCP tools; results and errors as MCP tool
 //!   results; oversized results to files; the tool cache.
+//! - [`bridge`] — the bridge as a service, independent of the MCP SDK: the
+//!   tool catalogue, calls with deadlines and progress, its own two tools.
+//! - [`mcp`] — the MCP stdio server: the one module that knows rmcp, behind a
+//!   guard that keeps stdout clean and every request answered.
+//! - [`setup`] — writing MCP clients' configuration files (`setup CLIENT`).
 
+pub mod bridge;
 pub mod connection;
 pub mod discovery;
 pub mod framing;
 pub mod jsonrpc;
+pub mod mcp;
+pub mod setup;
 pub mod tool_details;
 pub mod tools;
 pub mod transcript;

@@ -90,9 +90,15 @@ fn from_detail(detail: &ToolDetail) -> McpTool {
             }
         }
     }
-    let read_only = detail.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(READ_ONLY.contains(&detail.name.as_str()));
+    let read_only =
+        detail.annotations.as_ref().and_then(|a| a.read_only_hint).unwrap_or(READ_ONLY.contains(&detail.name.as_str()));
     let timeout_seconds = detail.timeout_seconds.or_else(|| {
-        detail.parameter_schema.properties.get("TimeoutSeconds").and_then(|p| p.default_value.as_ref()).and_then(Value::as_f64)
+        detail
+            .parameter_schema
+            .properties
+            .get("TimeoutSeconds")
+            .and_then(|p| p.default_value.as_ref())
+            .and_then(Value::as_f64)
     });
     McpTool { definition, read_only, timeout_seconds }
 }
@@ -179,7 +185,13 @@ impl ToolResult {
     }
 
     pub fn text(&self) -> String {
-        self.0["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
+        self.0["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -302,14 +314,21 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
             let detail = e.detail();
             match e.kind() {
                 ErrorKind::SecurityBlocked => {
-                    let reason = e.data.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str).unwrap_or(detail);
-                    format!("Unity blocked {tool} through its security settings: {reason} Only a person can change that setting, in Unity's MCP settings window.")
+                    let reason =
+                        e.data.as_ref().and_then(|d| d.get("reason")).and_then(Value::as_str).unwrap_or(detail);
+                    format!(
+                        "Unity blocked {tool} through its security settings: {reason} Only a person can change that setting, in Unity's MCP settings window."
+                    )
                 }
                 ErrorKind::ToolDisabled => {
-                    format!("{tool} is disabled in Unity's MCP settings ({detail}). Only a person can enable it, in Unity.")
+                    format!(
+                        "{tool} is disabled in Unity's MCP settings ({detail}). Only a person can enable it, in Unity."
+                    )
                 }
                 ErrorKind::InvalidParams => {
-                    format!("Unity rejected the arguments of {tool}: {detail}. Check them against the tool's input schema.")
+                    format!(
+                        "Unity rejected the arguments of {tool}: {detail}. Check them against the tool's input schema."
+                    )
                 }
                 ErrorKind::MethodNotFound => format!(
                     "Unity does not know the tool {tool} (its tools changed, probably after a script reload). List the tools again."
@@ -320,7 +339,11 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
                 ErrorKind::Interrupted => format!(
                     "{tool} was cut off by a domain reload (Unity reloaded its scripts) before it finished: {detail}. Unity says it did not complete; it may have been partly applied. Check its effect before calling it again."
                 ),
-                _ => format!("Unity failed to run {tool}: {detail} (error {}, {}).", e.code, e.data_type().unwrap_or("no type")),
+                _ => format!(
+                    "Unity failed to run {tool}: {detail} (error {}, {}).",
+                    e.code,
+                    e.data_type().unwrap_or("no type")
+                ),
             }
         }
         CallError::Timeout { seconds, .. } => format!(
@@ -416,7 +439,10 @@ mod tests {
         assert!(props["FilterType"].get("default").is_none(), "an integer default is not one of the enum names");
         assert_eq!(props["TestMode"]["default"], "EditMode");
         assert!(props["MaxCount"].get("default").is_none(), "a default of the wrong type is dropped");
-        assert_eq!(props["Names"], json!({"type": "array", "items": {"type": "string"}, "description": "Names", "default": []}));
+        assert_eq!(
+            props["Names"],
+            json!({"type": "array", "items": {"type": "string"}, "description": "Names", "default": []})
+        );
         assert_eq!(props["Parameters"]["type"], "object");
         assert_eq!(props["Position"], json!({"description": "A type this bridge does not know"}));
         assert_eq!(run["inputSchema"]["required"], json!(["TestMode"]), "unknown required names are dropped");
@@ -434,11 +460,16 @@ mod tests {
 
     #[test]
     fn results_carry_structure_text_errors_and_images() {
-        let ok = from_editor_result("compile", json!({"Success": true, "ErrorCount": 0, "Ver": "1"}), &ResultPolicy::default());
+        let ok = from_editor_result(
+            "compile",
+            json!({"Success": true, "ErrorCount": 0, "Ver": "1"}),
+            &ResultPolicy::default(),
+        );
         assert_eq!(ok.0["structuredContent"]["ErrorCount"], 0);
         assert_eq!(ok.0["content"][0]["text"], r#"{"Success":true,"ErrorCount":0,"Ver":"1"}"#);
         assert!(!ok.is_error());
-        let failed = from_editor_result("compile", json!({"Success": false, "ErrorCount": 2}), &ResultPolicy::default());
+        let failed =
+            from_editor_result("compile", json!({"Success": false, "ErrorCount": 2}), &ResultPolicy::default());
         assert!(failed.is_error());
         let shot = from_editor_result(
             "screenshot",
@@ -446,7 +477,10 @@ mod tests {
             &ResultPolicy::default(),
         );
         assert_eq!(shot.0["content"][1], json!({"type": "image", "data": "iVBORw0K", "mimeType": "image/png"}));
-        assert_eq!(shot.0["structuredContent"]["Screenshots"][0]["ImageDataBase64"], "(sent as image content: 8 bytes of base64)");
+        assert_eq!(
+            shot.0["structuredContent"]["Screenshots"][0]["ImageDataBase64"],
+            "(sent as image content: 8 bytes of base64)"
+        );
     }
 
     #[test]
@@ -476,7 +510,11 @@ mod tests {
         assert!(text.contains("NullReferenceException in HierarchyService"), "never a bare Internal error: {text}");
         let interrupted = from_call_error("execute-menu-item", &CallError::Interrupted);
         assert!(interrupted.is_error() && interrupted.text().contains("may or may not have been applied"));
-        assert!(from_call_error("x", &CallError::NoEditor { tried: vec!["port 8700: refused".into()] }).text().contains("port 8700: refused"));
+        assert!(
+            from_call_error("x", &CallError::NoEditor { tried: vec!["port 8700: refused".into()] })
+                .text()
+                .contains("port 8700: refused")
+        );
     }
 
     #[test]

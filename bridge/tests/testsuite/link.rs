@@ -19,7 +19,7 @@ use unity_mcp_bridge::{
 
 const WAIT: Duration = Duration::from_secs(10);
 
-fn copy_dir(from: &Path, to: &Path) {
+pub fn copy_dir(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
         let entry = entry.unwrap();
@@ -286,4 +286,12 @@ async fn a_silent_editor_is_detected_and_left() {
         assert!(Instant::now() < deadline, "the silent connection was never left for a new one");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+#[tokio::test]
+async fn a_large_answer_arrives_whole() {
+    let setup = fake_with(|_| {}).await;
+    let link = link_for(setup.project.path(), |_| {});
+    let details = link.call("get-tool-details", json!({"IncludeDevelopmentOnly": true}), within(10)).await.unwrap();
+    assert_eq!(details["Tools"].as_array().unwrap().len(), 19);
 }

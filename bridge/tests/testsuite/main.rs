@@ -2,3 +2,4 @@
 
 mod framing_props;
 mod link;
+mod service;

@@ -1,0 +1,466 @@
+//! The bridge as a service, independent of the MCP SDK: the tool catalogue
+//! (kept fresh from the Editor, answered from the on-disk cache before Unity
+//! is reachable), tool calls with deadlines, progress and cancellation, and
+//! the bridge's own tools (`bridge-status`, `wait-for-editor-ready`).
+
+use std::{
+    path::PathBuf,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use serde_json::{Map, Value, json};
+use tokio::sync::{mpsc, watch};
+use tokio_util::sync::CancellationToken;
+
+use crate::{
+    connection::{CallError, CallOptions, Link, LinkEvent},
+    jsonrpc::ErrorKind,
+    tool_details::ToolDetails,
+    tools::{self, McpTool, ResultPolicy, ToolCache, ToolResult},
+};
+
+/// The bridge's own tools.
+pub const STATUS_TOOL: &str = "bridge-status";
+pub const WAIT_TOOL: &str = "wait-for-editor-ready";
+
+/// How the bridge behaves.
+#[derive(Clone, Debug)]
+pub struct BridgeOptions {
+    /// Offer the Editor's internal tools too (`--dev`).
+    pub include_internal: bool,
+    /// Without a cached tool list, how long `tools/list` waits for the Editor.
+    pub tools_wait: Duration,
+    pub results: ResultPolicy,
+    /// Deadline of a tool that names none.
+    pub default_timeout: Duration,
+    /// Added to a tool's own deadline, so Unity's timeout answer arrives first.
+    pub timeout_grace: Duration,
+    /// Progress heartbeat during long calls.
+    pub heartbeat: Duration,
+    /// The project, for status reports.
+    pub project: Option<PathBuf>,
+}
+
+impl Default for BridgeOptions {
+    fn default() -> Self {
+        BridgeOptions {
+            include_internal: false,
+            tools_wait: Duration::from_secs(10),
+            results: ResultPolicy::default(),
+            default_timeout: Duration::from_secs(60),
+            timeout_grace: Duration::from_secs(5),
+            heartbeat: Duration::from_secs(5),
+            project: None,
+        }
+    }
+}
+
+/// Where the Editor's tools came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CatalogSource {
+    /// Not known yet.
+    None,
+    /// The on-disk cache of an earlier run.
+    Cache,
+    /// The Editor, on this connection.
+    Editor,
+}
+
+impl CatalogSource {
+    fn as_str(self) -> &'static str {
+        match self {
+            CatalogSource::None => "none yet",
+            CatalogSource::Cache => "cache",
+            CatalogSource::Editor => "editor",
+        }
+    }
+}
+
+/// The Editor's tools as offered.
+#[derive(Clone, Debug)]
+pub struct Catalog {
+    pub unity: Vec<McpTool>,
+    pub source: CatalogSource,
+    pub warnings: Vec<String>,
+}
+
+/// One progress report for an MCP client.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Progress {
+    /// Increases with every report.
+    pub progress: f64,
+    pub message: String,
+}
+
+/// Where a call's progress goes.
+pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+
+/// Why a call could not be made at all (a JSON-RPC error, not a tool result).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CallRefused {
+    UnknownTool(String),
+    /// The client cancelled: nothing is sent back.
+    Cancelled,
+}
+
+type Listener = Box<dyn Fn() + Send + Sync>;
+
+/// The bridge.
+pub struct Bridge {
+    pub link: Arc<Link>,
+    options: BridgeOptions,
+    catalog: watch::Sender<Catalog>,
+    cache: Option<ToolCache>,
+    on_change: Mutex<Option<Listener>>,
+    started: Instant,
+}
+
+impl std::fmt::Debug for Bridge {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Bridge").field("options", &self.options).finish_non_exhaustive()
+    }
+}
+
+impl Bridge {
+    /// Starts keeping the tool catalogue fresh from `link`.
+    pub fn start(link: Arc<Link>, options: BridgeOptions, cache: Option<ToolCache>) -> Arc<Bridge> {
+        let mut catalog = Catalog { unity: Vec::new(), source: CatalogSource::None, warnings: Vec::new() };
+        if let Some(details) = cache.as_ref().and_then(ToolCache::load) {
+            let (unity, warnings) = tools::from_editor(&details, options.include_internal);
+            catalog = Catalog { unity: without_own(unity), source: CatalogSource::Cache, warnings };
+        }
+        let bridge = Arc::new(Bridge {
+            link,
+            options,
+            catalog: watch::channel(catalog).0,
+            cache,
+            on_change: Mutex::new(None),
+            started: Instant::now(),
+        });
+        let events = bridge.link.subscribe();
+        tokio::spawn(bridge.clone().follow(events));
+        bridge
+    }
+
+    /// `f` runs whenever the set of tools really changes.
+    pub fn on_tools_changed(&self, f: impl Fn() + Send + Sync + 'static) {
+        *self.on_change.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(f));
+    }
+
+    pub fn catalog(&self) -> Catalog {
+        self.catalog.borrow().clone()
+    }
+
+    async fn follow(self: Arc<Self>, mut events: tokio::sync::broadcast::Receiver<LinkEvent>) {
+        if self.link.is_connected() {
+            self.refresh().await;
+        }
+        loop {
+            match events.recv().await {
+                Ok(LinkEvent::Connected | LinkEvent::ToolsChanged) => {
+                    // Coalesce a burst (connected, then list_changed).
+                    while let Ok(event) = events.try_recv() {
+                        tracing::trace!(?event, "coalesced");
+                    }
+                    self.refresh().await;
+                }
+                Ok(LinkEvent::Disconnected) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => self.refresh().await,
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    }
+
+    /// Fetches the Editor's tools; tells the client when the set changed.
+    pub async fn refresh(&self) {
+        let params = json!({"IncludeDevelopmentOnly": self.options.include_internal});
+        let mut options = CallOptions::within(Duration::from_secs(15));
+        options.read_only = true;
+        let details = match self.link.call("get-tool-details", params, options).await {
+            Ok(result) => match serde_json::from_value::<ToolDetails>(result) {
+                Ok(details) => details,
+                Err(e) => {
+                    tracing::warn!(%e, "the Editor's tool list does not have the shape of protocol §6");
+                    return;
+                }
+            },
+            Err(e) => {
+                tracing::debug!(%e, "cannot fetch the Editor's tools now");
+                return;
+            }
+        };
+        let (unity, warnings) = tools::from_editor(&details, self.options.include_internal);
+        for warning in &warnings {
+            tracing::warn!("{warning}");
+        }
+        let unity = without_own(unity);
+        let changed = {
+            let current = self.catalog.borrow();
+            current.unity != unity
+        };
+        self.catalog.send_replace(Catalog { unity, source: CatalogSource::Editor, warnings });
+        if let Some(cache) = &self.cache {
+            cache.store(&details);
+        }
+        if changed {
+            tracing::info!("the Editor's tools changed");
+            if let Some(f) = self.on_change.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+                f();
+            }
+        }
+    }
+
+    /// Every tool, the bridge's own first, then the Editor's by name. Without
+    /// a known tool list, waits a bounded time for the Editor.
+    pub async fn list_tools(&self) -> Vec<Value> {
+        let mut watch = self.catalog.subscribe();
+        if watch.borrow().source == CatalogSource::None {
+            let wait = watch.wait_for(|c| c.source != CatalogSource::None);
+            let _ = tokio::time::timeout(self.options.tools_wait, wait).await;
+        }
+        self.current_tools()
+    }
+
+    /// Every tool known now, without waiting.
+    pub fn current_tools(&self) -> Vec<Value> {
+        let mut out = own_tools();
+        out.extend(self.catalog.borrow().unity.iter().map(|t| t.definition.clone()));
+        out
+    }
+
+    /// Calls a tool. A tool result whatever happens in Unity; a refusal only
+    /// for an unknown tool or a cancelled call.
+    pub async fn call_tool(
+        &self,
+        name: &str,
+        arguments: Map<String, Value>,
+        progress: Option<ProgressSink>,
+        cancel: CancellationToken,
+    ) -> Result<ToolResult, CallRefused> {
+        match name {
+            STATUS_TOOL => return Ok(self.status_result()),
+            WAIT_TOOL => return self.wait_for_editor(&arguments, cancel).await,
+            _ => {}
+        }
+        let tool = self.find_tool(name).await.ok_or_else(|| CallRefused::UnknownTool(name.to_owned()))?;
+        let own_deadline = arguments.get("TimeoutSeconds").and_then(Value::as_f64).filter(|s| *s > 0.0);
+        let seconds =
+            own_deadline.or(tool.timeout_seconds).map_or(self.options.default_timeout, Duration::from_secs_f64);
+        let deadline = Instant::now() + seconds + self.options.timeout_grace;
+        let (progress_tx, heartbeat) = match progress {
+            Some(sink) => {
+                let (tx, rx) = mpsc::unbounded_channel();
+                let stop = CancellationToken::new();
+                tokio::spawn(forward_progress(rx, sink, self.options.heartbeat, stop.clone()));
+                (Some(tx), Some(stop))
+            }
+            None => (None, None),
+        };
+        let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
+        let outcome = self.link.call(name, Value::Object(arguments), options).await;
+        if let Some(stop) = heartbeat {
+            stop.cancel();
+        }
+        match outcome {
+            Ok(result) => Ok(tools::from_editor_result(name, result, &self.options.results)),
+            Err(CallError::Cancelled) => Err(CallRefused::Cancelled),
+            Err(error) => {
+                if matches!(&error, CallError::Editor(e) if e.kind() == ErrorKind::MethodNotFound) {
+                    self.refresh().await;
+                }
+                Ok(tools::from_call_error(name, &error))
+            }
+        }
+    }
+
+    async fn find_tool(&self, name: &str) -> Option<McpTool> {
+        let mut watch = self.catalog.subscribe();
+        let known = |c: &Catalog| c.unity.iter().any(|t| t.name() == name);
+        if !known(&watch.borrow()) && watch.borrow().source != CatalogSource::Editor {
+            // Not known yet: wait for the Editor's list, as tools/list does.
+            let _ =
+                tokio::time::timeout(self.options.tools_wait, watch.wait_for(|c| c.source == CatalogSource::Editor))
+                    .await;
+        }
+        let catalog = watch.borrow();
+        catalog.unity.iter().find(|t| t.name() == name).cloned()
+    }
+
+    /// The `bridge-status` document.
+    pub fn status(&self) -> Value {
+        let link = self.link.status();
+        let catalog = self.catalog.borrow();
+        let editor = link.editor.clone().unwrap_or_default();
+        json!({
+            "bridgeVersion": crate::VERSION,
+            "connected": link.state == crate::connection::LinkState::Connected,
+            "state": link.state,
+            "project": self.options.project.as_ref().map(|p| p.display().to_string()),
+            "port": link.port,
+            "framing": link.framing,
+            "unityVersion": editor.unity_version,
+            "packageVersion": editor.package_version,
+            "protocolVersion": editor.protocol_version,
+            "capabilities": editor.capabilities,
+            "serverSessionId": link.session_id,
+            "connectedSince": link.connected_since,
+            "reloads": link.reloads,
+            "lastReload": link.last_reload,
+            "callsInFlight": link.calls_in_flight,
+            "tools": {"count": catalog.unity.len(), "source": catalog.source.as_str(), "warnings": catalog.warnings},
+            "uptimeSeconds": self.started.elapsed().as_secs(),
+            "tried": link.tried,
+        })
+    }
+
+    fn status_result(&self) -> ToolResult {
+        let status = self.status();
+        ToolResult(json!({
+            "content": [{"type": "text", "text": status.to_string()}],
+            "structuredContent": status,
+        }))
+    }
+
+    async fn wait_for_editor(
+        &self,
+        arguments: &Map<String, Value>,
+        cancel: CancellationToken,
+    ) -> Result<ToolResult, CallRefused> {
+        let seconds = match arguments.get("timeout_seconds") {
+            None | Some(Value::Null) => 30.0,
+            Some(v) => match v.as_f64() {
+                Some(s) if (5.0..=120.0).contains(&s) => s,
+                _ => return Ok(ToolResult::error(format!("timeout_seconds must be a number from 5 to 120, not {v}"))),
+            },
+        };
+        let started = Instant::now();
+        let deadline = started + Duration::from_secs_f64(seconds);
+        loop {
+            match self.link.wait_connected(deadline, &cancel).await {
+                Err(CallError::Cancelled) => return Err(CallRefused::Cancelled),
+                Err(_) => {
+                    let status = self.link.status();
+                    return Ok(ToolResult::error(format!(
+                        "Unity was not ready within {seconds} s ({}). Tried: {}",
+                        serde_json::to_value(status.state).unwrap_or_default().as_str().unwrap_or(""),
+                        status.tried.join("; ")
+                    )));
+                }
+                Ok(()) => {}
+            }
+            let mut options = CallOptions::within(deadline.saturating_duration_since(Instant::now()));
+            options.cancel = cancel.clone();
+            options.read_only = true;
+            match self.link.call("ping", json!({}), options).await {
+                Ok(_) => break,
+                Err(CallError::Cancelled) => return Err(CallRefused::Cancelled),
+                Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(50)).await,
+                Err(e) => return Ok(tools::from_call_error(WAIT_TOOL, &e)),
+            }
+        }
+        let status = self.link.status();
+        let result = json!({
+            "ready": true,
+            "waitedMs": started.elapsed().as_millis() as u64,
+            "port": status.port,
+            "unityVersion": status.editor.and_then(|e| e.unity_version),
+        });
+        Ok(ToolResult(json!({"content": [{"type": "text", "text": result.to_string()}], "structuredContent": result})))
+    }
+}
+
+/// A Unity tool with the name of one of the bridge's own is not offered.
+fn without_own(mut unity: Vec<McpTool>) -> Vec<McpTool> {
+    unity.retain(|t| t.name() != STATUS_TOOL && t.name() != WAIT_TOOL);
+    unity
+}
+
+/// The definitions of the bridge's own tools.
+pub fn own_tools() -> Vec<Value> {
+    vec![
+        json!({
+            "name": STATUS_TOOL,
+            "description": "Status of the connection to the Unity Editor: connected or not, project, port, Unity and package versions, protocol version, the last domain reload, calls in flight, and what was tried when Unity cannot be reached.",
+            "inputSchema": {"type": "object", "properties": {}},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+        }),
+        json!({
+            "name": WAIT_TOOL,
+            "description": "Wait until the Unity Editor is ready (connected and answering), for example after changing C# scripts, which makes Unity recompile and reload. Returns as soon as it answers.",
+            "inputSchema": {"type": "object", "properties": {
+                "timeout_seconds": {"type": "number", "description": "Longest wait, 5 to 120 seconds", "minimum": 5, "maximum": 120, "default": 30}
+            }},
+            "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false},
+        }),
+    ]
+}
+
+/// Forwards Unity's progress for one call, with a heartbeat while it says
+/// nothing; each report's number is higher than the last.
+async fn forward_progress(
+    mut unity: mpsc::UnboundedReceiver<Value>,
+    sink: ProgressSink,
+    heartbeat: Duration,
+    stop: CancellationToken,
+) {
+    let started = Instant::now();
+    let mut count = 0.0;
+    loop {
+        let message = tokio::select! {
+            _ = stop.cancelled() => return,
+            update = unity.recv() => match update {
+                None => return,
+                Some(p) => {
+                    let step = match (p["progress"].as_f64(), p["total"].as_f64()) {
+                        (Some(done), Some(total)) => format!("{done}/{total}"),
+                        (Some(done), None) => format!("{done}"),
+                        _ => String::new(),
+                    };
+                    match p["message"].as_str() {
+                        Some(m) if !step.is_empty() => format!("{step}: {m}"),
+                        Some(m) => m.to_owned(),
+                        None => step,
+                    }
+                }
+            },
+            _ = tokio::time::sleep(heartbeat) => format!("waiting for Unity ({} s)", started.elapsed().as_secs()),
+        };
+        count += 1.0;
+        sink(Progress { progress: count, message });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn own_tools_are_valid_mcp_tools() {
+        for tool in own_tools() {
+            assert!(tools::valid_tool_name(tool["name"].as_str().unwrap()));
+            assert_eq!(tool["inputSchema"]["type"], "object");
+        }
+    }
+
+    #[tokio::test]
+    async fn progress_is_forwarded_with_heartbeats_and_always_increases() {
+        let (tx, rx) = mpsc::unbounded_channel();
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let sink_seen = seen.clone();
+        let sink: ProgressSink = Arc::new(move |p| sink_seen.lock().unwrap().push(p));
+        let stop = CancellationToken::new();
+        let task = tokio::spawn(forward_progress(rx, sink, Duration::from_millis(30), stop.clone()));
+        tx.send(json!({"requestId": "x", "progress": 1, "total": 3, "message": "Compiling"})).unwrap();
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        tx.send(json!({"requestId": "x", "progress": 2, "total": 3})).unwrap();
+        tokio::time::sleep(Duration::from_millis(10)).await;
+        stop.cancel();
+        task.await.unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(seen[0], Progress { progress: 1.0, message: "1/3: Compiling".into() });
+        assert!(seen.iter().any(|p| p.message.starts_with("waiting for Unity")), "{seen:?}");
+        assert_eq!(seen.last().unwrap().message, "2/3");
+        assert!(seen.windows(2).all(|w| w[1].progress > w[0].progress));
+    }
+}

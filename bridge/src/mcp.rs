@@ -1,0 +1,623 @@
+//! The MCP side: the only module that knows rmcp (3.9).
+//!
+//! rmcp runs the MCP session; a guard stands in front of it on stdin and
+//! stdout, because rmcp 3.9 on its own exits on a notification before
+//! `initialize`, drops a malformed line without an answer, never answers a
+//! request whose handler panicked, and waits up to 5 s for handlers at stdin
+//! EOF. The guard reads stdin line by line and answers itself what rmcp would
+//! mishandle (`-32700` for bad JSON, `-32600` for batches and requests before
+//! `initialize`, `-32022` for a `server/discover` probe), drops notifications
+//! before `initialize`, and is the only writer of stdout. Handlers run in
+//! their own tasks so a panic becomes an error reply. On stdin EOF or when
+//! the parent process dies, the bridge flushes stdout and exits at once.
+
+use std::{
+    borrow::Cow,
+    future::Future,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::Duration,
+};
+
+use futures_util::StreamExt;
+// `logging/setLevel` is deprecated in MCP (SEP-2577), but VS Code still sends it.
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
+use rmcp::{
+    ErrorData as McpError, Peer, RoleServer, ServerHandler,
+    model::{
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, DiscoverResult, ErrorCode,
+        InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+        ProgressToken, ProtocolVersion, ServerJsonRpcMessage, Tool,
+    },
+    service::{NotificationContext, RequestContext},
+    transport::Transport,
+};
+use serde_json::{Map, Value, json};
+use tokio::{
+    io::AsyncWriteExt,
+    sync::{mpsc, oneshot},
+};
+use tokio_util::{codec::FramedRead, sync::CancellationToken};
+
+use crate::{
+    bridge::{Bridge, CallRefused, Progress, ProgressSink},
+    framing::{Frame, FrameDecoder, Framing},
+};
+
+/// The MCP revisions with an `initialize` handshake, newest first. The
+/// stateless 2026-07-28 lifecycle is not supported yet: its `server/discover`
+/// probe is refused so clients fall back to `initialize`.
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// Largest line accepted on stdin.
+const STDIN_LIMIT: usize = 16 * 1024 * 1024;
+
+/// How the MCP server behaves.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Tools per `tools/list` page.
+    pub page_size: usize,
+    /// Exit when the parent process goes away.
+    pub exit_with_parent: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions { page_size: 100, exit_with_parent: true }
+    }
+}
+
+/// Why the server stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    StdinClosed,
+    ParentGone,
+    StdoutClosed,
+}
+
+/// Serves MCP on stdin/stdout until stdin closes or the parent dies.
+pub async fn serve_stdio(bridge: Arc<Bridge>, options: ServeOptions) -> Stop {
+    let (out, out_rx) = Out::new();
+    let stdout_closed = CancellationToken::new();
+    let writer = tokio::spawn(write_stdout(out_rx, stdout_closed.clone()));
+    let (to_rmcp, from_guard) = mpsc::channel(64);
+    let stdin_closed = CancellationToken::new();
+    tokio::spawn(guard_stdin(to_rmcp, out.clone(), stdin_closed.clone()));
+
+    let handler = Handler::new(bridge.clone(), options.clone());
+    let transport = GuardedTransport { from_guard, out: out.clone() };
+    let session = tokio::spawn(async move {
+        match rmcp::serve_server(handler, transport).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+            }
+            Err(e) => tracing::info!(%e, "the MCP session ended before it began"),
+        }
+    });
+
+    let stop = tokio::select! {
+        _ = stdin_closed.cancelled() => Stop::StdinClosed,
+        _ = stdout_closed.cancelled() => Stop::StdoutClosed,
+        _ = parent_gone(options.exit_with_parent) => Stop::ParentGone,
+    };
+    tracing::info!(?stop, "shutting down");
+    // Calls in flight are abandoned; what is already answered still goes out.
+    bridge.link.stop();
+    session.abort();
+    out.flush(Duration::from_millis(200)).await;
+    writer.abort();
+    stop
+}
+
+/// Resolves when the parent process is gone (its pid changes: the orphan
+/// was adopted), never when `enabled` is false.
+async fn parent_gone(enabled: bool) {
+    #[cfg(unix)]
+    if enabled {
+        let parent = std::os::unix::process::parent_id();
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            if std::os::unix::process::parent_id() != parent {
+                return;
+            }
+        }
+    }
+    let _ = enabled;
+    std::future::pending::<()>().await;
+}
+
+// ---- stdout: one writer, one message per line ----
+
+enum OutItem {
+    Line(Vec<u8>),
+    Flush(oneshot::Sender<()>),
+}
+
+/// The only way to stdout.
+#[derive(Clone, Debug)]
+struct Out(mpsc::UnboundedSender<OutItem>);
+
+impl std::fmt::Debug for OutItem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            OutItem::Line(_) => "Line",
+            OutItem::Flush(_) => "Flush",
+        })
+    }
+}
+
+impl Out {
+    fn new() -> (Out, mpsc::UnboundedReceiver<OutItem>) {
+        let (tx, rx) = mpsc::unbounded_channel();
+        (Out(tx), rx)
+    }
+
+    fn line(&self, value: &impl serde::Serialize) -> bool {
+        match serde_json::to_vec(value) {
+            Ok(bytes) => self.0.send(OutItem::Line(bytes)).is_ok(),
+            Err(e) => {
+                tracing::error!(%e, "cannot serialise a message for stdout");
+                false
+            }
+        }
+    }
+
+    /// A JSON-RPC error answered by the guard itself.
+    fn error(&self, id: Option<&Value>, code: i64, message: &str, data: Option<Value>) {
+        let mut error = json!({"code": code, "message": message});
+        if let Some(data) = data {
+            error["data"] = data;
+        }
+        self.line(&json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error}));
+    }
+
+    /// Waits until everything queued so far is written, up to `limit`.
+    async fn flush(&self, limit: Duration) {
+        let (tx, rx) = oneshot::channel();
+        if self.0.send(OutItem::Flush(tx)).is_ok() {
+            let _ = tokio::time::timeout(limit, rx).await;
+        }
+    }
+}
+
+async fn write_stdout(mut rx: mpsc::UnboundedReceiver<OutItem>, closed: CancellationToken) {
+    let mut stdout = tokio::io::stdout();
+    while let Some(item) = rx.recv().await {
+        match item {
+            OutItem::Line(mut line) => {
+                line.push(b'\n');
+                if stdout.write_all(&line).await.is_err() {
+                    closed.cancel();
+                    return;
+                }
+                if rx.is_empty() && stdout.flush().await.is_err() {
+                    closed.cancel();
+                    return;
+                }
+            }
+            OutItem::Flush(done) => {
+                let _ = stdout.flush().await;
+                let _ = done.send(());
+            }
+        }
+    }
+}
+
+// ---- stdin: the guard ----
+
+async fn guard_stdin(to_rmcp: mpsc::Sender<ClientJsonRpcMessage>, out: Out, closed: CancellationToken) {
+    let mut lines = FramedRead::new(tokio::io::stdin(), FrameDecoder::new(Framing::Newline, STDIN_LIMIT));
+    let mut guard = Guard { initialize_seen: false };
+    while let Some(frame) = lines.next().await {
+        match frame {
+            Ok(Frame::Body(line)) => {
+                if let Some(message) = guard.check(&line, &out) {
+                    if to_rmcp.send(message).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            Ok(Frame::TooLarge { size, limit, .. }) => {
+                out.error(
+                    None,
+                    -32600,
+                    &format!("Invalid Request: a message of {size} bytes is over the {limit}-byte limit"),
+                    None,
+                );
+            }
+            Err(e) => {
+                tracing::debug!(%e, "stdin ended");
+                break;
+            }
+        }
+    }
+    closed.cancel();
+}
+
+/// What the guard knows of the session.
+#[derive(Debug)]
+struct Guard {
+    initialize_seen: bool,
+}
+
+impl Guard {
+    /// Checks one line: a message for rmcp, or `None` when the guard has
+    /// answered it (or dropped it) itself.
+    fn check(&mut self, line: &[u8], out: &Out) -> Option<ClientJsonRpcMessage> {
+        let value: Value = match serde_json::from_slice(line) {
+            Ok(value) => value,
+            Err(e) => {
+                out.error(None, -32700, &format!("Parse error: {e}"), None);
+                return None;
+            }
+        };
+        let obj = match &value {
+            Value::Object(obj) => obj,
+            Value::Array(_) => {
+                out.error(None, -32600, "Invalid Request: batches are not supported (removed in MCP 2025-06-18)", None);
+                return None;
+            }
+            _ => {
+                out.error(None, -32600, "Invalid Request: a message must be a JSON object", None);
+                return None;
+            }
+        };
+        let id = obj.get("id").filter(|id| !id.is_null());
+        if id.is_some_and(|id| !id.is_string() && !id.is_i64() && !id.is_u64()) {
+            out.error(None, -32600, "Invalid Request: an id must be a string or an integer", None);
+            return None;
+        }
+        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            if id.is_some() {
+                out.error(id, -32600, "Invalid Request: \"jsonrpc\" must be \"2.0\"", None);
+            }
+            return None;
+        }
+        let method = obj.get("method").and_then(Value::as_str);
+        if method == Some("server/discover") {
+            if id.is_some() {
+                let requested = obj.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get("protocolVersion"));
+                out.error(
+                    id,
+                    i64::from(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0),
+                    "Unsupported protocol version: this server uses the initialize handshake",
+                    Some(json!({"supported": SUPPORTED_VERSIONS, "requested": requested})),
+                );
+            }
+            return None;
+        }
+        if !self.initialize_seen {
+            match (method, id) {
+                (Some("initialize"), Some(_)) => self.initialize_seen = true,
+                (Some("ping"), Some(_)) => {}
+                (Some(method), Some(id)) => {
+                    out.error(Some(id), -32600, &format!("Invalid Request: {method} before initialize"), None);
+                    return None;
+                }
+                // Notifications and stray responses before initialize: ignored.
+                _ => {
+                    tracing::debug!(?method, "message before initialize ignored");
+                    return None;
+                }
+            }
+        }
+        match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+            // rmcp takes a known method with unreadable params for a custom
+            // request and would answer "method not found": say what it is.
+            Ok(ClientJsonRpcMessage::Request(r)) if matches!(&r.request, rmcp::model::ClientRequest::CustomRequest(c) if is_mcp_method(&c.method)) =>
+            {
+                out.error(id, -32602, &format!("Invalid params for {}", method.unwrap_or("")), None);
+                None
+            }
+            Ok(message) => Some(message),
+            Err(e) => {
+                match (method, id) {
+                    (Some(method), Some(id)) => {
+                        out.error(Some(id), -32602, &format!("Invalid params for {method}: {e}"), None)
+                    }
+                    (None, Some(id)) if obj.get("result").is_none() && obj.get("error").is_none() => {
+                        out.error(Some(id), -32600, "Invalid Request: no method", None);
+                    }
+                    _ => tracing::debug!(%e, "unreadable notification or response ignored"),
+                }
+                None
+            }
+        }
+    }
+}
+
+/// Methods MCP defines for a client to call.
+fn is_mcp_method(method: &str) -> bool {
+    matches!(method, "initialize" | "ping")
+        || ["tools/", "resources/", "prompts/", "completion/", "logging/", "tasks/"]
+            .iter()
+            .any(|p| method.starts_with(p))
+}
+
+/// The transport rmcp sees: messages the guard let through, and stdout.
+struct GuardedTransport {
+    from_guard: mpsc::Receiver<ClientJsonRpcMessage>,
+    out: Out,
+}
+
+impl Transport<RoleServer> for GuardedTransport {
+    type Error = std::io::Error;
+
+    fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let sent = self.out.line(&item);
+        std::future::ready(if sent { Ok(()) } else { Err(std::io::Error::other("stdout is closed")) })
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        self.from_guard.recv().await
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.from_guard.close();
+        std::future::ready(Ok(()))
+    }
+}
+
+// ---- the session ----
+
+struct Handler {
+    bridge: Arc<Bridge>,
+    options: ServeOptions,
+    /// The client, once `initialize` has arrived.
+    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
+    /// `notifications/initialized` arrived: list_changed may be sent.
+    initialized: Arc<AtomicBool>,
+    /// The tool list the client last received: list_changed is sent only
+    /// when the tools differ from it.
+    served: Arc<Mutex<Option<Vec<Value>>>>,
+}
+
+fn to_rmcp<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> {
+    serde_json::from_value(value)
+        .map_err(|e| McpError::internal_error(format!("the bridge built an invalid message: {e}"), None))
+}
+
+impl Handler {
+    fn new(bridge: Arc<Bridge>, options: ServeOptions) -> Self {
+        let handler = Handler {
+            bridge,
+            options,
+            peer: Arc::new(Mutex::new(None)),
+            initialized: Arc::new(AtomicBool::new(false)),
+            served: Arc::new(Mutex::new(None)),
+        };
+        let (peer, initialized, served) = (handler.peer.clone(), handler.initialized.clone(), handler.served.clone());
+        let bridge = Arc::downgrade(&handler.bridge);
+        handler.bridge.on_tools_changed(move || {
+            if !initialized.load(Ordering::SeqCst) {
+                return;
+            }
+            let Some(bridge) = bridge.upgrade() else { return };
+            let current = bridge.current_tools();
+            let stale = served.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|s| *s != current);
+            if !stale {
+                // The client has not listed the tools yet, or already has these.
+                return;
+            }
+            if let Some(peer) = peer.lock().unwrap_or_else(|p| p.into_inner()).clone() {
+                tokio::spawn(async move {
+                    if let Err(e) = peer.notify_tool_list_changed().await {
+                        tracing::debug!(%e, "cannot send tools/list_changed");
+                    }
+                });
+            }
+        });
+        handler
+    }
+
+    fn info(&self) -> InitializeResult {
+        let info = json!({
+            "protocolVersion": SUPPORTED_VERSIONS[0],
+            "capabilities": {"tools": {"listChanged": true}},
+            "serverInfo": {"name": "unity-mcp-bridge", "title": "Unity Editor", "version": crate::VERSION},
+            "instructions": "Tools of the Unity Editor that has this project open. After changing C# scripts, call compile (or wait-for-editor-ready): Unity recompiles and reloads, and the bridge reconnects on its own. bridge-status says whether Unity is reachable.",
+        });
+        serde_json::from_value(info).expect("the server info is valid")
+    }
+}
+
+/// Runs `work` in its own task, so a panic becomes an error reply.
+async fn guarded<T: Send + 'static>(
+    what: &str,
+    work: impl Future<Output = Result<T, McpError>> + Send + 'static,
+) -> Result<T, McpError> {
+    match tokio::spawn(work).await {
+        Ok(result) => result,
+        Err(e) => {
+            tracing::error!(%e, "{what} panicked");
+            Err(McpError::internal_error(format!("the bridge failed while handling {what}: {e}"), None))
+        }
+    }
+}
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> InitializeResult {
+        self.info()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Owned(
+            SUPPORTED_VERSIONS.iter().map(|v| serde_json::from_value(json!(v)).expect("a version string")).collect(),
+        )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, McpError> {
+        context.peer.set_peer_info(request.clone());
+        *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(context.peer.clone());
+        let name = request.client_info.name.clone();
+        tracing::info!(client = %name, version = %request.client_info.version, "MCP client");
+        // Told to Unity on every connect; initialize itself never waits for Unity.
+        self.bridge.link.set_client_name(&name);
+        self.negotiate_initialize(&request)
+    }
+
+    async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
+        // The guard answers server/discover; this is never reached.
+        Err(McpError::new(
+            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
+            "Unsupported protocol version",
+            Some(json!({"supported": SUPPORTED_VERSIONS})),
+        ))
+    }
+
+    async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
+        self.initialized.store(true, Ordering::SeqCst);
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        Ok(())
+    }
+
+    async fn list_tools(
+        &self,
+        request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, McpError> {
+        let bridge = self.bridge.clone();
+        let page_size = self.options.page_size.max(1);
+        let cursor = request.and_then(|r| r.cursor);
+        let served = self.served.clone();
+        guarded("tools/list", async move {
+            let start = match &cursor {
+                None => 0,
+                Some(c) => {
+                    c.parse::<usize>().map_err(|_| McpError::invalid_params(format!("invalid cursor {c:?}"), None))?
+                }
+            };
+            let tools = bridge.list_tools().await;
+            if start == 0 {
+                *served.lock().unwrap_or_else(|p| p.into_inner()) = Some(tools.clone());
+            }
+            if start > tools.len() {
+                return Err(McpError::invalid_params(
+                    format!("invalid cursor {start}: there are {} tools", tools.len()),
+                    None,
+                ));
+            }
+            let end = (start + page_size).min(tools.len());
+            let mut result = json!({"tools": tools[start..end]});
+            if end < tools.len() {
+                result["nextCursor"] = end.to_string().into();
+            }
+            to_rmcp::<ListToolsResult>(result)
+        })
+        .await
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, McpError> {
+        let bridge = self.bridge.clone();
+        let name = request.name.to_string();
+        let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
+        let progress = context.meta.get_progress_token().map(|token| progress_sink(context.peer.clone(), token));
+        let cancel = context.ct.clone();
+        guarded("tools/call", async move {
+            match bridge.call_tool(&name, arguments, progress, cancel).await {
+                Ok(result) => Ok(CallToolResponse::from(to_rmcp::<CallToolResult>(result.0)?)),
+                Err(CallRefused::UnknownTool(name)) => {
+                    Err(McpError::invalid_params(format!("Unknown tool: {name}"), None))
+                }
+                // rmcp sends nothing for a cancelled request.
+                Err(CallRefused::Cancelled) => Err(McpError::internal_error("cancelled", None)),
+            }
+        })
+        .await
+    }
+
+    fn get_tool(&self, _name: &str) -> Option<Tool> {
+        // Arguments are checked by Unity, which reports what is wrong.
+        None
+    }
+}
+
+/// Sends a call's progress to the client, in order.
+fn progress_sink(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressSink {
+    let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
+    tokio::spawn(async move {
+        while let Some(p) = rx.recv().await {
+            let params = json!({"progressToken": token, "progress": p.progress, "message": p.message});
+            let Ok(params) = serde_json::from_value::<ProgressNotificationParam>(params) else { continue };
+            if peer.notify_progress(params).await.is_err() {
+                return;
+            }
+        }
+    });
+    Arc::new(move |p| {
+        let _ = tx.send(p);
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn guard_lines(lines: &[&str]) -> (Vec<String>, Vec<Value>) {
+        let (out, mut rx) = Out::new();
+        let mut guard = Guard { initialize_seen: false };
+        let mut passed = Vec::new();
+        for line in lines {
+            if let Some(m) = guard.check(line.as_bytes(), &out) {
+                passed.push(serde_json::to_value(m).unwrap()["method"].as_str().unwrap_or("").to_owned());
+            }
+        }
+        drop(out);
+        let mut answered = Vec::new();
+        while let Ok(OutItem::Line(l)) = rx.try_recv() {
+            answered.push(serde_json::from_slice(&l).unwrap());
+        }
+        (passed, answered)
+    }
+
+    #[test]
+    fn the_guard_answers_what_rmcp_would_mishandle() {
+        let (passed, answered) = guard_lines(&[
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"not json"#,
+            r#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"id":7,"method":"ping"}"#,
+        ]);
+        assert_eq!(passed, ["ping", "initialize", "notifications/initialized"]);
+        let codes: Vec<(Value, i64)> =
+            answered.iter().map(|a| (a["id"].clone(), a["error"]["code"].as_i64().unwrap())).collect();
+        assert_eq!(
+            codes,
+            [
+                (json!(1), -32022),
+                (json!(2), -32600),
+                (Value::Null, -32700),
+                (Value::Null, -32600),
+                (Value::Null, -32600),
+                (json!(6), -32602),
+                (json!(7), -32600)
+            ]
+        );
+        assert_eq!(answered[0]["error"]["data"]["supported"], json!(SUPPORTED_VERSIONS));
+    }
+}

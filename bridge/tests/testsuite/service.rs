@@ -1,0 +1,56 @@
+//! The bridge service (catalogue, calls, own tools) against fake-unity.
+
+use std::{path::Path, sync::Arc, time::Duration};
+
+use fake_unity::{Config, FakeUnity};
+use serde_json::{Map, json};
+use tokio_util::sync::CancellationToken;
+use unity_mcp_bridge::{
+    bridge::{Bridge, BridgeOptions},
+    connection::{Link, LinkConfig},
+    discovery::Locator,
+    tools::ToolCache,
+};
+
+use crate::link::copy_dir;
+
+pub async fn fake(project: &Path) -> FakeUnity {
+    let mut config = Config::new(project);
+    config.seed = Some(5);
+    config.state.editor.reload_downtime_ms = 100;
+    config.state.editor.tools_ready_delay_ms = 10;
+    config.state.compile.duration_ms = 20;
+    FakeUnity::start(config).await.unwrap()
+}
+
+pub fn project() -> tempfile::TempDir {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project"), project.path());
+    project
+}
+
+fn bridge(project: &Path) -> Arc<Bridge> {
+    let link = Link::start(LinkConfig::new(Locator { explicit_port: None, project: Some(project.to_owned()) }), None);
+    let options = BridgeOptions {
+        tools_wait: Duration::from_secs(5),
+        project: Some(project.to_owned()),
+        ..BridgeOptions::default()
+    };
+    Bridge::start(link, options, Some(ToolCache::for_project(project)))
+}
+
+#[tokio::test]
+async fn tools_are_listed_from_the_editor_and_cached() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let bridge = bridge(project.path());
+    let tools =
+        tokio::time::timeout(Duration::from_secs(10), bridge.list_tools()).await.expect("tools/list answered in time");
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    assert_eq!(&names[..2], ["bridge-status", "wait-for-editor-ready"]);
+    assert!(names.contains(&"get-logs") && !names.contains(&"ping"), "{names:?}");
+    assert!(ToolCache::for_project(project.path()).load().is_some(), "the list is cached for the next start");
+    let result = bridge.call_tool("get-logs", Map::new(), None, CancellationToken::new()).await.unwrap();
+    assert_eq!(result.0["structuredContent"]["TotalCount"], 7);
+    let _ = json!({});
+}
