@@ -4,7 +4,9 @@
 //! the bridge's own tools (`bridge-status`, `wait-for-editor-ready`).
 
 use std::{
+    future::Future,
     path::PathBuf,
+    pin::Pin,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -93,8 +95,9 @@ pub struct Progress {
     pub message: String,
 }
 
-/// Where a call's progress goes.
-pub type ProgressSink = Arc<dyn Fn(Progress) + Send + Sync>;
+/// Where a call's progress goes; the future completes once the report is
+/// handed to the client's connection.
+pub type ProgressSink = Arc<dyn Fn(Progress) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
 
 /// Why a call could not be made at all (a JSON-RPC error, not a tool result).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -248,19 +251,21 @@ impl Bridge {
         let seconds =
             own_deadline.or(tool.timeout_seconds).map_or(self.options.default_timeout, Duration::from_secs_f64);
         let deadline = Instant::now() + seconds + self.options.timeout_grace;
-        let (progress_tx, heartbeat) = match progress {
+        let (progress_tx, forwarder) = match progress {
             Some(sink) => {
                 let (tx, rx) = mpsc::unbounded_channel();
                 let stop = CancellationToken::new();
-                tokio::spawn(forward_progress(rx, sink, self.options.heartbeat, stop.clone()));
-                (Some(tx), Some(stop))
+                let task = tokio::spawn(forward_progress(rx, sink, self.options.heartbeat, stop.clone()));
+                (Some(tx), Some((stop, task)))
             }
             None => (None, None),
         };
         let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
         let outcome = self.link.call(name, Value::Object(arguments), options).await;
-        if let Some(stop) = heartbeat {
+        if let Some((stop, task)) = forwarder {
+            // Every report goes out before the answer does.
             stop.cancel();
+            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
         }
         match outcome {
             Ok(result) => Ok(tools::from_editor_result(name, result, &self.options.results)),
@@ -274,17 +279,24 @@ impl Bridge {
         }
     }
 
+    /// The tool called `name`. Only the Editor's own list can say a tool does
+    /// not exist: without it (Unity absent, or only a cached list), an unknown
+    /// name is sent to Unity all the same, whose answer (or absence) is the
+    /// honest result.
     async fn find_tool(&self, name: &str) -> Option<McpTool> {
         let mut watch = self.catalog.subscribe();
         let known = |c: &Catalog| c.unity.iter().any(|t| t.name() == name);
         if !known(&watch.borrow()) && watch.borrow().source != CatalogSource::Editor {
             // Not known yet: wait for the Editor's list, as tools/list does.
-            let _ =
-                tokio::time::timeout(self.options.tools_wait, watch.wait_for(|c| c.source == CatalogSource::Editor))
-                    .await;
+            let editor_list = watch.wait_for(|c| c.source == CatalogSource::Editor);
+            let _ = tokio::time::timeout(self.options.tools_wait, editor_list).await;
         }
         let catalog = watch.borrow();
-        catalog.unity.iter().find(|t| t.name() == name).cloned()
+        match catalog.unity.iter().find(|t| t.name() == name) {
+            Some(tool) => Some(tool.clone()),
+            None if catalog.source == CatalogSource::Editor || !tools::valid_tool_name(name) => None,
+            None => Some(McpTool { definition: json!({"name": name}), read_only: false, timeout_seconds: None }),
+        }
     }
 
     /// The `bridge-status` document.
@@ -397,7 +409,8 @@ pub fn own_tools() -> Vec<Value> {
 }
 
 /// Forwards Unity's progress for one call, with a heartbeat while it says
-/// nothing; each report's number is higher than the last.
+/// nothing; each report's number is higher than the last. When stopped, it
+/// still sends what Unity reported before.
 async fn forward_progress(
     mut unity: mpsc::UnboundedReceiver<Value>,
     sink: ProgressSink,
@@ -408,26 +421,36 @@ async fn forward_progress(
     let mut count = 0.0;
     loop {
         let message = tokio::select! {
-            _ = stop.cancelled() => return,
+            biased;
             update = unity.recv() => match update {
                 None => return,
-                Some(p) => {
-                    let step = match (p["progress"].as_f64(), p["total"].as_f64()) {
-                        (Some(done), Some(total)) => format!("{done}/{total}"),
-                        (Some(done), None) => format!("{done}"),
-                        _ => String::new(),
-                    };
-                    match p["message"].as_str() {
-                        Some(m) if !step.is_empty() => format!("{step}: {m}"),
-                        Some(m) => m.to_owned(),
-                        None => step,
-                    }
-                }
+                Some(p) => unity_message(&p),
             },
+            _ = stop.cancelled() => {
+                while let Ok(p) = unity.try_recv() {
+                    count += 1.0;
+                    sink(Progress { progress: count, message: unity_message(&p) }).await;
+                }
+                return;
+            }
             _ = tokio::time::sleep(heartbeat) => format!("waiting for Unity ({} s)", started.elapsed().as_secs()),
         };
         count += 1.0;
-        sink(Progress { progress: count, message });
+        sink(Progress { progress: count, message }).await;
+    }
+}
+
+/// Unity's `notifications/progress` params as one line: `3/9: message`.
+fn unity_message(p: &Value) -> String {
+    let step = match (p["progress"].as_f64(), p["total"].as_f64()) {
+        (Some(done), Some(total)) => format!("{done}/{total}"),
+        (Some(done), None) => format!("{done}"),
+        _ => String::new(),
+    };
+    match p["message"].as_str() {
+        Some(m) if !step.is_empty() => format!("{step}: {m}"),
+        Some(m) => m.to_owned(),
+        None => step,
     }
 }
 
@@ -448,7 +471,10 @@ mod tests {
         let (tx, rx) = mpsc::unbounded_channel();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let sink_seen = seen.clone();
-        let sink: ProgressSink = Arc::new(move |p| sink_seen.lock().unwrap().push(p));
+        let sink: ProgressSink = Arc::new(move |p| {
+            sink_seen.lock().unwrap().push(p);
+            Box::pin(async {})
+        });
         let stop = CancellationToken::new();
         let task = tokio::spawn(forward_progress(rx, sink, Duration::from_millis(30), stop.clone()));
         tx.send(json!({"requestId": "x", "progress": 1, "total": 3, "message": "Compiling"})).unwrap();

@@ -550,20 +550,16 @@ impl ServerHandler for Handler {
     }
 }
 
-/// Sends a call's progress to the client, in order.
+/// Sends a call's progress to the client.
 fn progress_sink(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressSink {
-    let (tx, mut rx) = mpsc::unbounded_channel::<Progress>();
-    tokio::spawn(async move {
-        while let Some(p) = rx.recv().await {
+    Arc::new(move |p: Progress| {
+        let (peer, token) = (peer.clone(), token.clone());
+        Box::pin(async move {
             let params = json!({"progressToken": token, "progress": p.progress, "message": p.message});
-            let Ok(params) = serde_json::from_value::<ProgressNotificationParam>(params) else { continue };
-            if peer.notify_progress(params).await.is_err() {
-                return;
+            if let Ok(params) = serde_json::from_value::<ProgressNotificationParam>(params) {
+                let _ = peer.notify_progress(params).await;
             }
-        }
-    });
-    Arc::new(move |p| {
-        let _ = tx.send(p);
+        })
     })
 }
 

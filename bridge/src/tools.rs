@@ -508,6 +508,9 @@ mod tests {
         let internal = ErrorObject::new(ErrorKind::InternalError, "NullReferenceException in HierarchyService");
         let text = from_call_error("get-hierarchy", &CallError::Editor(internal)).text();
         assert!(text.contains("NullReferenceException in HierarchyService"), "never a bare Internal error: {text}");
+        let disabled = ErrorObject::new(ErrorKind::ToolDisabled, "Tool 'focus-window' is disabled in settings");
+        let text = from_call_error("focus-window", &CallError::Editor(disabled)).text();
+        assert!(text.contains("disabled in Unity's MCP settings") && text.contains("person"), "{text}");
         let interrupted = from_call_error("execute-menu-item", &CallError::Interrupted);
         assert!(interrupted.is_error() && interrupted.text().contains("may or may not have been applied"));
         assert!(

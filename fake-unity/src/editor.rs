@@ -238,6 +238,7 @@ pub struct EditorConfig {
     /// Largest request frame accepted.
     pub max_request_bytes: usize,
     pub defect: Option<Defect>,
+    pub resume: bool,
 }
 
 /// The simulated Editor.
@@ -248,6 +249,8 @@ pub struct Editor {
     pub seed: u64,
     pub max_request_bytes: usize,
     pub defect: Option<Defect>,
+    /// Keeps a resume journal and answers `x-resume` from it.
+    pub resume: bool,
     pub stats: Arc<Stats>,
     sim: Mutex<Simulation>,
     link: Mutex<Link>,
@@ -303,6 +306,7 @@ impl Editor {
             seed: config.seed,
             max_request_bytes: config.max_request_bytes,
             defect: config.defect,
+            resume: config.resume,
             stats: Arc::default(),
             sim: Mutex::new(sim),
             link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id }),
@@ -603,7 +607,7 @@ impl Editor {
         let params_value = Value::Object(params.clone());
         let (generation, domain) = self.domain();
 
-        if request.is_resume() {
+        if request.is_resume() && self.resume {
             let lookup = lock(&self.journal).lookup(&key, &request.method, &params_value, generation);
             match lookup {
                 Lookup::NotSeen => {}

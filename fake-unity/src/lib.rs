@@ -72,6 +72,10 @@ pub struct Config {
     pub max_request_bytes: usize,
     /// A protocol rule to break on purpose.
     pub defect: Option<Defect>,
+    /// Keep a resume journal and advertise `resume` (protocol §5). Without
+    /// it the fake behaves like uLoopMCP: `x-resume` is ignored and a resent
+    /// request runs again.
+    pub resume: bool,
 }
 
 impl Config {
@@ -85,6 +89,7 @@ impl Config {
             seed: None,
             max_request_bytes: DEFAULT_REQUEST_LIMIT,
             defect: None,
+            resume: true,
         }
     }
 }
@@ -127,6 +132,7 @@ impl FakeUnity {
             seed,
             max_request_bytes: config.max_request_bytes,
             defect: config.defect,
+            resume: config.resume,
         });
         let listener =
             server::bind(config.port, None).await.map_err(|source| StartError::Bind { port: config.port, source })?;

@@ -53,6 +53,9 @@ struct ServeArgs {
     /// (see `fake-unity defects`).
     #[arg(long, value_name = "NAME")]
     defect: Option<fake_unity::Defect>,
+    /// Behave like uLoopMCP: no resume journal, `x-resume` ignored.
+    #[arg(long)]
+    no_resume: bool,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -88,6 +91,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         seed: args.seed,
         max_request_bytes: args.max_request_bytes,
         defect: args.defect,
+        resume: !args.no_resume,
     };
     // Signal handlers exist before the listening line is printed, so a
     // harness that signals as soon as it reads the line is never too early.

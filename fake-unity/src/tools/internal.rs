@@ -61,7 +61,13 @@ pub fn get_version(call: &ToolCall) -> Outcome {
         ("ProductName", info.product_name.clone().into()),
         ("PackageVersion", info.package_version.clone().into()),
         ("ProtocolVersion", PROTOCOL_VERSION.into()),
-        ("Capabilities", json!(["resume", "progress", "newline-framing", "image-data"])),
+        ("Capabilities", {
+            let mut capabilities = vec!["progress", "newline-framing", "image-data"];
+            if editor.resume {
+                capabilities.insert(0, "resume");
+            }
+            json!(capabilities)
+        }),
     ]))
 }
 

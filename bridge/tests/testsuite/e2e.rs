@@ -1,0 +1,393 @@
+//! End to end: the bridge binary as a child process, driven by rmcp's MCP
+//! client over stdio, in front of fake-unity over TCP.
+
+use std::{
+    path::Path,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicUsize, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use fake_unity::{Config, FakeUnity, ReloadOptions};
+use rmcp::{
+    ClientHandler, Peer, RoleClient, ServiceExt,
+    model::{
+        CallToolRequestParams, CallToolResponse, ClientConfig, ProgressNotificationParam, ProgressToken,
+        RequestMetaObject,
+    },
+    service::{NotificationContext, RunningService},
+    transport::{ConfigureCommandExt, TokioChildProcess},
+};
+use serde_json::{Map, Value, json};
+
+use crate::service::fake;
+
+pub const WAIT: Duration = Duration::from_secs(20);
+
+/// Records what the bridge sends besides answers.
+#[derive(Clone, Default)]
+pub struct Events {
+    pub list_changed: Arc<AtomicUsize>,
+    pub progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+}
+
+impl ClientHandler for Events {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.list_changed.fetch_add(1, Ordering::SeqCst);
+    }
+
+    async fn on_progress(&self, params: ProgressNotificationParam, _context: NotificationContext<RoleClient>) {
+        self.progress.lock().unwrap().push(params);
+    }
+
+    fn get_info(&self) -> ClientConfig {
+        serde_json::from_value(json!({
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "rmcp-e2e", "version": "1.0"}
+        }))
+        .unwrap()
+    }
+}
+
+pub type Client = RunningService<RoleClient, Events>;
+
+/// Starts the bridge binary for `project` and connects an MCP client.
+pub async fn bridge(project: &Path, extra: &[&str]) -> (Client, Events) {
+    let events = Events::default();
+    let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge")).configure(|c| {
+        c.arg("--project").arg(project).args(["--log-level", "warn"]).args(extra);
+        if !extra.contains(&"--tools-wait") {
+            c.args(["--tools-wait", "5"]);
+        }
+    });
+    let (transport, _) = TokioChildProcess::builder(command).stderr(std::process::Stdio::null()).spawn().unwrap();
+    let client = events.clone().serve(transport).await.unwrap();
+    (client, events)
+}
+
+pub fn project() -> tempfile::TempDir {
+    crate::service::project()
+}
+
+/// Calls a tool; the result as JSON.
+pub async fn call(client: &Peer<RoleClient>, name: &str, arguments: Value) -> Value {
+    let Value::Object(arguments) = arguments else { panic!("arguments must be an object") };
+    let params = CallToolRequestParams::new(name.to_owned()).with_arguments(arguments);
+    let response = tokio::time::timeout(WAIT, client.call_tool_once(params))
+        .await
+        .unwrap_or_else(|_| panic!("{name} not answered within {WAIT:?}"))
+        .unwrap_or_else(|e| panic!("{name}: {e}"));
+    match response {
+        CallToolResponse::Complete(result) => serde_json::to_value(result).unwrap(),
+        other => panic!("{name}: unexpected {other:?}"),
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
+}
+
+async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out after {WAIT:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test]
+async fn tools_are_listed_with_valid_simple_schemas() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let (client, _) = bridge(project.path(), &[]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "bridge-status",
+            "wait-for-editor-ready",
+            "clear-console",
+            "compile",
+            "control-play-mode",
+            "execute-dynamic-code",
+            "execute-menu-item",
+            "find-game-objects",
+            "focus-window",
+            "get-hierarchy",
+            "get-logs",
+            "get-menu-items",
+            "get-provider-details",
+            "run-tests",
+            "screenshot",
+            "unity-search"
+        ]
+    );
+    for tool in &tools {
+        let schema = Value::Object((*tool.input_schema).clone());
+        assert_eq!(schema["type"], "object", "{}", tool.name);
+        for (name, property) in schema["properties"].as_object().unwrap() {
+            let ty = property["type"].as_str().unwrap_or_else(|| panic!("{}.{name} has no type", tool.name));
+            assert!(["string", "number", "boolean", "array", "object"].contains(&ty));
+            if let (Some(values), Some(default)) = (property.get("enum"), property.get("default")) {
+                assert!(values.as_array().unwrap().contains(default), "{}.{name}", tool.name);
+            }
+            if ty == "array" {
+                assert!(property["items"].is_object(), "{}.{name}", tool.name);
+            }
+        }
+    }
+    let get_logs = tools.iter().find(|t| t.name == "get-logs").unwrap();
+    assert_eq!(get_logs.annotations.as_ref().unwrap().read_only_hint, Some(true));
+    client.cancel().await.unwrap();
+
+    // --dev also offers the internal tools; a small page size pages.
+    let (client, _) = bridge(project.path(), &["--dev", "--page-size", "4"]).await;
+    let all = client.list_all_tools().await.unwrap();
+    assert_eq!(all.len(), 21);
+    assert!(all.iter().any(|t| t.name == "debug-sleep"));
+    let first = client.list_tools(None).await.unwrap();
+    assert_eq!((first.tools.len(), first.next_cursor.as_deref()), (4, Some("4")));
+}
+
+#[tokio::test]
+async fn every_tool_is_called_through_the_bridge() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let (client, _) = bridge(project.path(), &[]).await;
+    let cases: Vec<(&str, Value, &str, Value)> = vec![
+        ("get-logs", json!({"LogType": "Error"}), "TotalCount", json!(2)),
+        ("find-game-objects", json!({"NamePattern": "Player"}), "totalFound", json!(1)),
+        (
+            "get-hierarchy",
+            json!({"MaxDepth": 0}),
+            "context",
+            json!({"sceneType": "editor", "sceneName": "SampleScene", "nodeCount": 7, "maxDepth": 0}),
+        ),
+        ("unity-search", json!({"SearchQuery": "t:Material"}), "TotalCount", json!(1)),
+        ("get-provider-details", json!({"ProviderId": "asset"}), "TotalCount", json!(1)),
+        ("get-menu-items", json!({"FilterText": "Tools/"}), "FilteredCount", json!(3)),
+        ("execute-menu-item", json!({"MenuItemPath": "Tools/Fixture/Log Hello"}), "Success", json!(true)),
+        ("execute-dynamic-code", json!({"Code": "return 40 + 2;"}), "Result", json!("42")),
+        ("focus-window", json!({}), "Success", json!(true)),
+        ("control-play-mode", json!({"Action": "Play"}), "IsPlaying", json!(true)),
+        ("control-play-mode", json!({"Action": "Stop"}), "IsPlaying", json!(false)),
+        ("compile", json!({}), "ErrorCount", json!(0)),
+        ("run-tests", json!({"TestMode": "PlayMode"}), "PassedCount", json!(2)),
+        ("clear-console", json!({}), "Success", json!(true)),
+        ("bridge-status", json!({}), "connected", json!(true)),
+        ("wait-for-editor-ready", json!({"timeout_seconds": 5}), "ready", json!(true)),
+    ];
+    for (tool, arguments, field, expected) in cases {
+        let result = call(&client, tool, arguments.clone()).await;
+        assert_eq!(result["structuredContent"][field], expected, "{tool} {arguments}: {result}");
+        assert!(result.get("isError").is_none_or(|e| e == false), "{tool}: {result}");
+        let text: Value = serde_json::from_str(&text(&result)).unwrap_or(Value::Null);
+        assert_eq!(text, result["structuredContent"], "{tool}: the text block holds the same JSON");
+    }
+    let shot = call(&client, "screenshot", json!({"ResolutionScale": 0.25, "IncludeImageData": true})).await;
+    let image = &shot["content"][1];
+    assert_eq!((image["type"].clone(), image["mimeType"].clone()), (json!("image"), json!("image/png")));
+    assert!(image["data"].as_str().unwrap().starts_with("iVBORw0KGgo"));
+    assert!(
+        shot["structuredContent"]["Screenshots"][0]["ImageDataBase64"]
+            .as_str()
+            .unwrap()
+            .starts_with("(sent as image content")
+    );
+    // run-tests with a failing test: the result is an error the model sees.
+    let failing = call(&client, "run-tests", json!({})).await;
+    assert_eq!(failing["isError"], true);
+    assert_eq!(failing["structuredContent"]["FailedCount"], 1);
+}
+
+#[tokio::test]
+async fn errors_are_results_a_model_can_act_on() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let (client, _) = bridge(project.path(), &[]).await;
+    let unknown = client.call_tool(CallToolRequestParams::new("make-coffee")).await.unwrap_err();
+    let unknown = format!("{unknown:?}");
+    assert!(unknown.contains("-32602") && unknown.contains("Unknown tool: make-coffee"), "{unknown}");
+
+    let invalid = call(&client, "get-logs", json!({"MaxCount": "ten"})).await;
+    assert_eq!(invalid["isError"], true);
+    assert!(text(&invalid).contains("Parameter 'MaxCount' must be a number"), "{invalid}");
+
+    fake.control()
+        .post("/settings", json!({"enableTestsExecution": false, "disabledTools": ["focus-window"]}))
+        .await
+        .unwrap();
+    let blocked = call(&client, "run-tests", json!({})).await;
+    assert_eq!(blocked["isError"], true);
+    assert!(text(&blocked).contains("Enable Tests Execution") && text(&blocked).contains("person"), "{blocked}");
+    // A disabled tool leaves the list (the Editor announces it).
+    let deadline = Instant::now() + WAIT;
+    while client.list_all_tools().await.unwrap().iter().any(|t| t.name == "focus-window") {
+        assert!(Instant::now() < deadline, "focus-window still listed");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let gone = client.call_tool(CallToolRequestParams::new("focus-window")).await.unwrap_err();
+    assert!(format!("{gone:?}").contains("Unknown tool: focus-window"), "{gone:?}");
+
+    let wait = call(&client, "wait-for-editor-ready", json!({"timeout_seconds": 500})).await;
+    assert!(text(&wait).contains("from 5 to 120"), "{wait}");
+}
+
+#[tokio::test]
+async fn a_compile_that_reloads_returns_its_real_result() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let (client, _) = bridge(project.path(), &[]).await;
+    call(&client, "get-logs", json!({"MaxCount": 1})).await;
+    let script = project.path().join("Assets/Scripts/ScoreKeeper.cs");
+    std::fs::write(&script, std::fs::read_to_string(&script).unwrap().replace("A known bug", "A known, kept bug"))
+        .unwrap();
+    let result = call(&client, "compile", json!({})).await;
+    assert_eq!(result["structuredContent"]["Success"], true, "{result}");
+    let stats = fake.control().get("/stats").await.unwrap();
+    assert_eq!((stats["reloads"].clone(), stats["resumed"].clone()), (json!(1), json!(1)));
+    let status = call(&client, "bridge-status", json!({})).await;
+    assert_eq!(status["structuredContent"]["reloads"], 1);
+}
+
+#[tokio::test]
+async fn a_mutating_call_cut_off_by_a_reload_is_never_a_fake_success() {
+    for resume in [true, false] {
+        let project = project();
+        let mut config = Config::new(project.path());
+        config.seed = Some(6);
+        config.resume = resume;
+        config.state.compile.duration_ms = 3000;
+        config.state.editor.reload_downtime_ms = 100;
+        let fake = FakeUnity::start(config).await.unwrap();
+        let (client, _) = bridge(project.path(), &[]).await;
+        call(&client, "get-logs", json!({"MaxCount": 1})).await;
+        let compile = tokio::spawn({
+            let client = client.clone();
+            async move { call(&client, "compile", json!({})).await }
+        });
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        fake.reload(ReloadOptions::default()).await.unwrap();
+        let result = compile.await.unwrap();
+        assert_eq!(result["isError"], true, "resume={resume}: {result}");
+        let said = text(&result);
+        if resume {
+            assert!(said.contains("Unity says it did not complete"), "{said}");
+        } else {
+            assert!(said.contains("may or may not have been applied"), "{said}");
+        }
+        let stats = fake.control().get("/stats").await.unwrap();
+        assert_eq!(stats["calls"]["compile"], if resume { 2 } else { 1 }, "never run twice");
+        client.cancel().await.unwrap();
+    }
+}
+
+#[tokio::test]
+async fn a_read_only_call_cut_off_by_a_reload_is_sent_again() {
+    let project = project();
+    let mut config = Config::new(project.path());
+    config.seed = Some(7);
+    config.resume = false;
+    config.state.editor.reload_downtime_ms = 100;
+    let fake = FakeUnity::start(config).await.unwrap();
+    let (client, _) = bridge(project.path(), &["--dev"]).await;
+    let sleep = tokio::spawn({
+        let client = client.clone();
+        async move { call(&client, "debug-sleep", json!({"SleepSeconds": 1, "TimeoutSeconds": 20})).await }
+    });
+    tokio::time::sleep(Duration::from_millis(400)).await;
+    fake.reload(ReloadOptions { move_port: true, ..ReloadOptions::default() }).await.unwrap();
+    let result = sleep.await.unwrap();
+    assert_eq!(result["structuredContent"]["WasCancelled"], false, "{result}");
+    let stats = fake.control().get("/stats").await.unwrap();
+    assert_eq!(stats["calls"]["debug-sleep"], 2);
+}
+
+#[tokio::test]
+async fn an_editor_absent_at_start_is_waited_for_and_announced() {
+    let project = project();
+    let (client, events) = bridge(project.path(), &["--tools-wait", "0.3"]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 2, "only the bridge's own tools while Unity is absent");
+    let status = call(&client, "bridge-status", json!({})).await;
+    assert_eq!(status["structuredContent"]["connected"], false);
+    let tried = status["structuredContent"]["tried"].to_string();
+    assert!(tried.contains("MCPInstance.json: not there"), "{tried}");
+    let absent = call(&client, "get-logs", json!({"TimeoutSeconds": 0.2})).await;
+    assert!(text(&absent).contains("No Unity Editor is reachable"), "{absent}");
+
+    let _fake = fake(project.path()).await;
+    let ready = call(&client, "wait-for-editor-ready", json!({"timeout_seconds": 10})).await;
+    assert_eq!(ready["structuredContent"]["ready"], true);
+    eventually("tools/list_changed", || events.list_changed.load(Ordering::SeqCst) >= 1).await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 16);
+    let logs = call(&client, "get-logs", json!({})).await;
+    assert_eq!(logs["structuredContent"]["TotalCount"], 7);
+}
+
+#[tokio::test]
+async fn an_editor_that_quits_leaves_the_bridge_serving() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let (client, _) = bridge(project.path(), &[]).await;
+    call(&client, "get-logs", json!({})).await;
+    fake.quit().await;
+    let gone = call(&client, "get-logs", json!({"TimeoutSeconds": 0.5})).await;
+    assert_eq!(gone["isError"], true);
+    assert!(text(&gone).contains("No Unity Editor is reachable"), "{gone}");
+    let status = call(&client, "bridge-status", json!({})).await;
+    assert_eq!(status["structuredContent"]["state"], "absent");
+    assert!(status["structuredContent"]["tried"].to_string().contains("quit"), "{status}");
+    // Unity comes back: so does the bridge.
+    let _again = fake_unity::FakeUnity::start(Config::new(project.path())).await.unwrap();
+    let ready = call(&client, "wait-for-editor-ready", json!({"timeout_seconds": 10})).await;
+    assert_eq!(ready["structuredContent"]["ready"], true);
+}
+
+#[tokio::test]
+async fn a_20_mib_response_is_relayed_within_the_output_budget() {
+    let project = project();
+    let mut config = Config::new(project.path());
+    config.seed = Some(8);
+    // 2,100 console lines of 10 KiB: get-logs answers with over 20 MiB.
+    config.state.console = (0..2100)
+        .map(|n| fake_unity::state::LogEntry {
+            log_type: fake_unity::state::LogType::Log,
+            message: format!("{n:05} {}", "x".repeat(10 * 1024)),
+            stack_trace: String::new(),
+        })
+        .collect();
+    let _fake = FakeUnity::start(config).await.unwrap();
+    let (client, _) = bridge(project.path(), &[]).await;
+    let result = call(&client, "get-logs", json!({"MaxCount": 100000, "TimeoutSeconds": 60})).await;
+    let structured = &result["structuredContent"];
+    assert_eq!(structured["DisplayedCount"], 2100);
+    let file = structured["resultSavedToFile"].as_str().unwrap();
+    assert!(std::fs::metadata(file).unwrap().len() > 20 * 1024 * 1024);
+    assert!(text(&result).len() < 80_000, "the summary fits the output budget");
+    let after = call(&client, "get-logs", json!({"MaxCount": 1})).await;
+    assert_eq!(after["structuredContent"]["DisplayedCount"], 1);
+}
+
+#[tokio::test]
+async fn progress_is_forwarded_and_increases() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let (client, events) = bridge(project.path(), &[]).await;
+    let mut params = CallToolRequestParams::new("run-tests").with_arguments(Map::new());
+    params.meta =
+        Some(RequestMetaObject::with_progress_token(ProgressToken(rmcp::model::NumberOrString::String("p-1".into()))));
+    let result = client.call_tool(params).await.unwrap();
+    assert_eq!(serde_json::to_value(&result).unwrap()["structuredContent"]["TestCount"], 9);
+    eventually("progress notifications", || events.progress.lock().unwrap().len() >= 9).await;
+    let progress = events.progress.lock().unwrap();
+    assert!(progress.windows(2).all(|w| w[1].progress > w[0].progress));
+    assert_eq!(
+        progress[0].message.as_deref(),
+        Some("1/9: FixtureProject.Tests.HealthTests.Constructor_RejectsNonPositiveMax")
+    );
+}
