@@ -584,6 +584,23 @@ mod tests {
         (passed, answered)
     }
 
+    #[tokio::test]
+    async fn a_panicking_handler_is_answered_with_an_error() {
+        let answer = guarded("tools/call", async {
+            if std::hint::black_box(true) {
+                panic!("boom");
+            }
+            Ok(())
+        })
+        .await;
+        let error = answer.unwrap_err();
+        assert!(
+            error.message.contains("the bridge failed while handling tools/call") && error.message.contains("boom"),
+            "{error:?}"
+        );
+        assert_eq!(guarded("tools/list", async { Ok(5) }).await.unwrap(), 5);
+    }
+
     #[test]
     fn the_guard_answers_what_rmcp_would_mishandle() {
         let (passed, answered) = guard_lines(&[

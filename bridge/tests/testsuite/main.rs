@@ -1,6 +1,8 @@
 //! Integration tests of the bridge crate, compiled as one binary.
 
+mod cli;
 mod e2e;
 mod framing_props;
 mod link;
 mod service;
+mod stdio;

@@ -1,0 +1,114 @@
+//! The bridge's subcommands as a user runs them: tools, call, status, setup.
+
+use std::process::Command;
+
+use assert_cmd::Command as Cmd;
+use serde_json::Value;
+
+use crate::service::{fake, project};
+
+fn bridge_in(project: &std::path::Path) -> Cmd {
+    let mut cmd = Cmd::cargo_bin("unity-mcp-bridge").unwrap();
+    cmd.current_dir(project).args(["--log-level", "error"]);
+    cmd
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tools_call_and_status_find_the_project_from_the_working_directory() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let dir = project.path().to_owned();
+    let out = tokio::task::spawn_blocking(move || {
+        let tools = bridge_in(&dir.join("Assets/Scripts")).arg("tools").assert().success();
+        let tools = String::from_utf8_lossy(&tools.get_output().stdout).into_owned();
+        let json = bridge_in(&dir).args(["tools", "--json"]).assert().success();
+        let json: Value = serde_json::from_slice(&json.get_output().stdout).unwrap();
+        let call = bridge_in(&dir).args(["call", "get-logs", r#"{"LogType":"Warning"}"#]).assert().success();
+        let call: Value = serde_json::from_slice(&call.get_output().stdout).unwrap();
+        let failing = bridge_in(&dir).args(["call", "run-tests"]).assert().code(1);
+        let failing_err = String::from_utf8_lossy(&failing.get_output().stderr).into_owned();
+        let unknown = bridge_in(&dir).args(["call", "make-coffee"]).assert().code(2);
+        let unknown_err = String::from_utf8_lossy(&unknown.get_output().stderr).into_owned();
+        let bad_json = bridge_in(&dir).args(["call", "get-logs", "{nope"]).assert().code(2);
+        let bad_json_err = String::from_utf8_lossy(&bad_json.get_output().stderr).into_owned();
+        let status = bridge_in(&dir).arg("status").assert().success();
+        let status: Value = serde_json::from_slice(&status.get_output().stdout).unwrap();
+        (tools, json, call, failing_err, unknown_err, bad_json_err, status)
+    })
+    .await
+    .unwrap();
+    let (tools, json, call, failing_err, unknown_err, bad_json_err, status) = out;
+    assert!(tools.lines().any(|l| l.starts_with("get-logs ")), "{tools}");
+    assert!(json.as_array().unwrap().iter().any(|t| t["name"] == "unity-search"));
+    assert_eq!(call["TotalCount"], 2);
+    assert!(failing_err.contains("run-tests failed"), "{failing_err}");
+    assert!(unknown_err.contains("no tool \"make-coffee\""), "{unknown_err}");
+    assert!(bad_json_err.contains("not valid JSON"), "{bad_json_err}");
+    assert_eq!(status["connected"], true);
+    assert_eq!(status["unityVersion"], "6000.0.65f1");
+}
+
+#[test]
+fn status_without_unity_says_what_was_tried() {
+    let project = project();
+    let status = bridge_in(project.path()).args(["status", "--wait", "0.3"]).assert().code(1);
+    let status: Value = serde_json::from_slice(&status.get_output().stdout).unwrap();
+    assert_eq!(status["connected"], false);
+    let tried = status["tried"].to_string();
+    assert!(tried.contains("MCPInstance.json: not there") && tried.contains("port 8700"), "{tried}");
+}
+
+#[test]
+fn setup_writes_each_clients_config_and_merges() {
+    let project = project();
+    let home = tempfile::tempdir().unwrap();
+    let existing = project.path().join(".cursor/mcp.json");
+    std::fs::create_dir_all(existing.parent().unwrap()).unwrap();
+    std::fs::write(&existing, r#"{"mcpServers":{"github":{"command":"gh-mcp"}}}"#).unwrap();
+    for client in ["claude-code", "cursor", "vscode", "windsurf", "codex", "gemini"] {
+        let out = bridge_in(project.path()).env("HOME", home.path()).args(["setup", client]).assert().success();
+        let said = String::from_utf8_lossy(&out.get_output().stdout).into_owned();
+        assert!(said.starts_with(&format!("{client}: the unity server ")), "{said}");
+    }
+    let canonical = std::fs::canonicalize(project.path()).unwrap();
+    let claude: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(".mcp.json")).unwrap()).unwrap();
+    let entry = &claude["mcpServers"]["unity"];
+    assert_eq!(entry["type"], "stdio");
+    assert_eq!(entry["args"], serde_json::json!(["--project", canonical.to_string_lossy()]));
+    assert!(std::path::Path::new(entry["command"].as_str().unwrap()).is_absolute());
+    let cursor: Value = serde_json::from_str(&std::fs::read_to_string(&existing).unwrap()).unwrap();
+    assert_eq!(cursor["mcpServers"]["github"]["command"], "gh-mcp", "other servers are kept");
+    let vscode: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(".vscode/mcp.json")).unwrap()).unwrap();
+    assert!(vscode["servers"]["unity"].is_object());
+    assert!(home.path().join(".codeium/windsurf/mcp_config.json").exists());
+    let codex = std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap();
+    assert!(codex.contains("[mcp_servers.unity]"), "{codex}");
+    assert!(project.path().join(".gemini/settings.json").exists());
+
+    // The configuration it wrote starts a working server: initialize answers.
+    let command = entry["command"].as_str().unwrap();
+    let mut child = Command::new(command)
+        .args(entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()))
+        .args(["--log-level", "error"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    use std::io::{BufRead, Write};
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"setup-check\",\"version\":\"1\"}}}\n").unwrap();
+    let mut line = String::new();
+    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let answer: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(answer["result"]["serverInfo"]["name"], "unity-mcp-bridge");
+    drop(stdin);
+    let _ = child.wait();
+
+    // A broken file is reported and left alone.
+    std::fs::write(project.path().join(".mcp.json"), "{ broken").unwrap();
+    let failed = bridge_in(project.path()).env("HOME", home.path()).args(["setup", "claude-code"]).assert().code(2);
+    assert!(String::from_utf8_lossy(&failed.get_output().stderr).contains("left as it is"));
+    assert_eq!(std::fs::read_to_string(project.path().join(".mcp.json")).unwrap(), "{ broken");
+}
