@@ -5,4 +5,5 @@ mod e2e;
 mod framing_props;
 mod link;
 mod service;
+mod snapshots;
 mod stdio;

@@ -19,14 +19,14 @@ use crate::{
 /// The bridge as a child process with line access to its stdio. Reads block
 /// the calling thread, so tests that also run a fake in-process use a
 /// multi-threaded runtime.
-struct Raw {
+pub struct Raw {
     child: Child,
     stdin: Option<ChildStdin>,
     lines: mpsc::Receiver<String>,
 }
 
 impl Raw {
-    fn start(project: &std::path::Path, extra: &[&str]) -> Raw {
+    pub fn start(project: &std::path::Path, extra: &[&str]) -> Raw {
         let mut child = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"))
             .arg("--project")
             .arg(project)
@@ -50,7 +50,7 @@ impl Raw {
         Raw { stdin: child.stdin.take(), child, lines }
     }
 
-    fn send(&mut self, line: &str) {
+    pub fn send(&mut self, line: &str) {
         let stdin = self.stdin.as_mut().unwrap();
         stdin.write_all(line.as_bytes()).unwrap();
         stdin.write_all(b"\n").unwrap();
@@ -67,7 +67,7 @@ impl Raw {
     }
 
     /// The answer to `id`, skipping notifications.
-    fn answer(&self, id: Value) -> Value {
+    pub fn answer(&self, id: Value) -> Value {
         loop {
             let message = self.next();
             if message.get("method").is_some() {
@@ -78,7 +78,7 @@ impl Raw {
         }
     }
 
-    fn initialize(&mut self) {
+    pub fn initialize(&mut self) {
         self.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#);
         assert_eq!(self.answer(json!("init"))["result"]["protocolVersion"], "2025-06-18");
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
