@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""Drives the bridge with the MCP Inspector's CLI (`@modelcontextprotocol/inspector
+--cli`, from npm), an MCP client written independently of this project: lists
+the tools and calls each one, one Inspector process per request.
+
+    python3 inspector_cli.py --inspector PATH/mcp-inspector --bridge PATH/unity-mcp-bridge --project DIR
+
+Exit status 0 when every check passed; the last line is a summary.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+CHECKS = {"passed": 0, "failed": 0}
+
+
+def check(condition, what):
+    if condition:
+        CHECKS["passed"] += 1
+    else:
+        CHECKS["failed"] += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def inspector(args, *request):
+    command = [args.inspector, "--cli", args.bridge, "--project", args.project, "--log-level", "error", *request]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=args.project)
+    try:
+        return json.loads(done.stdout)
+    except json.JSONDecodeError:
+        check(False, "%s printed no JSON (exit %s): %s %s" % (request, done.returncode, done.stdout[-500:], done.stderr[-500:]))
+        return {}
+
+
+def call(args, tool, **arguments):
+    request = ["--method", "tools/call", "--tool-name", tool]
+    for key, value in arguments.items():
+        request += ["--tool-arg", "%s=%s" % (key, json.dumps(value) if not isinstance(value, str) else value)]
+    return inspector(args, *request)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--inspector", required=True)
+    parser.add_argument("--bridge", required=True)
+    parser.add_argument("--project", required=True)
+    args = parser.parse_args()
+
+    listed = inspector(args, "--method", "tools/list")
+    names = sorted(t["name"] for t in listed.get("tools", []))
+    check(len(names) == 16 and "get-logs" in names and "bridge-status" in names, "tools/list gave %s" % names)
+
+    expectations = [
+        ("bridge-status", {}, lambda s: s.get("connected") is True),
+        ("wait-for-editor-ready", {"timeout_seconds": 10}, lambda s: s.get("ready") is True),
+        ("get-logs", {"LogType": "Error"}, lambda s: s.get("TotalCount") == 2),
+        ("find-game-objects", {"RequiredComponents": ["EnemyAI"]}, lambda s: s.get("totalFound") == 2),
+        ("get-hierarchy", {"RootPath": "Environment"}, lambda s: s.get("context", {}).get("nodeCount") == 6),
+        ("unity-search", {"SearchQuery": "t:SceneAsset"}, lambda s: s.get("TotalCount") == 1),
+        ("get-provider-details", {"ActiveOnly": True}, lambda s: s.get("TotalCount") == 4),
+        ("get-menu-items", {"FilterText": "Tools/Fixture/Log", "FilterType": "startswith"}, lambda s: s.get("FilteredCount") == 2),
+        ("execute-menu-item", {"MenuItemPath": "Tools/Fixture/Log Warning"}, lambda s: s.get("Success") is True),
+        ("execute-dynamic-code", {"Code": "return 1 + 1;"}, lambda s: s.get("Result") == "2"),
+        ("focus-window", {}, lambda s: s.get("Success") is True),
+        ("control-play-mode", {"Action": "Play"}, lambda s: s.get("IsPlaying") is True),
+        ("compile", {}, lambda s: s.get("ErrorCount") == 0),
+        ("run-tests", {"FilterType": "exact", "FilterValue": "FixtureProject.Tests.HealthTests.IsDead_AfterLethalDamage"},
+         lambda s: s.get("PassedCount") == 1),
+        ("screenshot", {"ResolutionScale": 0.5}, lambda s: s.get("ScreenshotCount") == 1),
+        ("clear-console", {}, lambda s: s.get("Success") is True),
+    ]
+    for tool, arguments, ok in expectations:
+        result = call(args, tool, **arguments)
+        structured = result.get("structuredContent", {})
+        check(not result.get("isError"), "%s is not an error: %s" % (tool, json.dumps(result)[:300]))
+        check(ok(structured), "%s returned %s" % (tool, json.dumps(structured)[:300]))
+
+    invalid = call(args, "get-logs", LogType="Fatal")
+    check(invalid.get("isError") is True, "an invalid enum value is an error result: %s" % json.dumps(invalid)[:300])
+
+    print("mcp inspector cli: %d checks passed, %d failed" % (CHECKS["passed"], CHECKS["failed"]))
+    return 1 if CHECKS["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

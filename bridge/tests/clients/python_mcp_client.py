@@ -1,0 +1,101 @@
+#!/usr/bin/env python3
+"""An independently written MCP client (the official Python SDK, `mcp` on
+PyPI) driving the bridge over stdio against a running fake-unity: lists the
+tools and calls each one, checking the results.
+
+    python3 python_mcp_client.py --bridge PATH/unity-mcp-bridge --project DIR
+
+The SDK's Client starts in "auto" mode: it probes with server/discover and
+falls back to initialize when the bridge refuses the probe. Exit status 0
+when every check passed; the last line is a summary.
+"""
+import argparse
+import asyncio
+import json
+import sys
+
+from mcp import Client, StdioServerParameters
+
+CHECKS = {"passed": 0, "failed": 0}
+
+
+def check(condition, what):
+    if condition:
+        CHECKS["passed"] += 1
+    else:
+        CHECKS["failed"] += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def structured(result):
+    return result.structured_content or {}
+
+
+async def run(bridge, project):
+    params = StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn,rmcp=error"])
+    async with Client(params, read_timeout_seconds=60) as client:
+        check(client.server_info.name == "unity-mcp-bridge", "server name %s" % client.server_info.name)
+        tools = await client.list_tools()
+        names = sorted(t.name for t in tools.tools)
+        expected = sorted([
+            "bridge-status", "wait-for-editor-ready", "clear-console", "compile", "control-play-mode",
+            "execute-dynamic-code", "execute-menu-item", "find-game-objects", "focus-window", "get-hierarchy",
+            "get-logs", "get-menu-items", "get-provider-details", "run-tests", "screenshot", "unity-search",
+        ])
+        check(names == expected, "tool list %s" % names)
+        for tool in tools.tools:
+            check(tool.input_schema.get("type") == "object", "%s input schema is an object" % tool.name)
+
+        calls = [
+            ("wait-for-editor-ready", {"timeout_seconds": 10}, lambda s: s.get("ready") is True),
+            ("bridge-status", {}, lambda s: s.get("connected") is True and s.get("protocolVersion") == 1),
+            ("get-logs", {"LogType": "Warning"}, lambda s: s.get("TotalCount") == 2),
+            ("find-game-objects", {"Tag": "Pickup"}, lambda s: s.get("totalFound") == 3),
+            ("get-hierarchy", {"MaxDepth": 1}, lambda s: s.get("context", {}).get("nodeCount") == 17),
+            ("unity-search", {"SearchQuery": "*.asmdef"}, lambda s: s.get("TotalCount") == 4),
+            ("get-provider-details", {}, lambda s: s.get("TotalCount") == 5),
+            ("get-menu-items", {"FilterText": "Fixture"}, lambda s: s.get("FilteredCount") == 3),
+            ("execute-menu-item", {"MenuItemPath": "GameObject/Create Empty"}, lambda s: s.get("Success") is True),
+            ("execute-dynamic-code", {"Code": 'return "from " + "python";'}, lambda s: s.get("Result") == "from python"),
+            ("focus-window", {}, lambda s: s.get("Success") is True),
+            ("control-play-mode", {"Action": "Pause"}, lambda s: s.get("IsPaused") is True),
+            ("compile", {}, lambda s: s.get("Success") is True),
+            ("run-tests", {"FilterType": "assembly", "FilterValue": "FixtureProject.Tests.PlayMode", "TestMode": "PlayMode"},
+             lambda s: s.get("PassedCount") == 2),
+            ("screenshot", {"WindowName": "Scene", "ResolutionScale": 0.5}, lambda s: s.get("ScreenshotCount") == 1),
+            ("clear-console", {"AddConfirmationMessage": False}, lambda s: s.get("Success") is True),
+        ]
+        for name, arguments, ok in calls:
+            result = await client.call_tool(name, arguments)
+            check(not result.is_error, "%s is not an error: %s" % (name, result.content))
+            check(ok(structured(result)), "%s returned %s" % (name, json.dumps(structured(result))[:300]))
+            text = "".join(getattr(c, "text", "") for c in result.content)
+            check(json.loads(text) == structured(result), "%s text block holds the structured content" % name)
+
+        image = await client.call_tool("screenshot", {"ResolutionScale": 0.25, "IncludeImageData": True})
+        kinds = [c.type for c in image.content]
+        check(kinds == ["text", "image"], "screenshot content kinds %s" % kinds)
+
+        failing = await client.call_tool("run-tests", {})
+        check(failing.is_error and structured(failing).get("FailedCount") == 1, "a failing test run is an error result")
+        invalid = await client.call_tool("get-logs", {"MaxCount": "many"})
+        check(invalid.is_error and "MaxCount" in invalid.content[0].text, "invalid arguments are an error result")
+        try:
+            await client.call_tool("make-coffee", {})
+            check(False, "an unknown tool must be a JSON-RPC error")
+        except Exception as e:  # the SDK raises MCPError for JSON-RPC errors
+            check("Unknown tool" in str(e), "unknown tool error: %s" % e)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--bridge", required=True)
+    parser.add_argument("--project", required=True)
+    args = parser.parse_args()
+    asyncio.run(run(args.bridge, args.project))
+    print("python mcp client: %d checks passed, %d failed" % (CHECKS["passed"], CHECKS["failed"]))
+    return 1 if CHECKS["failed"] else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
