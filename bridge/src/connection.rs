@@ -389,15 +389,15 @@ impl Connection {
     }
 
     fn close(&self, reason: CloseReason) {
-        {
-            let mut current = lock(&self.reason);
-            if *current == CloseReason::Open {
-                *current = reason.clone();
-            }
-        }
         if !self.closed.is_cancelled() {
             if let Some(r) = &self.recorder {
                 r.event(self.number, "close", json!({"reason": format!("{reason:?}")}));
+            }
+        }
+        {
+            let mut current = lock(&self.reason);
+            if *current == CloseReason::Open {
+                *current = reason;
             }
         }
         self.closed.cancel();
@@ -695,6 +695,14 @@ impl Link {
                 }
             };
             match reply {
+                // The Editor says the resumed call was cut off before it
+                // finished; a read-only call is simply made again.
+                Ok(Reply::Response(Response { outcome: Err(e), .. }))
+                    if resume && options.read_only && e.kind() == crate::jsonrpc::ErrorKind::Interrupted =>
+                {
+                    id = self.fresh_id();
+                    resume = false;
+                }
                 Ok(Reply::Response(response)) => return response.outcome.map_err(CallError::Editor),
                 Ok(Reply::TooLarge { size, limit }) => return Err(CallError::TooLarge { size, limit }),
                 Err(_) => {

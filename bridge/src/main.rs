@@ -175,7 +175,8 @@ fn project(common: &Common) -> anyhow::Result<Option<PathBuf>> {
     }
 }
 
-fn start(common: &Common, project: Option<PathBuf>) -> anyhow::Result<Arc<Bridge>> {
+fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>> {
+    let project = project.map(Path::to_path_buf);
     let mut config = LinkConfig::new(Locator { explicit_port: common.port, project: project.clone() });
     config.framing = common.framing;
     config.response_limit = common.response_limit;
@@ -204,7 +205,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
     let project = project(&common)?;
     match cli.command {
         None => {
-            let bridge = start(&common, project)?;
+            let bridge = start(&common, project.as_deref())?;
             tracing::info!(version = unity_mcp_bridge::VERSION, "unity-mcp-bridge serving MCP on stdio");
             let stop =
                 mcp::serve_stdio(bridge, ServeOptions { page_size: common.page_size, ..ServeOptions::default() }).await;
@@ -212,7 +213,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             Ok(0)
         }
         Some(Command::Tools { json, wait }) => {
-            let bridge = start(&common, project)?;
+            let bridge = start(&common, project.as_deref())?;
             let deadline = Instant::now() + Duration::from_secs_f64(wait);
             bridge
                 .link
@@ -239,7 +240,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
                 Ok(other) => anyhow::bail!("the arguments must be a JSON object, not {other}"),
                 Err(e) => anyhow::bail!("the arguments are not valid JSON: {e}"),
             };
-            let bridge = start(&common, project)?;
+            let bridge = start(&common, project.as_deref())?;
             match bridge.call_tool(&tool, arguments, None, CancellationToken::new()).await {
                 Ok(result) => {
                     let mut out = std::io::stdout().lock();
@@ -259,7 +260,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             }
         }
         Some(Command::Status { wait }) => {
-            let bridge = start(&common, project)?;
+            let bridge = start(&common, project.as_deref())?;
             let deadline = Instant::now() + Duration::from_secs_f64(wait);
             let connected = bridge.link.wait_connected(deadline, &CancellationToken::new()).await.is_ok();
             writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&bridge.status())?)?;

@@ -11,7 +11,9 @@
 //!   raw wire client the cases use ([`target::Link`]).
 //! - [`runner`] — selection, running each case with a deadline, results.
 //! - [`report`] — the console report, JSON and JUnit XML.
+//! - [`bench`] — `unity-conformance bench`: measured figures for the bridge.
 
+pub mod bench;
 pub mod case;
 pub mod cases;
 pub mod report;

@@ -16,6 +16,25 @@ struct Cli {
 enum Command {
     /// Run the suite (default target: a fake Editor embedded in this process).
     Run(RunArgs),
+    /// Measure the bridge: start to initialize, reload recovery, memory.
+    /// Build with --release for meaningful figures.
+    Bench {
+        /// The bridge binary (default: unity-mcp-bridge next to this program).
+        #[arg(long, value_name = "PATH")]
+        bridge: Option<PathBuf>,
+        /// Bridge starts measured.
+        #[arg(long, default_value_t = 20)]
+        startups: usize,
+        /// Domain reloads measured (at least 20 for a meaningful median).
+        #[arg(long, default_value_t = 20)]
+        reloads: usize,
+        /// Calls made before measuring memory again.
+        #[arg(long, default_value_t = 10_000)]
+        calls: usize,
+        /// Also write the figures as JSON here.
+        #[arg(long, value_name = "FILE")]
+        json: Option<PathBuf>,
+    },
     /// List the cases: id, level, reference and requirement.
     List {
         /// Only cases whose id matches (glob, or an id prefix such as `2.`).
@@ -77,6 +96,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run(args) => run(args),
+        Command::Bench { bridge, startups, reloads, calls, json } => bench(bridge, startups, reloads, calls, json),
     }
 }
 
@@ -130,4 +150,39 @@ fn run(args: RunArgs) -> ExitCode {
         }
     }
     ExitCode::from(code as u8)
+}
+
+fn bench(bridge: Option<PathBuf>, startups: usize, reloads: usize, calls: usize, json: Option<PathBuf>) -> ExitCode {
+    let bridge = bridge.unwrap_or_else(|| {
+        std::env::current_exe()
+            .map(|p| p.with_file_name("unity-mcp-bridge"))
+            .unwrap_or_else(|_| "unity-mcp-bridge".into())
+    });
+    let options =
+        unity_conformance::bench::BenchOptions { bridge, startups: startups.max(1), reloads: reloads.max(1), calls };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("unity-conformance: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match runtime.block_on(unity_conformance::bench::run(&options)) {
+        Ok(figures) => {
+            let _ = write!(std::io::stdout().lock(), "{}", unity_conformance::bench::table(&figures));
+            if let Some(path) = json {
+                let text =
+                    serde_json::to_string_pretty(&unity_conformance::bench::json_report(&figures)).unwrap_or_default();
+                if let Err(e) = report::write_file(&path, &text) {
+                    eprintln!("unity-conformance: cannot write {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("unity-conformance bench: {e:#}");
+            ExitCode::from(2)
+        }
+    }
 }

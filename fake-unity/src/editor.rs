@@ -77,6 +77,9 @@ pub struct ReloadReport {
     pub session_id: String,
     pub previous_port: u16,
     pub previous_session_id: String,
+    /// When the Editor was listening again (for in-process measurements).
+    #[serde(skip)]
+    pub listening_at: Option<std::time::Instant>,
 }
 
 /// Everything the simulated Editor remembers across domain reloads.

@@ -338,6 +338,7 @@ pub async fn drive(
                     }
                 };
                 let new_port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+                let listening_at = std::time::Instant::now();
                 editor.finish_reload(new_port);
                 schedule_tools_ready(&editor);
                 tracing::info!(port = new_port, "listening again");
@@ -347,6 +348,7 @@ pub async fn drive(
                         session_id: editor.session_id(),
                         previous_port: port,
                         previous_session_id,
+                        listening_at: Some(listening_at),
                     });
                 }
                 continue;

@@ -391,3 +391,46 @@ async fn progress_is_forwarded_and_increases() {
         Some("1/9: FixtureProject.Tests.HealthTests.Constructor_RejectsNonPositiveMax")
     );
 }
+
+#[tokio::test]
+async fn a_fresh_bridge_answers_tools_list_from_its_cache_at_once() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let (client, _) = bridge(project.path(), &[]).await;
+    assert_eq!(client.list_all_tools().await.unwrap().len(), 16);
+    // The Editor saw the MCP client's name.
+    let state = fake.control().get("/state").await.unwrap();
+    assert!(state["connections"].as_array().unwrap().iter().any(|c| c["name"] == "rmcp-e2e"), "{state}");
+    client.cancel().await.unwrap();
+    fake.quit().await;
+    // Unity gone, no waiting allowed: the cached list is the answer.
+    let (client, _) = bridge(project.path(), &["--tools-wait", "0"]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    assert_eq!(tools.len(), 16);
+    assert!(tools.iter().any(|t| t.name == "run-tests"));
+}
+
+#[tokio::test]
+async fn the_editor_link_traffic_can_be_recorded() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let transcript = project.path().join("session.jsonl");
+    let (client, _) = bridge(project.path(), &["--record", transcript.to_str().unwrap()]).await;
+    call(&client, "get-logs", json!({"MaxCount": 1})).await;
+    client.cancel().await.unwrap();
+    let lines: Vec<Value> =
+        std::fs::read_to_string(&transcript).unwrap().lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    assert_eq!(lines[0]["format"], "unity-editor-link-transcript");
+    assert_eq!(lines[0]["formatVersion"], 1);
+    assert_eq!(lines[0]["producer"], "unity-mcp-bridge");
+    assert!(lines.iter().any(|r| r["event"] == "connect"));
+    let sent =
+        lines.iter().find(|r| r["dir"] == "to-editor" && r["message"]["method"] == "get-logs").expect("the request");
+    let id = &sent["message"]["id"];
+    assert!(lines.iter().any(|r| r["dir"] == "from-editor"
+        && r["message"]["id"] == *id
+        && r["message"]["result"]["DisplayedCount"] == 1));
+    let seqs: Vec<u64> = lines[1..].iter().map(|r| r["seq"].as_u64().unwrap()).collect();
+    assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "records are numbered in order");
+    assert!(lines[1..].iter().all(|r| r["ms"].is_u64() && r["conn"].is_u64()));
+}

@@ -295,3 +295,29 @@ async fn a_large_answer_arrives_whole() {
     let details = link.call("get-tool-details", json!({"IncludeDevelopmentOnly": true}), within(10)).await.unwrap();
     assert_eq!(details["Tools"].as_array().unwrap().len(), 19);
 }
+
+#[tokio::test]
+async fn a_read_only_call_interrupted_by_a_reload_is_made_again() {
+    let setup = fake_with(|c| c.state.editor.reload_downtime_ms = 100).await;
+    let link = link_for(setup.project.path(), |_| {});
+    link.set_client_name("link-test");
+    link.call("ping", json!({}), within(10)).await.unwrap();
+    let call = {
+        let link = link.clone();
+        let mut options = within(20);
+        options.read_only = true;
+        tokio::spawn(async move {
+            link.call("debug-sleep", json!({"SleepSeconds": 1, "TimeoutSeconds": 30}), options).await
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    setup.fake.reload(ReloadOptions::default()).await.unwrap();
+    let result = call.await.unwrap().unwrap();
+    assert_eq!(result["WasCancelled"], false);
+    let stats = setup.fake.control().get("/stats").await.unwrap();
+    assert_eq!(
+        (stats["calls"]["debug-sleep"].clone(), stats["resumed"].clone()),
+        (json!(3), json!(1)),
+        "sent, resumed (interrupted), sent again"
+    );
+}

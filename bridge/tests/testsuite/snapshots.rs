@@ -48,7 +48,8 @@ fn redact(value: &mut Value, project: &str) {
 /// A result with its text block checked against its structured content.
 fn tidy(mut answer: Value, project: &str) -> Value {
     if let Some(result) = answer.get_mut("result") {
-        if let (Some(text), Some(structured)) = (result["content"][0]["text"].as_str(), result.get("structuredContent")) {
+        if let (Some(text), Some(structured)) = (result["content"][0]["text"].as_str(), result.get("structuredContent"))
+        {
             let parsed: Value = serde_json::from_str(text).unwrap_or(Value::Null);
             if &parsed == structured {
                 result["content"][0]["text"] = json!("[the structuredContent, as JSON text]");
@@ -66,19 +67,34 @@ async fn a_typical_session() {
     let root = std::fs::canonicalize(project.path()).unwrap().to_string_lossy().into_owned();
     let mut raw = Raw::start(project.path(), &[]);
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"snapshot","version":"1"}}}"#);
-    insta::assert_json_snapshot!("initialize", tidy(raw.answer(json!(1)), &root));
+    insta::assert_json_snapshot!("initialize", tidy(raw.answer(&json!(1)), &root));
     raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#);
-    insta::assert_json_snapshot!("tools_list", tidy(raw.answer(json!(2)), &root));
+    insta::assert_json_snapshot!("tools_list", tidy(raw.answer(&json!(2)), &root));
 
     let calls: &[(&str, Value)] = &[
         ("get_logs", json!({"name": "get-logs", "arguments": {"LogType": "Error", "MaxCount": 1}})),
-        ("find_game_objects", json!({"name": "find-game-objects", "arguments": {"NamePattern": "Enemy_0", "SearchMode": "Contains", "MaxResults": 1}})),
-        ("get_hierarchy", json!({"name": "get-hierarchy", "arguments": {"RootPath": "Player", "IncludeComponents": false}})),
-        ("unity_search", json!({"name": "unity-search", "arguments": {"SearchQuery": "t:Material", "IncludeMetadata": true}})),
+        (
+            "find_game_objects",
+            json!({"name": "find-game-objects", "arguments": {"NamePattern": "Enemy_0", "SearchMode": "Contains", "MaxResults": 1}}),
+        ),
+        (
+            "get_hierarchy",
+            json!({"name": "get-hierarchy", "arguments": {"RootPath": "Player", "IncludeComponents": false}}),
+        ),
+        (
+            "unity_search",
+            json!({"name": "unity-search", "arguments": {"SearchQuery": "t:Material", "IncludeMetadata": true}}),
+        ),
         ("compile", json!({"name": "compile", "arguments": {}})),
-        ("run_tests_failing", json!({"name": "run-tests", "arguments": {"FilterType": "regex", "FilterValue": "ScoreKeeperTests"}})),
-        ("execute_dynamic_code", json!({"name": "execute-dynamic-code", "arguments": {"Code": "Debug.Log(\"hi\"); return 6 * 7;"}})),
+        (
+            "run_tests_failing",
+            json!({"name": "run-tests", "arguments": {"FilterType": "regex", "FilterValue": "ScoreKeeperTests"}}),
+        ),
+        (
+            "execute_dynamic_code",
+            json!({"name": "execute-dynamic-code", "arguments": {"Code": "Debug.Log(\"hi\"); return 6 * 7;"}}),
+        ),
         ("invalid_params", json!({"name": "get-logs", "arguments": {"LogType": "Fatal"}})),
         ("unknown_tool", json!({"name": "make-coffee", "arguments": {}})),
         ("bridge_status", json!({"name": "bridge-status", "arguments": {}})),
@@ -86,9 +102,9 @@ async fn a_typical_session() {
     for (n, (name, params)) in calls.iter().enumerate() {
         let id = 100 + n;
         raw.send(&json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": params}).to_string());
-        insta::assert_json_snapshot!(*name, tidy(raw.answer(json!(id)), &root));
+        insta::assert_json_snapshot!(*name, tidy(raw.answer(&json!(id)), &root));
     }
     fake.control().post("/settings", json!({"allowMenuItemExecution": false})).await.unwrap();
     raw.send(r#"{"jsonrpc":"2.0","id":200,"method":"tools/call","params":{"name":"execute-menu-item","arguments":{"MenuItemPath":"Tools/Fixture/Log Hello"}}}"#);
-    insta::assert_json_snapshot!("security_blocked", tidy(raw.answer(json!(200)), &root));
+    insta::assert_json_snapshot!("security_blocked", tidy(raw.answer(&json!(200)), &root));
 }

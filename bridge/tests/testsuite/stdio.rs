@@ -30,7 +30,8 @@ impl Raw {
         let mut child = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"))
             .arg("--project")
             .arg(project)
-            .args(["--tools-wait", "2", "--log-level", "warn"])
+            .args(["--tools-wait", "2"])
+            .args(if extra.contains(&"--log-level") { &[][..] } else { &["--log-level", "warn"][..] })
             .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -67,20 +68,20 @@ impl Raw {
     }
 
     /// The answer to `id`, skipping notifications.
-    pub fn answer(&self, id: Value) -> Value {
+    pub fn answer(&self, id: &Value) -> Value {
         loop {
             let message = self.next();
             if message.get("method").is_some() {
                 continue;
             }
-            assert_eq!(message["id"], id, "expected the answer to {id}, got {message}");
+            assert_eq!(&message["id"], id, "expected the answer to {id}, got {message}");
             return message;
         }
     }
 
     pub fn initialize(&mut self) {
         self.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#);
-        assert_eq!(self.answer(json!("init"))["result"]["protocolVersion"], "2025-06-18");
+        assert_eq!(self.answer(&json!("init"))["result"]["protocolVersion"], "2025-06-18");
         self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
     }
 
@@ -115,11 +116,11 @@ async fn bad_input_is_answered_and_the_server_keeps_running() {
     raw.send(
         r#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}"#,
     );
-    let discover = raw.answer(json!("d"));
+    let discover = raw.answer(&json!("d"));
     assert_eq!(discover["error"]["code"], -32022);
     assert_eq!(discover["error"]["data"]["supported"][0], "2025-11-25");
     raw.send(r#"{"jsonrpc":"2.0","id":"p0","method":"ping"}"#);
-    assert_eq!(raw.answer(json!("p0"))["result"], json!({}));
+    assert_eq!(raw.answer(&json!("p0"))["result"], json!({}));
     raw.initialize();
     for (line, code) in [
         ("this is not json", -32700),
@@ -133,20 +134,20 @@ async fn bad_input_is_answered_and_the_server_keeps_running() {
         assert_eq!((answer["id"].clone(), answer["error"]["code"].as_i64()), (Value::Null, Some(code)), "{line}");
     }
     raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#);
-    assert_eq!(raw.answer(json!(9))["error"]["code"], -32602);
+    assert_eq!(raw.answer(&json!(9))["error"]["code"], -32602);
     raw.send(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"not-a-cursor"}}"#);
-    assert_eq!(raw.answer(json!(10))["error"]["code"], -32602);
+    assert_eq!(raw.answer(&json!(10))["error"]["code"], -32602);
     raw.send(r#"{"jsonrpc":"2.0","id":11,"method":"no/such/method"}"#);
-    assert_eq!(raw.answer(json!(11))["error"]["code"], -32601);
+    assert_eq!(raw.answer(&json!(11))["error"]["code"], -32601);
     raw.send(r#"{"jsonrpc":"2.0","id":12,"method":"logging/setLevel","params":{"level":"debug"}}"#);
-    assert_eq!(raw.answer(json!(12))["result"], json!({}));
+    assert_eq!(raw.answer(&json!(12))["result"], json!({}));
     // Still serving, ids echoed exactly.
     raw.send(r#"{"jsonrpc":"2.0","id":"s-1","method":"ping"}"#);
-    assert_eq!(raw.answer(json!("s-1"))["result"], json!({}));
+    assert_eq!(raw.answer(&json!("s-1"))["result"], json!({}));
     raw.send(
         r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"get-logs","arguments":{"MaxCount":1}}}"#,
     );
-    assert_eq!(raw.answer(json!(13))["result"]["structuredContent"]["DisplayedCount"], 1);
+    assert_eq!(raw.answer(&json!(13))["result"]["structuredContent"]["DisplayedCount"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -157,11 +158,11 @@ async fn ping_is_answered_while_a_call_runs_and_cancelled_calls_get_no_answer() 
     raw.initialize();
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2,"TimeoutSeconds":10}}}"#);
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
-    assert_eq!(raw.answer(json!(2))["result"], json!({}), "ping is not held up by the call");
+    assert_eq!(raw.answer(&json!(2))["result"], json!({}), "ping is not held up by the call");
     raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#);
     raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2.5,"TimeoutSeconds":10}}}"#);
     // The cancelled call's answer never comes: the next answer is call 3's.
-    let next = raw.answer(json!(3));
+    let next = raw.answer(&json!(3));
     assert_eq!(next["result"]["structuredContent"]["ActualSleepSeconds"], 2.5, "{next}");
 }
 
@@ -219,4 +220,35 @@ fn the_bridge_exits_when_its_parent_dies() {
 
 fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_are_echoed_when_supported_and_the_newest_answered_otherwise() {
+    let project = project();
+    for (asked, answered) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2099-01-01", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+    ] {
+        let mut raw = Raw::start(project.path(), &[]);
+        raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "v", "version": "1"}}}).to_string());
+        let answer = raw.answer(&json!(1));
+        assert_eq!(answer["result"]["protocolVersion"], answered, "asked {asked}");
+        assert_eq!(answer["result"]["capabilities"]["tools"]["listChanged"], true);
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn logs_can_go_to_a_file_and_never_to_stdout() {
+    let project = project();
+    let log = project.path().join("bridge.log");
+    let mut raw = Raw::start(project.path(), &["--log-file", log.to_str().unwrap(), "--log-level", "debug"]);
+    raw.initialize();
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    raw.answer(&json!(2));
+    drop(raw.stdin.take());
+    raw.exit_within(Duration::from_secs(5)).unwrap();
+    let text = std::fs::read_to_string(&log).unwrap();
+    assert!(text.contains("unity-mcp-bridge serving MCP on stdio") && text.contains("MCP client"), "{text}");
 }

@@ -238,3 +238,16 @@ async fn assets_refresh_compiles_changed_scripts_and_reloads() {
     let seen = client.until_closed().await;
     assert!(seen.iter().any(|m| matches!(m, Message::Notification(n) if n.method == notifications::SERVER_SHUTDOWN)));
 }
+
+#[tokio::test]
+async fn without_resume_the_editor_behaves_like_uloop() {
+    let editor = TestEditor::start_with(|c| c.resume = false).await;
+    let mut client = editor.connect().await;
+    let version = client.ok("get-version", none()).await;
+    assert!(!version["Capabilities"].as_array().unwrap().contains(&json!("resume")));
+    client.send(&Message::Request(Request::new(5u64, "clear-console", json!({})))).await;
+    assert_eq!(client.response(&5u64.into()).await.outcome.unwrap()["ClearedLogCount"], 7);
+    // A resend runs again: uLoopMCP has no journal.
+    client.send(&resend(5u64, "clear-console", json!({}))).await;
+    assert_eq!(client.response(&5u64.into()).await.outcome.unwrap()["ClearedLogCount"], 1);
+}
