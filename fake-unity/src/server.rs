@@ -37,6 +37,9 @@ pub const FALLBACK_PORTS: u16 = 10;
 /// How long a closing connection keeps reading what the peer still sends.
 const LINGER: Duration = Duration::from_millis(100);
 
+/// How long a closing connection may take to write what is queued.
+const DRAIN_LIMIT: Duration = Duration::from_secs(1);
+
 /// How long a reload waits for connections to finish closing.
 const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
@@ -271,12 +274,17 @@ async fn write_loop(
             return;
         }
     }
-    while let Ok(body) = rx.try_recv() {
-        if write_frame(&editor, &client, &mut socket, &mut buf, &body).await.is_err() {
-            return;
+    // What was queued before the close goes out, unless the peer has stopped
+    // reading: a reload never waits on a client.
+    let drain = async {
+        while let Ok(body) = rx.try_recv() {
+            if write_frame(&editor, &client, &mut socket, &mut buf, &body).await.is_err() {
+                return;
+            }
         }
-    }
-    let _ = socket.shutdown().await;
+        let _ = socket.shutdown().await;
+    };
+    let _ = tokio::time::timeout(DRAIN_LIMIT, drain).await;
 }
 
 async fn write_frame(
@@ -299,16 +307,14 @@ async fn write_frame(
 /// published `listener` (see [`Editor::listening`]).
 pub async fn drive(
     editor: Arc<Editor>,
-    mut listener: TcpListener,
+    listener: TcpListener,
     preferred_port: u16,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
+    let mut port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let (mut stop, mut accepting) = start_accepting(listener, &editor);
     loop {
-        let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-        let stop = CancellationToken::new();
-        let accepting = tokio::spawn(accept_loop(listener, editor.clone(), stop.clone()));
-        let command = commands.recv().await;
-        match command {
+        match commands.recv().await {
             Some(Command::Reload { options, done }) => {
                 let previous_session_id = editor.session_id();
                 tracing::info!(port, "domain reload");
@@ -323,7 +329,7 @@ pub async fn drive(
                 } else {
                     (port, None)
                 };
-                listener = match bind(want, avoid).await {
+                let listener = match bind(want, avoid).await {
                     Ok(listener) => listener,
                     Err(err) => {
                         tracing::warn!(%err, port = want, "cannot bind after reload; trying any port");
@@ -338,7 +344,9 @@ pub async fn drive(
                     }
                 };
                 let new_port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+                // Serve as soon as the socket listens; the discovery file follows.
                 let listening_at = std::time::Instant::now();
+                (stop, accepting) = start_accepting(listener, &editor);
                 editor.finish_reload(new_port);
                 schedule_tools_ready(&editor);
                 tracing::info!(port = new_port, "listening again");
@@ -351,7 +359,7 @@ pub async fn drive(
                         listening_at: Some(listening_at),
                     });
                 }
-                continue;
+                port = new_port;
             }
             Some(Command::Quit { done }) => {
                 editor.begin_shutdown(ShutdownReason::EditorQuit);
@@ -372,6 +380,12 @@ pub async fn drive(
             }
         }
     }
+}
+
+fn start_accepting(listener: TcpListener, editor: &Arc<Editor>) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+    let stop = CancellationToken::new();
+    let accepting = tokio::spawn(accept_loop(listener, editor.clone(), stop.clone()));
+    (stop, accepting)
 }
 
 /// Step 5 of a reload: once tools are registered, `list_changed` to every
