@@ -195,7 +195,7 @@ pub enum CallError {
     /// The Editor answered with a JSON-RPC error.
     Editor(ErrorObject),
     /// No answer before the deadline.
-    Timeout { seconds: f64, connected: bool },
+    Timeout { seconds: f64 },
     /// A reload (or a dropped connection) cut the call off after it was sent,
     /// and it could not be resumed or safely resent.
     Interrupted,
@@ -211,7 +211,7 @@ impl fmt::Display for CallError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             CallError::Editor(e) => write!(f, "{e}"),
-            CallError::Timeout { seconds, .. } => write!(f, "no answer from Unity within {seconds} s"),
+            CallError::Timeout { seconds } => write!(f, "no answer from Unity within {seconds} s"),
             CallError::Interrupted => f.write_str("interrupted by a domain reload"),
             CallError::TooLarge { size, limit } => {
                 write!(f, "the answer ({size} bytes) is over the {limit}-byte limit")
@@ -248,6 +248,11 @@ impl CallOptions {
 
 /// How many times one call follows the Editor through reloads.
 const MAX_ATTEMPTS: usize = 8;
+
+/// After a connection closes, how long the link retries at the fast reload
+/// pace even when no discovery file says the Editor is reloading (uLoopMCP
+/// writes none; big projects take a minute or more to reload).
+const RELOAD_WINDOW: Duration = Duration::from_secs(120);
 
 /// What answered a request.
 #[derive(Debug)]
@@ -509,6 +514,32 @@ impl Connection {
     }
 }
 
+/// What to do with a call whose connection ended before its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Retry {
+    /// Send it as a new request.
+    Fresh,
+    /// Send the same request again with `x-resume`.
+    Resume,
+    /// Report it as interrupted.
+    GiveUp,
+}
+
+/// `reached`: a request with this id was written to the Editor at least once.
+fn after_cut_off(reached: bool, editor_can_resume: bool, read_only: bool) -> Retry {
+    if !reached {
+        // The Editor cannot have seen it.
+        Retry::Fresh
+    } else if editor_can_resume {
+        Retry::Resume
+    } else if read_only {
+        Retry::Fresh
+    } else {
+        // It may have run: never run a mutating call twice.
+        Retry::GiveUp
+    }
+}
+
 /// The id in the first bytes of a response, if it can be read there.
 fn id_in_head(head: &[u8]) -> Option<Id> {
     let text = String::from_utf8_lossy(head);
@@ -674,6 +705,8 @@ impl Link {
         let started = Instant::now();
         let mut id = self.fresh_id();
         let mut resume = false;
+        // Whether a request with this id ever reached the socket.
+        let mut reached = false;
         for _ in 0..MAX_ATTEMPTS {
             let connection = self.connection(options.deadline, &options.cancel).await?;
             let mut request = Request::new(id.clone(), method, params.clone());
@@ -687,7 +720,7 @@ impl Link {
                     // A late answer finds no one waiting and is dropped.
                     connection.forget(&id);
                     let seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
-                    return Err(CallError::Timeout { seconds, connected: true });
+                    return Err(CallError::Timeout { seconds });
                 }
                 _ = options.cancel.cancelled() => {
                     connection.forget(&id);
@@ -700,24 +733,17 @@ impl Link {
                 Ok(Reply::Response(Response { outcome: Err(e), .. }))
                     if resume && options.read_only && e.kind() == crate::jsonrpc::ErrorKind::Interrupted =>
                 {
-                    id = self.fresh_id();
-                    resume = false;
+                    (id, resume, reached) = (self.fresh_id(), false, false);
                 }
                 Ok(Reply::Response(response)) => return response.outcome.map_err(CallError::Editor),
                 Ok(Reply::TooLarge { size, limit }) => return Err(CallError::TooLarge { size, limit }),
                 Err(_) => {
                     // The connection ended before the answer.
-                    let info = lock(&connection.info).clone();
-                    if !sent.load(Ordering::SeqCst) {
-                        // Never written: the Editor cannot have seen it.
-                        id = self.fresh_id();
-                        resume = false;
-                    } else if info.can_resume() {
-                        resume = true;
-                    } else if options.read_only {
-                        id = self.fresh_id();
-                    } else {
-                        return Err(CallError::Interrupted);
+                    reached |= sent.load(Ordering::SeqCst);
+                    match after_cut_off(reached, lock(&connection.info).can_resume(), options.read_only) {
+                        Retry::Fresh => (id, resume, reached) = (self.fresh_id(), false, false),
+                        Retry::Resume => resume = true,
+                        Retry::GiveUp => return Err(CallError::Interrupted),
                     }
                     tracing::info!(method, %id, resume, "call cut off by a closed connection; sending it again");
                 }
@@ -751,7 +777,8 @@ impl Link {
                 }
             }
             let Some(connection) = connected else {
-                let reloading = found.reloading || lock(&self.shared).reload_started.is_some();
+                let reloading = found.reloading
+                    || lock(&self.shared).reload_started.is_some_and(|(began, _)| began.elapsed() < RELOAD_WINDOW);
                 self.update(|s| {
                     s.status.state = if reloading {
                         LinkState::Reloading
@@ -978,6 +1005,14 @@ mod tests {
         let uloop = EditorInfo::from_version(&json!({"UnityVersion": "2022.3.1f1", "Ver": "2.1.1"}));
         assert!(!uloop.can_resume() && !uloop.concurrent());
         assert_eq!(uloop.package_version.as_deref(), Some("2.1.1"));
+    }
+
+    #[test]
+    fn a_call_that_may_have_run_is_never_sent_fresh_unless_it_only_reads() {
+        assert_eq!(after_cut_off(false, false, false), Retry::Fresh);
+        assert_eq!(after_cut_off(true, true, false), Retry::Resume);
+        assert_eq!(after_cut_off(true, false, true), Retry::Fresh);
+        assert_eq!(after_cut_off(true, false, false), Retry::GiveUp);
     }
 
     #[test]

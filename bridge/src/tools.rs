@@ -346,7 +346,7 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
                 ),
             }
         }
-        CallError::Timeout { seconds, .. } => format!(
+        CallError::Timeout { seconds } => format!(
             "No answer from Unity within {seconds} s for {tool}. Unity may be busy (a long compile or test run, a modal dialog, or an unfocused Editor window that is not updating), and the call may still complete there. Check with the bridge-status tool, or call again with a larger TimeoutSeconds."
         ),
         CallError::Interrupted => format!(

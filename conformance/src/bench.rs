@@ -74,26 +74,12 @@ fn project() -> anyhow::Result<tempfile::TempDir> {
     let dir = tempfile::tempdir()?;
     let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project");
     if fixture.is_dir() {
-        copy_dir(&fixture, dir.path())?;
+        fake_unity::copy_dir(&fixture, dir.path())?;
     } else {
         std::fs::create_dir_all(dir.path().join("Assets"))?;
         std::fs::create_dir_all(dir.path().join("ProjectSettings"))?;
     }
     Ok(dir)
-}
-
-fn copy_dir(from: &Path, to: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(to)?;
-    for entry in std::fs::read_dir(from)? {
-        let entry = entry?;
-        let target = to.join(entry.file_name());
-        if entry.file_type()?.is_dir() {
-            copy_dir(&entry.path(), &target)?;
-        } else {
-            std::fs::copy(entry.path(), target)?;
-        }
-    }
-    Ok(())
 }
 
 /// The bridge as a child process, spoken to line by line.

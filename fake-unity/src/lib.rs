@@ -55,6 +55,22 @@ pub fn default_state() -> EditorStateFile {
     state
 }
 
+/// Copies a project folder (the fake writes into the project it serves, so
+/// tests and benchmarks serve a copy of `fixtures/unity-project`).
+pub fn copy_dir(from: &std::path::Path, to: &std::path::Path) -> std::io::Result<()> {
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let target = to.join(entry.file_name());
+        if entry.file_type()?.is_dir() {
+            copy_dir(&entry.path(), &target)?;
+        } else {
+            std::fs::copy(entry.path(), target)?;
+        }
+    }
+    Ok(())
+}
+
 /// How to start a fake Editor.
 #[derive(Clone, Debug)]
 pub struct Config {

@@ -20,16 +20,7 @@ use unity_mcp_bridge::{
 const WAIT: Duration = Duration::from_secs(10);
 
 pub fn copy_dir(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.file_type().unwrap().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), target).unwrap();
-        }
-    }
+    fake_unity::copy_dir(from, to).unwrap();
 }
 
 struct Setup {
