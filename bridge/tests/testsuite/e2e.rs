@@ -434,3 +434,70 @@ async fn the_editor_link_traffic_can_be_recorded() {
     assert!(seqs.windows(2).all(|w| w[1] == w[0] + 1), "records are numbered in order");
     assert!(lines[1..].iter().all(|r| r["ms"].is_u64() && r["conn"].is_u64()));
 }
+
+/// An Editor that answers every request but `get-logs`, which it swallows.
+async fn editor_ignoring_get_logs() -> u16 {
+    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else { return };
+            tokio::spawn(async move {
+                let (read, mut write) = stream.into_split();
+                let mut reader = BufReader::new(read);
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).await.unwrap_or(0) == 0 {
+                        return;
+                    }
+                    let Some(len) =
+                        header.trim().strip_prefix("Content-Length: ").and_then(|n| n.parse::<usize>().ok())
+                    else {
+                        continue;
+                    };
+                    let mut blank = String::new();
+                    let _ = reader.read_line(&mut blank).await;
+                    let mut body = vec![0; len];
+                    if reader.read_exact(&mut body).await.is_err() {
+                        return;
+                    }
+                    let request: Value = serde_json::from_slice(&body).unwrap();
+                    let result = match request["method"].as_str() {
+                        Some("get-logs") => continue,
+                        Some("get-tool-details") => {
+                            json!({"Tools": [{"name": "get-logs", "description": "Logs", "parameterSchema": {"Properties": {}, "Required": []}, "displayDevelopmentOnly": false}]})
+                        }
+                        _ => json!({"Message": "ok", "ProtocolVersion": 1, "Capabilities": []}),
+                    };
+                    let answer = json!({"jsonrpc": "2.0", "id": request["id"], "result": result}).to_string();
+                    if write
+                        .write_all(format!("Content-Length: {}\r\n\r\n{answer}", answer.len()).as_bytes())
+                        .await
+                        .is_err()
+                    {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    port
+}
+
+#[tokio::test]
+async fn a_call_unity_never_answers_ends_at_its_deadline_and_the_bridge_stays_healthy() {
+    let project = project();
+    let port = editor_ignoring_get_logs().await.to_string();
+    let (client, _) = bridge(project.path(), &["--port", &port]).await;
+    let started = Instant::now();
+    let result = call(&client, "get-logs", json!({"TimeoutSeconds": 1})).await;
+    assert_eq!(result["isError"], true);
+    assert!(text(&result).contains("No answer from Unity within"), "{result}");
+    assert!(started.elapsed() < WAIT, "the deadline (1 s + the bridge's grace) ended the wait");
+    let status = call(&client, "bridge-status", json!({})).await;
+    assert_eq!(
+        (status["structuredContent"]["connected"].clone(), status["structuredContent"]["callsInFlight"].clone()),
+        (json!(true), json!(0))
+    );
+}
