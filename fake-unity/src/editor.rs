@@ -232,6 +232,31 @@ struct Domain {
     token: CancellationToken,
 }
 
+/// Where the Editor's time comes from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Clock {
+    /// The system clock.
+    #[default]
+    Real,
+    /// Starts at 2026-01-01T00:00:00.000Z and advances 1 ms per reading, so
+    /// the same seed and scenario give the same bytes on the wire.
+    Virtual,
+}
+
+impl std::str::FromStr for Clock {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "real" => Ok(Clock::Real),
+            "virtual" => Ok(Clock::Virtual),
+            other => Err(format!("unknown clock {other:?} (real or virtual)")),
+        }
+    }
+}
+
+/// The virtual clock's first reading: 2026-01-01T00:00:00Z.
+const VIRTUAL_EPOCH_SECS: u64 = 1_767_225_600;
+
 /// Static configuration of one fake Editor.
 #[derive(Clone, Debug)]
 pub struct EditorConfig {
@@ -242,6 +267,7 @@ pub struct EditorConfig {
     pub max_request_bytes: usize,
     pub defect: Option<Defect>,
     pub resume: bool,
+    pub clock: Clock,
 }
 
 /// The simulated Editor.
@@ -254,6 +280,9 @@ pub struct Editor {
     pub defect: Option<Defect>,
     /// Keeps a resume journal and answers `x-resume` from it.
     pub resume: bool,
+    pub clock: Clock,
+    /// Readings of the virtual clock so far.
+    ticks: AtomicU64,
     pub stats: Arc<Stats>,
     sim: Mutex<Simulation>,
     link: Mutex<Link>,
@@ -310,6 +339,8 @@ impl Editor {
             max_request_bytes: config.max_request_bytes,
             defect: config.defect,
             resume: config.resume,
+            clock: config.clock,
+            ticks: AtomicU64::new(0),
             stats: Arc::default(),
             sim: Mutex::new(sim),
             link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id }),
@@ -320,7 +351,10 @@ impl Editor {
             next_client_id: AtomicU64::new(1),
             commands,
             connections: TaskTracker::new(),
-            started: SystemTime::now(),
+            started: match config.clock {
+                Clock::Real => SystemTime::now(),
+                Clock::Virtual => SystemTime::UNIX_EPOCH + Duration::from_secs(VIRTUAL_EPOCH_SECS),
+            },
             base: config.state,
         });
         (editor, rx)
@@ -337,7 +371,22 @@ impl Editor {
     }
 
     pub fn now(&self) -> SystemTime {
-        SystemTime::now()
+        match self.clock {
+            Clock::Real => SystemTime::now(),
+            Clock::Virtual => {
+                let tick = self.ticks.fetch_add(1, Ordering::Relaxed);
+                SystemTime::UNIX_EPOCH + Duration::from_secs(VIRTUAL_EPOCH_SECS) + Duration::from_millis(tick)
+            }
+        }
+    }
+
+    /// Milliseconds since `started`, as the Editor reports durations (0 on
+    /// the virtual clock, which does not measure).
+    pub fn elapsed_ms(&self, started: std::time::Instant) -> u64 {
+        match self.clock {
+            Clock::Real => started.elapsed().as_millis() as u64,
+            Clock::Virtual => 0,
+        }
     }
 
     pub fn timestamp(&self) -> String {

@@ -40,7 +40,7 @@ use unity_mcp_bridge::{discovery::EditorState, framing::DEFAULT_REQUEST_LIMIT};
 pub use crate::{
     control::ControlClient,
     defect::Defect,
-    editor::{Editor, ReloadOptions, ReloadReport},
+    editor::{Clock, Editor, ReloadOptions, ReloadReport},
     state::EditorStateFile,
 };
 
@@ -92,6 +92,8 @@ pub struct Config {
     /// it the fake behaves like uLoopMCP: `x-resume` is ignored and a resent
     /// request runs again.
     pub resume: bool,
+    /// Real or virtual time (for byte-identical runs).
+    pub clock: editor::Clock,
 }
 
 impl Config {
@@ -106,6 +108,7 @@ impl Config {
             max_request_bytes: DEFAULT_REQUEST_LIMIT,
             defect: None,
             resume: true,
+            clock: editor::Clock::Real,
         }
     }
 }
@@ -149,6 +152,7 @@ impl FakeUnity {
             max_request_bytes: config.max_request_bytes,
             defect: config.defect,
             resume: config.resume,
+            clock: config.clock,
         });
         let listener =
             server::bind(config.port, None).await.map_err(|source| StartError::Bind { port: config.port, source })?;

@@ -56,6 +56,9 @@ struct ServeArgs {
     /// Behave like uLoopMCP: no resume journal, `x-resume` ignored.
     #[arg(long)]
     no_resume: bool,
+    /// real, or virtual (fixed start, 1 ms per reading: identical runs).
+    #[arg(long, default_value = "real")]
+    clock: fake_unity::Clock,
 }
 
 fn main() -> anyhow::Result<()> {
@@ -92,6 +95,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         max_request_bytes: args.max_request_bytes,
         defect: args.defect,
         resume: !args.no_resume,
+        clock: args.clock,
     };
     // Signal handlers exist before the listening line is printed, so a
     // harness that signals as soon as it reads the line is never too early.
