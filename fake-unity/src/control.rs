@@ -6,8 +6,16 @@
 //! | `POST /reload`    | `{"downtimeMs":N,"movePort":bool,"wait":bool}` (all optional) | 202 `{"accepted":true}`, or with `wait` 200 and where it came back |
 //! | `POST /quit`      | —                                            | 202, then the Editor quits |
 //! | `GET /state`      | —                                            | port, session, connections, play mode, console counts, settings |
-//! | `GET /stats`      | —                                            | counters |
+//! | `GET /stats`      | —                                            | counters, and each fault rule with its firings |
 //! | `POST /settings`  | a partial settings object                    | the new settings |
+//! | `GET /faults`     | —                                            | the rules, each with `fired` and `matched` |
+//! | `POST /faults`    | a rule, or an array of rules                 | 201 `{"added":[names]}`; all or none |
+//! | `PUT /faults`     | an array of rules (or `{"faults":[…]}`)      | the idempotent bulk load: the rule set becomes exactly this; unchanged rules keep their counters |
+//! | `DELETE /faults`  | —                                            | every rule removed |
+//! | `DELETE /faults/NAME` | —                                        | that rule removed (404 if unknown) |
+//! | `POST /reset`     | —                                            | rules removed, tools back, held ports and zombie listeners released |
+//!
+//! Rules are described in [`crate::faults`]; a bad rule is a 400 naming it.
 //!
 //! [`ControlClient`] is a small client for it, used by the tests and the
 //! conformance runner.
@@ -17,16 +25,19 @@ use std::{net::SocketAddr, sync::Arc, time::Duration};
 use axum::{
     Json, Router,
     body::Bytes,
-    extract::State,
+    extract::{Path, State},
     http::StatusCode,
     response::{IntoResponse, Response},
-    routing::{get, post},
+    routing::{delete, get, post},
 };
 use http_body_util::{BodyExt, Full};
 use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
-use crate::editor::{Editor, ReloadOptions};
+use crate::{
+    editor::{Editor, ReloadOptions},
+    faults::{FaultError, RuleSpec},
+};
 
 /// The control API's routes.
 pub fn router(editor: Arc<Editor>) -> Router {
@@ -36,6 +47,9 @@ pub fn router(editor: Arc<Editor>) -> Router {
         .route("/reload", post(reload))
         .route("/quit", post(quit))
         .route("/settings", post(settings))
+        .route("/faults", get(list_faults).post(add_faults).put(replace_faults).delete(clear_faults))
+        .route("/faults/{name}", delete(remove_fault))
+        .route("/reset", post(reset))
         .fallback(not_found)
         .with_state(editor)
 }
@@ -63,7 +77,80 @@ async fn state(State(editor): State<Arc<Editor>>) -> Json<Value> {
 async fn stats(State(editor): State<Arc<Editor>>) -> Json<Value> {
     let mut stats = editor.stats.to_json();
     stats["seed"] = editor.seed.into();
+    stats["faults"] = editor.faults.to_json();
     Json(stats)
+}
+
+/// Rules from a body: one rule, an array, or `{"faults": [...]}`.
+fn rules_from(body: &Bytes) -> Result<Vec<RuleSpec>, String> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| format!("the body is not valid JSON: {e}"))?;
+    let value = match value {
+        Value::Object(mut o) if o.contains_key("faults") && !o.contains_key("fault") => {
+            o.remove("faults").unwrap_or(Value::Null)
+        }
+        v => v,
+    };
+    let list = match value {
+        Value::Array(list) => list,
+        v @ Value::Object(_) => vec![v],
+        _ => return Err("expected a rule object or an array of rules".into()),
+    };
+    list.into_iter()
+        .enumerate()
+        .map(|(i, v)| serde_json::from_value(v).map_err(|e| format!("rule {}: {e}", i + 1)))
+        .collect()
+}
+
+fn fault_error(err: &FaultError) -> Response {
+    let status = match err {
+        FaultError::Invalid { .. } => StatusCode::BAD_REQUEST,
+        FaultError::Duplicate(_) => StatusCode::CONFLICT,
+        FaultError::NotFound(_) => StatusCode::NOT_FOUND,
+    };
+    error(status, err.to_string())
+}
+
+async fn list_faults(State(editor): State<Arc<Editor>>) -> Json<Value> {
+    Json(editor.faults.to_json())
+}
+
+async fn add_faults(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
+    let rules = match rules_from(&body) {
+        Ok(rules) => rules,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
+    match editor.faults.add(rules) {
+        Ok(names) => (StatusCode::CREATED, Json(json!({"added": names}))).into_response(),
+        Err(err) => fault_error(&err),
+    }
+}
+
+async fn replace_faults(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
+    let rules = match rules_from(&body) {
+        Ok(rules) => rules,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
+    match editor.faults.replace(rules) {
+        Ok(names) => Json(json!({"faults": names})).into_response(),
+        Err(err) => fault_error(&err),
+    }
+}
+
+async fn clear_faults(State(editor): State<Arc<Editor>>) -> Json<Value> {
+    editor.faults.clear();
+    Json(json!({"cleared": true}))
+}
+
+async fn remove_fault(State(editor): State<Arc<Editor>>, Path(name): Path<String>) -> Response {
+    match editor.faults.remove(&name) {
+        Ok(()) => Json(json!({"removed": name})).into_response(),
+        Err(err) => fault_error(&err),
+    }
+}
+
+async fn reset(State(editor): State<Arc<Editor>>) -> Json<Value> {
+    editor.reset_faults();
+    Json(json!({"reset": true}))
 }
 
 async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
@@ -119,7 +206,8 @@ async fn settings(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
 async fn not_found() -> Response {
     error(
         StatusCode::NOT_FOUND,
-        "no such endpoint; try GET /state, GET /stats, POST /reload, POST /quit, POST /settings",
+        "no such endpoint; try GET /state, GET /stats, POST /reload, POST /quit, POST /settings, \
+         GET|POST|PUT|DELETE /faults, DELETE /faults/NAME, POST /reset",
     )
 }
 
@@ -162,6 +250,14 @@ impl ControlClient {
 
     pub async fn post(&self, path: &str, body: Value) -> Result<Value, ControlError> {
         self.request("POST", path, Some(body)).await
+    }
+
+    pub async fn put(&self, path: &str, body: Value) -> Result<Value, ControlError> {
+        self.request("PUT", path, Some(body)).await
+    }
+
+    pub async fn delete(&self, path: &str) -> Result<Value, ControlError> {
+        self.request("DELETE", path, None).await
     }
 
     /// Reloads and waits until the Editor listens again; returns where.

@@ -9,7 +9,7 @@ use std::{
     path::{Path, PathBuf},
     sync::{
         Arc, Mutex, MutexGuard, OnceLock,
-        atomic::{AtomicU64, Ordering},
+        atomic::{AtomicU8, AtomicU64, Ordering},
     },
     time::{Duration, SystemTime},
 };
@@ -28,6 +28,7 @@ use unity_mcp_bridge::{
 
 use crate::{
     defect::Defect,
+    faults::{Fault, Faults, Fired, FrameKind, ReloadPoint},
     journal::{Journal, Key, Lookup},
     params::Args,
     state::{EditorStateFile, GameObject, LogEntry, Settings},
@@ -111,11 +112,49 @@ pub struct Client {
     pub connected_at: SystemTime,
     name: Mutex<String>,
     framing: OnceLock<Framing>,
-    tx: mpsc::UnboundedSender<Bytes>,
-    /// Cancelled to close the connection (after what is queued is written).
+    tx: mpsc::UnboundedSender<Outgoing>,
+    /// Cancelled to close the connection (after what is queued is written,
+    /// unless a fault ends it abruptly: see [`Client::ending`]).
     pub close: CancellationToken,
     stats: Arc<Stats>,
     defect: Option<Defect>,
+    /// A [`Silence`], set by the black-hole and half-open faults.
+    silence: AtomicU8,
+    /// An [`Ending`], set by the close and reset faults.
+    ending: AtomicU8,
+}
+
+/// One frame queued for a client, with what the fault rules match on.
+#[derive(Debug)]
+pub struct Outgoing {
+    pub body: Bytes,
+    pub kind: FrameKind,
+    pub is_error: bool,
+    /// A notification's method, or the method of the request a response answers.
+    pub method: Option<Arc<str>>,
+}
+
+/// A connection a fault has silenced.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Silence {
+    None = 0,
+    /// Reads and discards, never writes.
+    BlackHole = 1,
+    /// Neither reads nor writes (the peer vanished).
+    HalfOpen = 2,
+}
+
+/// How a connection ends when a fault ends it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Ending {
+    /// Normally: queued frames are written, then a clean close.
+    Graceful = 0,
+    /// A clean close now, nothing more written.
+    Close = 1,
+    /// A TCP reset now.
+    Reset = 2,
 }
 
 impl Client {
@@ -143,26 +182,70 @@ impl Client {
 
     /// Queues a message for this client; false when the connection is gone.
     pub fn send(&self, message: &Message) -> bool {
+        let method = match message {
+            Message::Notification(n) => Some(n.method.as_str()),
+            Message::Request(r) => Some(r.method.as_str()),
+            Message::Response(_) => None,
+        };
+        self.send_for(message, method)
+    }
+
+    /// Queues the response to a `method` request.
+    pub fn reply(&self, method: &str, response: Response) -> bool {
+        self.send_for(&Message::Response(response), Some(method))
+    }
+
+    fn send_for(&self, message: &Message, method: Option<&str>) -> bool {
         if let (Some(Defect::IdsAsStrings), Message::Response(r)) = (self.defect, message) {
             if let Some(Id::Number(n)) = &r.id {
                 let mut r = r.clone();
                 r.id = Some(Id::String(n.to_string()));
-                return self.send(&Message::Response(r));
+                return self.send_for(&Message::Response(r), method);
             }
         }
-        match message {
+        let (kind, is_error) = match message {
             Message::Response(r) => {
                 self.stats.responses_sent.fetch_add(1, Ordering::Relaxed);
                 if let Err(e) = &r.outcome {
                     self.stats.count_error(e.kind());
                 }
+                (FrameKind::Response, r.outcome.is_err())
             }
             Message::Notification(_) => {
                 self.stats.notifications_sent.fetch_add(1, Ordering::Relaxed);
+                (FrameKind::Notification, false)
             }
-            Message::Request(_) => {}
+            Message::Request(_) => (FrameKind::Request, false),
+        };
+        let outgoing =
+            Outgoing { body: Bytes::from(message.to_bytes()), kind, is_error, method: method.map(Arc::from) };
+        self.tx.send(outgoing).is_ok()
+    }
+
+    pub fn silence(&self) -> Silence {
+        match self.silence.load(Ordering::Acquire) {
+            1 => Silence::BlackHole,
+            2 => Silence::HalfOpen,
+            _ => Silence::None,
         }
-        self.tx.send(Bytes::from(message.to_bytes())).is_ok()
+    }
+
+    pub(crate) fn set_silence(&self, silence: Silence) {
+        self.silence.store(silence as u8, Ordering::Release);
+    }
+
+    pub fn ending(&self) -> Ending {
+        match self.ending.load(Ordering::Acquire) {
+            1 => Ending::Close,
+            2 => Ending::Reset,
+            _ => Ending::Graceful,
+        }
+    }
+
+    /// Ends the connection now, cleanly or with a reset.
+    pub(crate) fn end(&self, ending: Ending) {
+        self.ending.store(ending as u8, Ordering::Release);
+        self.close.cancel();
     }
 }
 
@@ -268,6 +351,8 @@ pub struct EditorConfig {
     pub defect: Option<Defect>,
     pub resume: bool,
     pub clock: Clock,
+    /// Multiplies every fault duration (a 20-minute compile in a test).
+    pub time_scale: f64,
 }
 
 /// The simulated Editor.
@@ -284,6 +369,12 @@ pub struct Editor {
     /// Readings of the virtual clock so far.
     ticks: AtomicU64,
     pub stats: Arc<Stats>,
+    pub faults: Arc<Faults>,
+    /// Tools taken away by a `toolsChange` fault.
+    removed_tools: Mutex<Vec<String>>,
+    /// Cancelled to release what faults hold (zombie listeners, held ports)
+    /// on `POST /reset` and on quit.
+    holds: Mutex<CancellationToken>,
     sim: Mutex<Simulation>,
     link: Mutex<Link>,
     clients: Mutex<BTreeMap<u64, Arc<Client>>>,
@@ -342,6 +433,9 @@ impl Editor {
             clock: config.clock,
             ticks: AtomicU64::new(0),
             stats: Arc::default(),
+            faults: Arc::new(Faults::new(config.seed, config.time_scale)),
+            removed_tools: Mutex::new(Vec::new()),
+            holds: Mutex::new(CancellationToken::new()),
             sim: Mutex::new(sim),
             link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id }),
             clients: Mutex::new(BTreeMap::new()),
@@ -421,8 +515,14 @@ impl Editor {
 
     // ---- clients ----
 
-    pub(crate) fn add_client(&self, peer: SocketAddr, tx: mpsc::UnboundedSender<Bytes>) -> Arc<Client> {
-        let id = self.next_client_id.fetch_add(1, Ordering::Relaxed);
+    /// Numbers an accepted connection (1, 2, …): its client id, and what
+    /// the fault rules' `match.connection` counts.
+    pub(crate) fn next_connection(&self) -> u64 {
+        self.stats.connections_accepted.fetch_add(1, Ordering::Relaxed);
+        self.next_client_id.fetch_add(1, Ordering::Relaxed)
+    }
+
+    pub(crate) fn add_client(&self, id: u64, peer: SocketAddr, tx: mpsc::UnboundedSender<Outgoing>) -> Arc<Client> {
         let client = Arc::new(Client {
             id,
             peer,
@@ -433,9 +533,10 @@ impl Editor {
             close: CancellationToken::new(),
             stats: self.stats.clone(),
             defect: self.defect,
+            silence: AtomicU8::new(Silence::None as u8),
+            ending: AtomicU8::new(Ending::Graceful as u8),
         });
         lock(&self.clients).insert(id, client.clone());
-        self.stats.connections_accepted.fetch_add(1, Ordering::Relaxed);
         client
     }
 
@@ -638,15 +739,90 @@ impl Editor {
         unreachable!("an unbounded range always yields")
     }
 
+    // ---- faults ----
+
+    /// Whether `name` is offered (a `toolsChange` fault may have removed it).
+    pub fn tool_available(&self, name: &str) -> bool {
+        !lock(&self.removed_tools).iter().any(|t| t == name)
+    }
+
+    /// Takes tools away (an empty list brings them all back).
+    pub(crate) fn set_removed_tools(&self, names: Vec<String>) {
+        *lock(&self.removed_tools) = names;
+    }
+
+    /// A token that is cancelled when what faults hold must be let go.
+    pub(crate) fn hold_token(&self) -> CancellationToken {
+        lock(&self.holds).child_token()
+    }
+
+    /// `POST /reset`: every fault removed, every tool back, held ports and
+    /// zombie listeners released.
+    pub fn reset_faults(&self) {
+        self.faults.clear();
+        self.set_removed_tools(Vec::new());
+        let old = std::mem::replace(&mut *lock(&self.holds), CancellationToken::new());
+        old.cancel();
+    }
+
+    /// Lets go of everything faults hold (on quit).
+    pub(crate) fn release_holds(&self) {
+        lock(&self.holds).cancel();
+    }
+
+    /// The `staleDiscovery` fault: a discovery file saying `ready` for a
+    /// process that no longer exists, as a crashed Editor leaves behind.
+    pub(crate) fn write_stale_discovery(&self, port: u16) {
+        let mut file = self.discovery(&lock(&self.link));
+        file.pid = DEAD_PID;
+        file.port = port;
+        file.state = Some(EditorState::Ready);
+        if let Err(err) = file.write_atomic(&self.project) {
+            tracing::error!(%err, "cannot write the stale discovery file");
+        }
+    }
+
     // ---- requests ----
 
-    /// Processes one request; `None` when no response must be sent (the
-    /// domain reloaded under it, as in Unity).
-    pub(crate) async fn process(self: &Arc<Self>, client: &Arc<Client>, request: Request) -> Option<Response> {
+    /// Handles one request and sends its response, if any (none when the
+    /// domain reloaded under it, as in Unity). `fault` is a request-level
+    /// fault that fired on it (stall, slow tool, reload, response size).
+    pub(crate) async fn handle_request(self: &Arc<Self>, client: &Arc<Client>, request: Request, fault: Option<Fired>) {
+        let method = request.method.clone();
+        let (response, after) = self.process(client, request, fault).await;
+        if let Some(response) = response {
+            client.reply(&method, response);
+        }
+        // Only once the response is queued: a reload that follows it must
+        // not overtake it.
+        if let Some(after) = after {
+            let editor = self.clone();
+            tokio::spawn(async move { tools::after_reply(&editor, after).await });
+        }
+    }
+
+    async fn process(
+        self: &Arc<Self>,
+        client: &Arc<Client>,
+        request: Request,
+        fault: Option<Fired>,
+    ) -> (Option<Response>, Option<tools::After>) {
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         self.stats.count_call(&request.method);
         let id = request.id.clone();
-        let fail = |error: ErrorObject| Some(Response::error(Some(id.clone()), error));
+        let fail = |error: ErrorObject| (Some(Response::error(Some(id.clone()), error)), None);
+        let fault = fault.map(|fired| (fired.fault().clone(), fired));
+        if let Some((Fault::MainThreadStall { ms }, fired)) = &fault {
+            // The main thread is busy: nothing runs, not even the checks.
+            tokio::time::sleep(fired.duration(*ms)).await;
+        }
+        if let Some((Fault::Reload { downtime_ms, move_port, at: ReloadPoint::BeforeRun }, fired)) = &fault {
+            self.request_reload(
+                ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port },
+                None,
+            );
+            return (None, None);
+        }
 
         if let Err(error) = self.check_uloop(&request) {
             return fail(error);
@@ -665,14 +841,14 @@ impl Editor {
                 Lookup::NotSeen => {}
                 Lookup::Completed(response) => {
                     self.stats.resumed.fetch_add(1, Ordering::Relaxed);
-                    return Some(response);
+                    return (Some(response), None);
                 }
                 Lookup::Running(mut done) => {
                     self.stats.resumed.fetch_add(1, Ordering::Relaxed);
                     return tokio::select! {
-                        _ = domain.cancelled() => None,
+                        _ = domain.cancelled() => (None, None),
                         result = done.wait_for(Option::is_some) => match result {
-                            Ok(response) => response.clone(),
+                            Ok(response) => (response.clone(), None),
                             Err(_) => fail(interrupted(&request.method)),
                         },
                     };
@@ -690,7 +866,7 @@ impl Editor {
             }
         }
 
-        let Some(tool) = tools::find(&request.method) else {
+        let Some(tool) = tools::find(&request.method).filter(|t| self.tool_available(t.name)) else {
             let kind = if self.has_defect(Defect::UnknownToolWrongCode) {
                 ErrorKind::InvalidParams
             } else {
@@ -722,11 +898,20 @@ impl Editor {
         };
         // The tool runs in its own task so that a panic becomes an error reply
         // and a reload or deadline can abort it.
-        let mut task = tokio::spawn(tools::run(tool, call));
+        let slow = match &fault {
+            Some((Fault::SlowTool { ms, progress }, fired)) => Some((fired.duration(*ms), *progress)),
+            _ => None,
+        };
+        let mut task = tokio::spawn(async move {
+            if let Some((extra, progress)) = slow {
+                work_for(&call, extra, progress).await;
+            }
+            tools::run(tool, call).await
+        });
         let outcome = tokio::select! {
             _ = domain.cancelled() => {
                 task.abort();
-                return None;
+                return (None, None);
             }
             _ = tokio::time::sleep(deadline) => {
                 task.abort();
@@ -744,25 +929,40 @@ impl Editor {
             },
         };
 
-        let (response, after) = match outcome {
-            Outcome::Reply(result) => (Response::ok(id.clone(), self.with_ver(result)), None),
+        let pad_to = match &fault {
+            Some((Fault::ResponseSize { bytes }, _)) => Some(*bytes),
+            _ => None,
+        };
+        let ok = |result: Map<String, Value>| {
+            let mut response = Response::ok(id.clone(), self.with_ver(result));
+            if let Some(bytes) = pad_to {
+                pad(&mut response, bytes);
+            }
+            response
+        };
+        let (response, mut after) = match outcome {
+            Outcome::Reply(result) => (ok(result), None),
             Outcome::Fail(error) => (Response::error(Some(id.clone()), error), None),
-            Outcome::ReplyThen(result, after) => (Response::ok(id.clone(), self.with_ver(result)), Some(after)),
+            Outcome::ReplyThen(result, after) => (ok(result), Some(after)),
             Outcome::ReloadBeforeReply(result) => {
                 // Journaled first, so a resumed request gets it; then the
                 // domain reloads and this connection never sees the answer.
-                let response = Response::ok(id.clone(), self.with_ver(result));
+                let response = ok(result);
                 lock(&self.journal).complete(&key, &response);
                 self.request_reload(ReloadOptions::default(), None);
-                return None;
+                return (None, None);
             }
         };
         lock(&self.journal).complete(&key, &response);
-        if let Some(after) = after {
-            let editor = self.clone();
-            tokio::spawn(async move { tools::after_reply(&editor, after).await });
+        if let Some((Fault::Reload { downtime_ms, move_port, at }, fired)) = &fault {
+            let options = ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port };
+            if *at == ReloadPoint::AfterRun {
+                self.request_reload(options, None);
+                return (None, None);
+            }
+            after = Some(tools::After::ReloadWith(options));
         }
-        Some(response)
+        (Some(response), after)
     }
 
     fn with_ver(&self, mut result: Map<String, Value>) -> Value {
@@ -826,6 +1026,37 @@ impl Editor {
                 .with_data("reason", reason)),
             None => Ok(()),
         }
+    }
+}
+
+/// A pid no process has: above every platform's pid range (and not a
+/// multiple of four, so not a Windows pid either).
+pub const DEAD_PID: u32 = i32::MAX as u32;
+
+/// The `slowTool` fault: the tool works for `extra` before its real work,
+/// reporting progress every second unless it is deadlocked.
+async fn work_for(call: &ToolCall, extra: Duration, progress: bool) {
+    let started = tokio::time::Instant::now();
+    let mut tick = 0;
+    loop {
+        let left = extra.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return;
+        }
+        if progress {
+            call.progress.report(tick, None, &format!("Working ({tick} s)"));
+        }
+        tick += 1;
+        tokio::time::sleep(left.min(Duration::from_secs(1))).await;
+    }
+}
+
+/// The `responseSize` fault: pads the result with a `Padding` string until
+/// the response is about `bytes` long.
+fn pad(response: &mut Response, bytes: usize) {
+    let size = Message::Response(response.clone()).to_bytes().len();
+    if let (Some(missing), Ok(Value::Object(result))) = (bytes.checked_sub(size + 14), &mut response.outcome) {
+        result.insert("Padding".into(), "x".repeat(missing).into());
     }
 }
 

@@ -10,7 +10,10 @@
 //! - [`tools`] — the tool catalogue of protocol §6, one file per area.
 //! - [`editor`] — the Editor: simulation, clients, lifecycle, request processing.
 //! - [`journal`] — the resume journal (`x-resume`, protocol §5).
-//! - [`server`] — binding, the accept loop, connections, the reload driver.
+//! - [`server`] — binding, the accept loop, connections, the reload driver;
+//!   where the fault rules are carried out.
+//! - [`faults`] — fault rules: what they match, what they do, their counters.
+//! - [`scenario`] — scenario files: state, faults, timeline, exercise.
 //! - [`control`] — the HTTP control API and its client.
 //! - [`defect`] — deliberate protocol defects, to prove conformance checks fail.
 //!
@@ -20,8 +23,10 @@
 pub mod control;
 pub mod defect;
 pub mod editor;
+pub mod faults;
 pub mod journal;
 pub mod params;
+pub mod scenario;
 pub mod server;
 pub mod state;
 pub mod tools;
@@ -33,7 +38,10 @@ use std::{
     time::SystemTime,
 };
 
-use tokio::{sync::oneshot, task::JoinHandle};
+use tokio::{
+    sync::{oneshot, watch},
+    task::JoinHandle,
+};
 use tokio_util::sync::CancellationToken;
 use unity_mcp_bridge::{discovery::EditorState, framing::DEFAULT_REQUEST_LIMIT};
 
@@ -41,6 +49,8 @@ pub use crate::{
     control::ControlClient,
     defect::Defect,
     editor::{Clock, Editor, ReloadOptions, ReloadReport},
+    faults::{Fault, FaultError, FaultGuard, FrameKind, RuleSpec, Trigger},
+    scenario::Scenario,
     state::EditorStateFile,
 };
 
@@ -94,6 +104,11 @@ pub struct Config {
     pub resume: bool,
     /// Real or virtual time (for byte-identical runs).
     pub clock: editor::Clock,
+    /// Faults, timeline and start delay (its `state` and `seed` are the
+    /// caller's to apply to the fields above).
+    pub scenario: Scenario,
+    /// Multiplies every fault and timeline duration.
+    pub time_scale: f64,
 }
 
 impl Config {
@@ -109,6 +124,8 @@ impl Config {
             defect: None,
             resume: true,
             clock: editor::Clock::Real,
+            scenario: Scenario::default(),
+            time_scale: 1.0,
         }
     }
 }
@@ -122,12 +139,25 @@ pub enum StartError {
     Bind { port: u16, source: std::io::Error },
     #[error("cannot listen for the control API on 127.0.0.1:{port}: {source}")]
     ControlBind { port: u16, source: std::io::Error },
+    #[error(transparent)]
+    Fault(#[from] FaultError),
+    #[error("invalid scenario settings: {0}")]
+    Settings(String),
+}
+
+/// Whether the Editor listens yet (it may start late: `startDelayMs`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Listening {
+    NotYet,
+    Port(u16),
+    Failed(String),
 }
 
 /// A running fake Editor.
 #[derive(Debug)]
 pub struct FakeUnity {
     editor: Arc<Editor>,
+    listening: watch::Receiver<Listening>,
     control_addr: SocketAddr,
     driver: JoinHandle<()>,
     control: JoinHandle<()>,
@@ -135,7 +165,8 @@ pub struct FakeUnity {
 }
 
 impl FakeUnity {
-    /// Binds, writes the discovery file and starts serving.
+    /// Binds, writes the discovery file and starts serving — at once, or
+    /// after the scenario's start delay (the control API answers meanwhile).
     pub async fn start(config: Config) -> Result<FakeUnity, StartError> {
         let project = std::fs::canonicalize(&config.project)
             .ok()
@@ -153,9 +184,23 @@ impl FakeUnity {
             defect: config.defect,
             resume: config.resume,
             clock: config.clock,
+            time_scale: config.time_scale,
         });
-        let listener =
-            server::bind(config.port, None).await.map_err(|source| StartError::Bind { port: config.port, source })?;
+        let scenario = config.scenario;
+        if let Some(patch) = scenario.settings {
+            editor.update_settings(patch).map_err(StartError::Settings)?;
+        }
+        editor.faults.add(scenario.faults)?;
+        start_faults(&editor, config.port).await;
+        let delay = scenario::start_delay(&editor, scenario.start_delay_ms);
+        let listener = if delay.is_zero() {
+            let listener = server::bind(config.port, None)
+                .await
+                .map_err(|source| StartError::Bind { port: config.port, source })?;
+            Some(listener)
+        } else {
+            None
+        };
         let control_listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, config.control_port))
             .await
             .map_err(|source| StartError::ControlBind { port: config.control_port, source })?;
@@ -171,15 +216,63 @@ impl FakeUnity {
                 tracing::error!(%err, "control API stopped");
             }
         });
-        let port = listener.local_addr().map_err(|source| StartError::Bind { port: config.port, source })?.port();
-        editor.listening(port);
-        let driver = tokio::spawn(server::drive(editor.clone(), listener, config.port, commands));
-        Ok(FakeUnity { editor, control_addr, driver, control, control_stop })
+        let (listening_tx, listening) = watch::channel(Listening::NotYet);
+        let preferred = config.port;
+        let timeline = scenario.timeline;
+        let driving = editor.clone();
+        let driver = tokio::spawn(async move {
+            let listener = match listener {
+                Some(listener) => listener,
+                None => {
+                    tracing::info!(?delay, "the Editor is not open yet");
+                    tokio::time::sleep(delay).await;
+                    match server::bind(preferred, None).await {
+                        Ok(listener) => listener,
+                        Err(err) => {
+                            tracing::error!(%err, "cannot listen after the start delay");
+                            listening_tx.send_replace(Listening::Failed(err.to_string()));
+                            return;
+                        }
+                    }
+                }
+            };
+            let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+            driving.listening(port);
+            listening_tx.send_replace(Listening::Port(port));
+            scenario::play_timeline(&driving, timeline);
+            server::drive(driving, listener, preferred, commands).await;
+        });
+        let mut fake = FakeUnity { editor, listening, control_addr, driver, control, control_stop };
+        if delay.is_zero() {
+            fake.listening().await?;
+        }
+        Ok(fake)
     }
 
-    /// The editor-link port it listens on now (it moves on some reloads).
+    /// Waits until the Editor listens (after a start delay); its port.
+    pub async fn listening(&mut self) -> Result<u16, StartError> {
+        let state = self.listening.wait_for(|l| *l != Listening::NotYet).await.map(|l| l.clone());
+        match state {
+            Ok(Listening::Port(port)) => Ok(port),
+            Ok(Listening::Failed(message)) => {
+                Err(StartError::Bind { port: 0, source: std::io::Error::new(std::io::ErrorKind::AddrInUse, message) })
+            }
+            _ => Err(StartError::Bind {
+                port: 0,
+                source: std::io::Error::other("the Editor stopped before it listened"),
+            }),
+        }
+    }
+
+    /// The editor-link port it listens on now (it moves on some reloads; 0
+    /// before it first listens).
     pub fn port(&self) -> u16 {
         self.editor.port()
+    }
+
+    /// Installs a fault rule for as long as the guard lives.
+    pub fn add_fault(&self, spec: RuleSpec) -> Result<FaultGuard, FaultError> {
+        FaultGuard::install(&self.editor.faults, spec)
     }
 
     pub fn control_addr(&self) -> SocketAddr {
@@ -229,6 +322,24 @@ impl FakeUnity {
     /// True once the Editor has quit.
     pub fn has_quit(&self) -> bool {
         self.driver.is_finished() || self.editor.phase() == EditorState::Stopped
+    }
+}
+
+/// The `start` fault rules, before the Editor listens: a stale discovery
+/// file, the preferred port already taken, tools missing from the start.
+async fn start_faults(editor: &Arc<Editor>, preferred: u16) {
+    for fired in editor.faults.lifecycle(Trigger::Start) {
+        match fired.fault() {
+            Fault::StaleDiscovery => editor.write_stale_discovery(if preferred == 0 { 8700 } else { preferred }),
+            Fault::ToolsChange { remove } => editor.set_removed_tools(remove.clone()),
+            Fault::ZombieListener { .. } | Fault::PortHeld { .. } if preferred != 0 => {
+                match tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, preferred)).await {
+                    Ok(listener) => server::hold_port(listener, &fired, &editor.hold_token()),
+                    Err(err) => tracing::warn!(%err, port = preferred, "cannot hold the port"),
+                }
+            }
+            fault => tracing::warn!(fault = fault.name(), "this start fault needs a fixed --port; ignored"),
+        }
     }
 }
 

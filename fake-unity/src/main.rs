@@ -4,7 +4,7 @@ use std::{io::Write, path::PathBuf};
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use fake_unity::{Config, EditorStateFile, FakeUnity};
+use fake_unity::{Config, EditorStateFile, FakeUnity, Scenario};
 use serde_json::json;
 use unity_mcp_bridge::framing::DEFAULT_REQUEST_LIMIT;
 
@@ -40,10 +40,20 @@ struct ServeArgs {
     /// Port of the HTTP control API; 0 for any free port.
     #[arg(long, default_value_t = 0)]
     control_port: u16,
-    /// Editor state file (default: the embedded model of fixtures/unity-project).
+    /// Editor state file (default: the scenario's, else the embedded model of
+    /// fixtures/unity-project).
     #[arg(long, value_name = "FILE")]
     state: Option<PathBuf>,
-    /// Seed for every random choice (printed when not given).
+    /// A scenario file (TOML or JSON): fault rules, timeline, start delay,
+    /// state (see fixtures/scenarios/README.md).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Multiply every fault and timeline duration by F (0.01 runs a
+    /// 20-minute compile in 12 seconds).
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    time_scale: f64,
+    /// Seed for every random choice (default: the scenario's, else random;
+    /// always printed).
     #[arg(long)]
     seed: Option<u64>,
     /// Largest request frame accepted, in bytes.
@@ -82,7 +92,15 @@ fn main() -> anyhow::Result<()> {
 }
 
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
-    let state = match &args.state {
+    anyhow::ensure!(
+        args.time_scale.is_finite() && args.time_scale >= 0.0,
+        "--time-scale must be a non-negative number"
+    );
+    let scenario = match &args.scenario {
+        Some(path) => Scenario::load(path)?,
+        None => Scenario::default(),
+    };
+    let state = match args.state.as_ref().or(scenario.state.as_ref()) {
         Some(path) => EditorStateFile::load(path)?,
         None => fake_unity::default_state(),
     };
@@ -91,27 +109,36 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         state,
         port: args.port,
         control_port: args.control_port,
-        seed: args.seed,
+        seed: args.seed.or(scenario.seed),
         max_request_bytes: args.max_request_bytes,
         defect: args.defect,
         resume: !args.no_resume,
         clock: args.clock,
+        scenario,
+        time_scale: args.time_scale,
     };
     // Signal handlers exist before the listening line is printed, so a
     // harness that signals as soon as it reads the line is never too early.
     let signals = shutdown_signal()?;
-    let fake = FakeUnity::start(config).await?;
-    let line = json!({
+    let mut fake = FakeUnity::start(config).await?;
+    if fake.port() == 0 {
+        // Unity is not open yet (a start delay): the control API already is.
+        print_line(&json!({"event": "starting", "control": fake.control_url(), "seed": fake.seed(),
+                           "pid": std::process::id()}))?;
+        if let Err(err) = fake.listening().await {
+            let editor = fake.editor().clone();
+            fake.wait().await;
+            eprintln!("fake-unity: {err} (seed {})", editor.seed);
+            return Err(err.into());
+        }
+    }
+    print_line(&json!({
         "event": "listening",
         "port": fake.port(),
         "control": fake.control_url(),
         "seed": fake.seed(),
         "pid": std::process::id(),
-    });
-    let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{line}")?;
-    stdout.flush()?;
-    drop(stdout);
+    }))?;
     tracing::info!(port = fake.port(), control = %fake.control_url(), seed = fake.seed(), "fake Unity Editor listening");
 
     let editor = fake.editor().clone();
@@ -122,8 +149,16 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         stopper.request_quit(None);
     });
     fake.wait().await;
-    eprintln!("fake-unity: exit summary (seed {}): {}", editor.seed, editor.stats.to_json());
+    let mut summary = editor.stats.to_json();
+    summary["faults"] = editor.faults.to_json();
+    eprintln!("fake-unity: exit summary (seed {}): {summary}", editor.seed);
     Ok(())
+}
+
+fn print_line(line: &serde_json::Value) -> std::io::Result<()> {
+    let mut stdout = std::io::stdout().lock();
+    writeln!(stdout, "{line}")?;
+    stdout.flush()
 }
 
 /// A future that completes on Ctrl-C or SIGTERM; the handlers are registered

@@ -1,6 +1,8 @@
 //! The editor-link server: binding (preferred port, then fallback; loopback
 //! only), the accept loop, one task pair per connection (reader, writer), and
-//! the lifecycle driver that reloads and quits.
+//! the lifecycle driver that reloads and quits. The fault rules
+//! ([`crate::faults`]) are carried out here: on each frame read and written,
+//! on accept, and at reload and quit.
 //!
 //! Like mini-redis, [`accept_loop`] takes its listener and a stop signal from
 //! outside, so the driver restarts it through the same entry point after a
@@ -13,8 +15,10 @@ use std::{
     time::Duration,
 };
 
-use bytes::{Bytes, BytesMut};
+use bytes::BytesMut;
 use futures_util::StreamExt;
+use rand::Rng;
+use serde_json::Value;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::{TcpListener, TcpStream, tcp::OwnedWriteHalf},
@@ -28,7 +32,8 @@ use unity_mcp_bridge::{
 
 use crate::{
     defect::Defect,
-    editor::{Client, Command, Editor, ReloadReport, ShutdownReason},
+    editor::{Client, Command, Editor, Ending, Outgoing, ReloadReport, ShutdownReason, Silence},
+    faults::{Fault, Fired, FrameKind, Subject, Trigger},
 };
 
 /// How many ports after the preferred one are tried (protocol §1).
@@ -69,17 +74,23 @@ pub async fn bind(preferred: u16, avoid: Option<u16>) -> io::Result<TcpListener>
     Err(last.unwrap_or_else(|| io::Error::new(io::ErrorKind::AddrInUse, "no port to try")))
 }
 
-/// Accepts connections until `stop` is cancelled.
-pub async fn accept_loop(listener: TcpListener, editor: Arc<Editor>, stop: CancellationToken) {
+/// Accepts connections until `stop` is cancelled; gives the listener back
+/// (a fault may keep it open as a zombie).
+pub async fn accept_loop(listener: TcpListener, editor: Arc<Editor>, stop: CancellationToken) -> TcpListener {
     loop {
         let accepted = tokio::select! {
-            _ = stop.cancelled() => return,
+            _ = stop.cancelled() => return listener,
             accepted = listener.accept() => accepted,
         };
         match accepted {
             Ok((stream, peer)) => {
+                let number = editor.next_connection();
+                if let Some(fired) = editor.faults.connect(number) {
+                    refuse(&editor, stream, &fired);
+                    continue;
+                }
                 let editor_for_task = editor.clone();
-                editor.connections.spawn(serve_connection(editor_for_task, stream, peer));
+                editor.connections.spawn(serve_connection(editor_for_task, number, stream, peer));
             }
             Err(err) => {
                 // Out of file descriptors and the like: back off, keep serving.
@@ -90,13 +101,99 @@ pub async fn accept_loop(listener: TcpListener, editor: Arc<Editor>, stop: Cance
     }
 }
 
+/// A `connect` fault: the connection is never served.
+fn refuse(editor: &Editor, stream: TcpStream, fired: &Fired) {
+    match fired.fault() {
+        Fault::RefuseConnections | Fault::Reset => {
+            let _ = stream.set_zero_linger();
+        }
+        Fault::Close => {}
+        Fault::HalfOpen => {
+            // Held open, never read: the peer's writes pile up unanswered.
+            let release = editor.hold_token();
+            tokio::spawn(async move {
+                release.cancelled().await;
+                drop(stream);
+            });
+            return;
+        }
+        // Zombie listener, black hole: accepted, read, never answered.
+        _ => {
+            let until = hold_until(fired, &editor.hold_token());
+            tokio::spawn(swallow(stream, until));
+            return;
+        }
+    }
+    drop(stream);
+}
+
+/// A token cancelled after the fault's `ms` (if any) or when holds are released.
+fn hold_until(fired: &Fired, release: &CancellationToken) -> CancellationToken {
+    let ms = match fired.fault() {
+        Fault::ZombieListener { ms } | Fault::PortHeld { ms } => *ms,
+        Fault::BlackHole { close_after_ms } => *close_after_ms,
+        _ => None,
+    };
+    let until = release.child_token();
+    if let Some(ms) = ms {
+        let timer = until.clone();
+        let delay = fired.duration(ms);
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            timer.cancel();
+        });
+    }
+    until
+}
+
+/// Reads and discards until the peer closes or `until` is cancelled.
+async fn swallow(mut stream: TcpStream, until: CancellationToken) {
+    let mut sink = vec![0u8; 16 * 1024];
+    loop {
+        tokio::select! {
+            _ = until.cancelled() => return,
+            read = stream.read(&mut sink) => if !matches!(read, Ok(n) if n > 0) { return },
+        }
+    }
+}
+
+/// What holds a port after a reload (a `zombieListener` or `portHeld`
+/// fault): the old listener stays open, answering nothing or closing every
+/// connection, so the Editor comes back on another port.
+pub(crate) fn hold_port(listener: TcpListener, fired: &Fired, release: &CancellationToken) {
+    let until = hold_until(fired, release);
+    let zombie = matches!(fired.fault(), Fault::ZombieListener { .. });
+    tokio::spawn(async move {
+        loop {
+            let accepted = tokio::select! {
+                _ = until.cancelled() => return,
+                accepted = listener.accept() => accepted,
+            };
+            match accepted {
+                Ok((stream, _)) if zombie => {
+                    tokio::spawn(swallow(stream, until.clone()));
+                }
+                Ok((mut stream, _)) => {
+                    // Another program: it closes at once, reading what it
+                    // was sent so the close is clean rather than a reset.
+                    tokio::spawn(async move {
+                        let _ = stream.shutdown().await;
+                        let _ = tokio::time::timeout(LINGER, swallow(stream, CancellationToken::new())).await;
+                    });
+                }
+                Err(_) => tokio::time::sleep(Duration::from_millis(50)).await,
+            }
+        }
+    });
+}
+
 /// One connection: framing detected from the first byte, requests dispatched
 /// concurrently (pipelining), responses written in completion order.
-async fn serve_connection(editor: Arc<Editor>, stream: TcpStream, peer: SocketAddr) {
+async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, peer: SocketAddr) {
     let _ = stream.set_nodelay(true);
     let (read_half, write_half) = stream.into_split();
     let (tx, rx) = mpsc::unbounded_channel();
-    let client = editor.add_client(peer, tx);
+    let client = editor.add_client(number, peer, tx);
     tracing::debug!(client = client.id, %peer, "connected");
     let writer = tokio::spawn(write_loop(editor.clone(), client.clone(), write_half, rx));
 
@@ -131,7 +228,15 @@ async fn serve_connection(editor: Arc<Editor>, stream: TcpStream, peer: SocketAd
             }
             Some(Ok(Frame::Body(body))) => {
                 editor.stats.bytes_received.fetch_add(body.len() as u64, Ordering::Relaxed);
-                if handle_body(&editor, &client, &requests, &body) == AfterBody::Close {
+                match client.silence() {
+                    Silence::None => {}
+                    Silence::BlackHole => continue,
+                    Silence::HalfOpen => {
+                        client.close.cancelled().await;
+                        break;
+                    }
+                }
+                if receive(&editor, &client, &requests, body.to_vec()).await == AfterBody::Close {
                     break;
                 }
                 if editor.has_defect(Defect::OneFramePerRead) {
@@ -169,15 +274,18 @@ async fn serve_connection(editor: Arc<Editor>, stream: TcpStream, peer: SocketAd
     // Close: the writer flushes what is queued, then shuts the socket down.
     client.close.cancel();
     let _ = writer.await;
-    // Read (and drop) what the peer still sends for a moment: closing a socket
-    // with unread input sends a reset, which can destroy the shutdown
-    // notification before the peer reads it.
     let mut read_half = frames.into_inner();
-    let _ = tokio::time::timeout(LINGER, async {
-        let mut sink = [0u8; 4096];
-        while matches!(read_half.read(&mut sink).await, Ok(n) if n > 0) {}
-    })
-    .await;
+    if client.ending() == Ending::Graceful {
+        // Read (and drop) what the peer still sends for a moment: closing a
+        // socket with unread input sends a reset, which can destroy the
+        // shutdown notification before the peer reads it.
+        let _ = tokio::time::timeout(LINGER, async {
+            let mut sink = [0u8; 4096];
+            while matches!(read_half.read(&mut sink).await, Ok(n) if n > 0) {}
+        })
+        .await;
+    }
+    drop(read_half);
     editor.remove_client(client.id);
     tracing::debug!(client = client.id, "disconnected");
 }
@@ -217,17 +325,119 @@ enum AfterBody {
     Close,
 }
 
-/// Parses one frame body and answers or dispatches it.
-fn handle_body(editor: &Arc<Editor>, client: &Arc<Client>, requests: &TaskTracker, body: &[u8]) -> AfterBody {
-    match Message::parse(body) {
+/// What the fault rules see of a frame.
+fn subject_of<'a>(connection: u64, parsed: &'a Result<Message, ParseFailure>) -> Subject<'a> {
+    let (frame, is_error, method) = match parsed {
+        Ok(Message::Request(r)) => (FrameKind::Request, false, Some(r.method.as_str())),
+        Ok(Message::Notification(n)) => (FrameKind::Notification, false, Some(n.method.as_str())),
+        Ok(Message::Response(r)) => (FrameKind::Response, r.outcome.is_err(), None),
+        Err(_) => (FrameKind::Invalid, false, None),
+    };
+    Subject { connection: Some(connection), frame: Some(frame), is_error, method }
+}
+
+/// One frame from the client: the `toEditor` fault rules, then handling.
+async fn receive(editor: &Arc<Editor>, client: &Arc<Client>, requests: &TaskTracker, mut body: Vec<u8>) -> AfterBody {
+    let parsed = Message::parse(&body);
+    let Some(fired) = editor.faults.frame(Trigger::ToEditor, subject_of(client.id, &parsed)) else {
+        return handle_body(editor, client, requests, parsed, None);
+    };
+    let reparse = |body: &[u8]| Message::parse(body);
+    match fired.fault().clone() {
+        Fault::Latency { ms, jitter_ms } => {
+            tokio::time::sleep(fired.jittered(ms, jitter_ms)).await;
+            handle_body(editor, client, requests, parsed, None)
+        }
+        Fault::Bandwidth { bytes_per_second } => {
+            tokio::time::sleep(Duration::from_secs_f64(body.len() as f64 / bytes_per_second as f64)).await;
+            handle_body(editor, client, requests, parsed, None)
+        }
+        Fault::BlackHole { close_after_ms } => {
+            silence(client, Silence::BlackHole, close_after_ms.map(|ms| fired.duration(ms)));
+            AfterBody::Continue
+        }
+        Fault::HalfOpen => {
+            silence(client, Silence::HalfOpen, None);
+            client.close.cancelled().await;
+            AfterBody::Close
+        }
+        Fault::Reset => {
+            client.end(Ending::Reset);
+            AfterBody::Close
+        }
+        Fault::Close => {
+            client.end(Ending::Close);
+            AfterBody::Close
+        }
+        Fault::Corrupt => {
+            corrupt(&fired, &mut body, false);
+            handle_body(editor, client, requests, reparse(&body), None)
+        }
+        Fault::Truncate { keep } => {
+            body.truncate(keep.unwrap_or(body.len() / 2));
+            handle_body(editor, client, requests, reparse(&body), None)
+        }
+        Fault::Duplicate => {
+            let again = reparse(&body);
+            if handle_body(editor, client, requests, parsed, None) == AfterBody::Close {
+                return AfterBody::Close;
+            }
+            handle_body(editor, client, requests, again, None)
+        }
+        Fault::Drop => AfterBody::Continue,
+        // Request-level faults travel with the request.
+        _ => handle_body(editor, client, requests, parsed, Some(fired)),
+    }
+}
+
+/// Silences a connection, closing it after `close_after` if given.
+fn silence(client: &Arc<Client>, silence: Silence, close_after: Option<Duration>) {
+    client.set_silence(silence);
+    if let Some(delay) = close_after {
+        let client = client.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(delay).await;
+            client.end(Ending::Close);
+        });
+    }
+}
+
+/// The `corrupt` fault: overwrites about one byte in 32 (at least one) and
+/// makes sure the result is not JSON; never adds a line break, so newline
+/// framing stays intact.
+fn corrupt(fired: &Fired, body: &mut [u8], newline_framing: bool) {
+    if body.is_empty() {
+        return;
+    }
+    fired.with_rng(|rng| {
+        for _ in 0..(body.len() / 32).max(1) {
+            let at = rng.random_range(0..body.len());
+            body[at] = rng.random();
+        }
+    });
+    if serde_json::from_slice::<serde::de::IgnoredAny>(body).is_ok() {
+        body[0] = b'#';
+    }
+    if newline_framing {
+        for b in body.iter_mut().filter(|b| matches!(b, b'\n' | b'\r')) {
+            *b = b'#';
+        }
+    }
+}
+
+/// Answers or dispatches one parsed frame.
+fn handle_body(
+    editor: &Arc<Editor>,
+    client: &Arc<Client>,
+    requests: &TaskTracker,
+    parsed: Result<Message, ParseFailure>,
+    fault: Option<Fired>,
+) -> AfterBody {
+    match parsed {
         Ok(Message::Request(request)) => {
             let editor = editor.clone();
             let client = client.clone();
-            requests.spawn(async move {
-                if let Some(response) = editor.process(&client, request).await {
-                    client.send(&Message::Response(response));
-                }
-            });
+            requests.spawn(async move { editor.handle_request(&client, request, fault).await });
         }
         Ok(Message::Notification(_)) => {
             // Editors ignore client notifications (protocol §4).
@@ -260,31 +470,168 @@ async fn write_loop(
     editor: Arc<Editor>,
     client: Arc<Client>,
     mut socket: OwnedWriteHalf,
-    mut rx: mpsc::UnboundedReceiver<Bytes>,
+    mut rx: mpsc::UnboundedReceiver<Outgoing>,
 ) {
     let mut buf = BytesMut::new();
     loop {
-        let body = tokio::select! {
+        let out = tokio::select! {
             biased;
-            body = rx.recv() => body,
+            out = rx.recv() => out,
             _ = client.close.cancelled() => None,
         };
-        let Some(body) = body else { break };
-        if write_frame(&editor, &client, &mut socket, &mut buf, &body).await.is_err() {
-            return;
+        let Some(out) = out else { break };
+        match write_out(&editor, &client, &mut socket, &mut buf, out).await {
+            Ok(true) => {}
+            Ok(false) => break,
+            Err(_) => return,
         }
     }
-    // What was queued before the close goes out, unless the peer has stopped
-    // reading: a reload never waits on a client.
-    let drain = async {
-        while let Ok(body) = rx.try_recv() {
-            if write_frame(&editor, &client, &mut socket, &mut buf, &body).await.is_err() {
-                return;
+    match client.ending() {
+        Ending::Reset => {
+            // The socket closes when the reader drops its half: with no
+            // linger that is a reset, and no FIN may go out before it.
+            let _ = socket.as_ref().set_zero_linger();
+            socket.forget();
+        }
+        Ending::Close => {
+            let _ = socket.shutdown().await;
+        }
+        Ending::Graceful => {
+            // What was queued before the close goes out, unless the peer has
+            // stopped reading: a reload never waits on a client.
+            let drain = async {
+                while let Ok(out) = rx.try_recv() {
+                    if !matches!(write_out(&editor, &client, &mut socket, &mut buf, out).await, Ok(true)) {
+                        return;
+                    }
+                }
+                let _ = socket.shutdown().await;
+            };
+            let _ = tokio::time::timeout(DRAIN_LIMIT, drain).await;
+        }
+    }
+}
+
+/// Writes one queued frame through the `fromEditor` fault rules; false when
+/// a fault ended the connection.
+async fn write_out(
+    editor: &Editor,
+    client: &Arc<Client>,
+    socket: &mut OwnedWriteHalf,
+    buf: &mut BytesMut,
+    out: Outgoing,
+) -> io::Result<bool> {
+    if client.silence() != Silence::None {
+        return Ok(true);
+    }
+    let subject = Subject {
+        connection: Some(client.id),
+        frame: Some(out.kind),
+        is_error: out.is_error,
+        method: out.method.as_deref(),
+    };
+    let Some(fired) = editor.faults.frame(Trigger::FromEditor, subject) else {
+        write_frame(editor, client, socket, buf, &out.body).await?;
+        return Ok(true);
+    };
+    let framing = client.framing();
+    let encode = |body: &[u8], buf: &mut BytesMut| {
+        buf.clear();
+        encode_frame(framing, body, buf).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+    };
+    match fired.fault().clone() {
+        Fault::Latency { ms, jitter_ms } => {
+            tokio::time::sleep(fired.jittered(ms, jitter_ms)).await;
+            write_frame(editor, client, socket, buf, &out.body).await?;
+        }
+        Fault::Bandwidth { bytes_per_second } => {
+            encode(&out.body, buf)?;
+            // Twenty slices a second at the given rate.
+            let slice = (bytes_per_second / 20).max(1) as usize;
+            for piece in buf.chunks(slice) {
+                socket.write_all(piece).await?;
+                editor.stats.bytes_sent.fetch_add(piece.len() as u64, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_secs_f64(piece.len() as f64 / bytes_per_second as f64)).await;
             }
         }
-        let _ = socket.shutdown().await;
-    };
-    let _ = tokio::time::timeout(DRAIN_LIMIT, drain).await;
+        Fault::Slicer { bytes, size_variation, delay_ms } => {
+            encode(&out.body, buf)?;
+            let delay = fired.duration(delay_ms);
+            let mut rest = &buf[..];
+            while !rest.is_empty() {
+                let size = if size_variation == 0 {
+                    bytes
+                } else {
+                    fired.with_rng(|rng| rng.random_range(bytes - size_variation..=bytes + size_variation))
+                };
+                let (piece, tail) = rest.split_at(size.min(rest.len()));
+                socket.write_all(piece).await?;
+                socket.flush().await?;
+                editor.stats.bytes_sent.fetch_add(piece.len() as u64, Ordering::Relaxed);
+                rest = tail;
+                if !rest.is_empty() {
+                    tokio::time::sleep(delay).await;
+                }
+            }
+        }
+        Fault::CloseAfterBytes { bytes } => {
+            encode(&out.body, buf)?;
+            let piece = &buf[..bytes.min(buf.len())];
+            socket.write_all(piece).await?;
+            editor.stats.bytes_sent.fetch_add(piece.len() as u64, Ordering::Relaxed);
+            client.end(Ending::Close);
+            return Ok(false);
+        }
+        Fault::BlackHole { close_after_ms } => {
+            silence(client, Silence::BlackHole, close_after_ms.map(|ms| fired.duration(ms)));
+        }
+        Fault::HalfOpen => silence(client, Silence::HalfOpen, None),
+        Fault::Reset => {
+            client.end(Ending::Reset);
+            return Ok(false);
+        }
+        Fault::Close => {
+            client.end(Ending::Close);
+            return Ok(false);
+        }
+        Fault::Garbage { bytes } => {
+            let garbage: Vec<u8> = fired.with_rng(|rng| (0..bytes).map(|_| rng.random()).collect());
+            socket.write_all(&garbage).await?;
+            editor.stats.bytes_sent.fetch_add(garbage.len() as u64, Ordering::Relaxed);
+            write_frame(editor, client, socket, buf, &out.body).await?;
+        }
+        Fault::Corrupt => {
+            let mut body = out.body.to_vec();
+            corrupt(&fired, &mut body, framing == Framing::Newline);
+            write_frame(editor, client, socket, buf, &body).await?;
+        }
+        Fault::Truncate { keep } => {
+            let keep = keep.unwrap_or(out.body.len() / 2).min(out.body.len());
+            write_frame(editor, client, socket, buf, &out.body[..keep]).await?;
+        }
+        Fault::Duplicate => {
+            write_frame(editor, client, socket, buf, &out.body).await?;
+            write_frame(editor, client, socket, buf, &out.body).await?;
+        }
+        Fault::WrongId => {
+            let body = match serde_json::from_slice::<Value>(&out.body) {
+                Ok(mut message) => {
+                    message["id"] = match &message["id"] {
+                        Value::Number(n) => n.as_i64().map_or(Value::from("wrong"), |n| (n + 1_000_000).into()),
+                        Value::String(s) => format!("{s}-wrong").into(),
+                        _ => "wrong".into(),
+                    };
+                    message.to_string().into_bytes()
+                }
+                Err(_) => out.body.to_vec(),
+            };
+            write_frame(editor, client, socket, buf, &body).await?;
+        }
+        Fault::Drop => {}
+        // Request-level and lifecycle faults never fire on written frames.
+        _ => write_frame(editor, client, socket, buf, &out.body).await?,
+    }
+    Ok(true)
 }
 
 async fn write_frame(
@@ -295,7 +642,8 @@ async fn write_frame(
     body: &[u8],
 ) -> io::Result<()> {
     buf.clear();
-    // Bodies come from `Message::to_bytes`, which never holds a raw newline.
+    // Bodies come from `Message::to_bytes`, which never holds a raw newline
+    // (and fault-mangled bodies are kept free of them).
     encode_frame(client.framing(), body, buf).map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
     socket.write_all(buf).await?;
     editor.stats.bytes_sent.fetch_add(buf.len() as u64, Ordering::Relaxed);
@@ -320,7 +668,8 @@ pub async fn drive(
                 tracing::info!(port, "domain reload");
                 editor.begin_shutdown(ShutdownReason::DomainReload);
                 stop.cancel();
-                let _ = accepting.await;
+                // Unless a fault holds it, the old listener closes now.
+                reload_faults(&editor, accepting.await.ok());
                 wait_closed(&editor).await;
                 let downtime = options.downtime.unwrap_or(Duration::from_millis(editor.base.editor.reload_downtime_ms));
                 tokio::time::sleep(downtime).await;
@@ -362,27 +711,57 @@ pub async fn drive(
                 port = new_port;
             }
             Some(Command::Quit { done }) => {
-                editor.begin_shutdown(ShutdownReason::EditorQuit);
-                stop.cancel();
-                let _ = accepting.await;
-                wait_closed(&editor).await;
+                quit(&editor, stop, accepting, port).await;
                 if let Some(done) = done {
                     let _ = done.send(());
                 }
                 return;
             }
             None => {
-                editor.begin_shutdown(ShutdownReason::EditorQuit);
-                stop.cancel();
-                let _ = accepting.await;
-                wait_closed(&editor).await;
+                quit(&editor, stop, accepting, port).await;
                 return;
             }
         }
     }
 }
 
-fn start_accepting(listener: TcpListener, editor: &Arc<Editor>) -> (CancellationToken, tokio::task::JoinHandle<()>) {
+async fn quit(
+    editor: &Arc<Editor>,
+    stop: CancellationToken,
+    accepting: tokio::task::JoinHandle<TcpListener>,
+    port: u16,
+) {
+    editor.begin_shutdown(ShutdownReason::EditorQuit);
+    stop.cancel();
+    let _ = accepting.await;
+    wait_closed(editor).await;
+    for fired in editor.faults.lifecycle(Trigger::Quit) {
+        if matches!(fired.fault(), Fault::StaleDiscovery) {
+            editor.write_stale_discovery(port);
+        }
+    }
+    editor.release_holds();
+}
+
+/// The `reload` fault rules, while the Editor is away: the tool set
+/// changes, or the old port stays held.
+fn reload_faults(editor: &Editor, mut old_listener: Option<TcpListener>) {
+    for fired in editor.faults.lifecycle(Trigger::Reload) {
+        match fired.fault() {
+            Fault::ToolsChange { remove } => editor.set_removed_tools(remove.clone()),
+            Fault::ZombieListener { .. } | Fault::PortHeld { .. } => {
+                if let Some(listener) = old_listener.take() {
+                    hold_port(listener, &fired, &editor.hold_token());
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+type Accepting = tokio::task::JoinHandle<TcpListener>;
+
+fn start_accepting(listener: TcpListener, editor: &Arc<Editor>) -> (CancellationToken, Accepting) {
     let stop = CancellationToken::new();
     let accepting = tokio::spawn(accept_loop(listener, editor.clone(), stop.clone()));
     (stop, accepting)

@@ -38,6 +38,7 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let tools: Vec<Value> = catalogue()
         .iter()
         .filter(|t| include_dev || !t.dev_only)
+        .filter(|t| call.editor.tool_available(t.name))
         // A disabled tool is not offered; calling it still says it is disabled.
         .filter(|t| t.dev_only || !disabled.iter().any(|d| d == t.name))
         .map(|t| {

@@ -50,6 +50,8 @@ pub enum After {
     Reload,
     /// Import changed scripts: compile them, and reload if they compile.
     Refresh,
+    /// Reload the domain this way (a `reload` fault after the reply).
+    ReloadWith(ReloadOptions),
 }
 
 /// Security-controlled tools (the seeds' McpSecurityChecker).
@@ -407,6 +409,7 @@ pub async fn after_reply(editor: &Arc<Editor>, after: After) {
     match after {
         After::Reload => editor.request_reload(ReloadOptions::default(), None),
         After::Refresh => compile::refresh(editor).await,
+        After::ReloadWith(options) => editor.request_reload(options, None),
     }
 }
 
