@@ -124,7 +124,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     if fake.port() == 0 {
         // Unity is not open yet (a start delay): the control API already is.
         print_line(&json!({"event": "starting", "control": fake.control_url(), "seed": fake.seed(),
-                           "pid": std::process::id()}))?;
+                           "pid": std::process::id()}));
         if let Err(err) = fake.listening().await {
             let editor = fake.editor().clone();
             fake.wait().await;
@@ -138,7 +138,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         "control": fake.control_url(),
         "seed": fake.seed(),
         "pid": std::process::id(),
-    }))?;
+    }));
     tracing::info!(port = fake.port(), control = %fake.control_url(), seed = fake.seed(), "fake Unity Editor listening");
 
     let editor = fake.editor().clone();
@@ -155,10 +155,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     Ok(())
 }
 
-fn print_line(line: &serde_json::Value) -> std::io::Result<()> {
+/// Prints one JSON line on stdout. A closed stdout is no reason to stop
+/// serving: the failure is logged.
+fn print_line(line: &serde_json::Value) {
     let mut stdout = std::io::stdout().lock();
-    writeln!(stdout, "{line}")?;
-    stdout.flush()
+    if let Err(err) = writeln!(stdout, "{line}").and_then(|()| stdout.flush()) {
+        tracing::warn!(%err, "cannot write to stdout");
+    }
 }
 
 /// A future that completes on Ctrl-C or SIGTERM; the handlers are registered

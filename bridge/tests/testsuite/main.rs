@@ -4,6 +4,7 @@ mod cli;
 mod e2e;
 mod framing_props;
 mod link;
+mod scenarios;
 mod service;
 mod snapshots;
 mod stdio;

@@ -19,6 +19,8 @@ struct Running {
     child: Child,
     line: Value,
     project: tempfile::TempDir,
+    /// Kept open: later lines (after "starting") must have somewhere to go.
+    stdout: BufReader<std::process::ChildStdout>,
 }
 
 impl Drop for Running {
@@ -44,7 +46,7 @@ fn spawn(extra: &[&str]) -> Running {
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
     let line: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("listening line {line:?}: {e}"));
-    Running { child, line, project }
+    Running { child, line, project, stdout }
 }
 
 fn wait_exit(child: &mut Child) -> std::process::ExitStatus {
@@ -156,4 +158,52 @@ fn bad_arguments_fail_with_a_clear_message() {
     let stderr = String::from_utf8_lossy(&bad.get_output().stderr).into_owned();
     assert!(stderr.contains("bad.json") && stderr.contains("missing field"), "{stderr}");
     assert!(bad.get_output().stdout.is_empty(), "nothing on stdout when it cannot start");
+}
+
+#[tokio::test]
+async fn every_fixture_scenario_loads_and_lists_its_rules() {
+    let dir = fixtures().join("scenarios");
+    let mut files: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().path()).collect();
+    files.retain(|p| p.extension().is_some_and(|e| e == "toml"));
+    files.sort();
+    assert!(files.len() >= 13, "{files:?}");
+    for file in files {
+        let scenario = fake_unity::Scenario::load(&file).unwrap();
+        // Long enough a start delay to see the "starting" line first.
+        let scale = if scenario.start_delay_ms > 0 { "0.05" } else { "0.001" };
+        let mut running = spawn(&["--scenario", file.to_str().unwrap(), "--time-scale", scale]);
+        let event = running.line["event"].as_str().unwrap().to_owned();
+        let expected_event = if scenario.start_delay_ms > 0 { "starting" } else { "listening" };
+        assert_eq!(event, expected_event, "{}", file.display());
+        if event == "starting" {
+            let mut next = String::new();
+            running.stdout.read_line(&mut next).unwrap();
+            assert!(next.contains(r#""event":"listening""#), "{next}");
+        }
+        let control = fake_unity::ControlClient::from_url(running.line["control"].as_str().unwrap()).unwrap();
+        let rules = control.get("/faults").await.unwrap();
+        let names: Vec<&str> = rules.as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+        let expected: Vec<&str> = scenario.faults.iter().map(|r| r.name.as_deref().unwrap()).collect();
+        assert_eq!(names, expected, "{}", file.display());
+        control.post("/quit", json!({})).await.unwrap();
+        assert!(wait_exit(&mut running.child).success(), "{}", file.display());
+    }
+}
+
+#[test]
+fn a_bad_scenario_is_refused_naming_the_file_and_the_field() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("bad.toml");
+    std::fs::write(&file, "[[faults]]\nfault = { kind = \"latency\", ms = 5, jiter = 1 }\n").unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_fake-unity"))
+        .args(["serve", "--port", "0", "--project"])
+        .arg(dir.path())
+        .arg("--scenario")
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("bad.toml") && stderr.contains("jiter"), "{stderr}");
+    assert!(output.stdout.is_empty(), "no listening line");
 }
