@@ -77,6 +77,9 @@ pub struct LinkConfig {
     pub reload_retry: Duration,
     /// Longest retry interval while the Editor is absent.
     pub absent_retry_max: Duration,
+    /// Prefix of every request id: unique across reconnects and bridge
+    /// restarts (protocol §5); a transcript redacts it to `${RUN}`.
+    pub id_prefix: String,
 }
 
 impl LinkConfig {
@@ -90,6 +93,10 @@ impl LinkConfig {
             ping_deadline: Duration::from_secs(3),
             reload_retry: Duration::from_millis(10),
             absent_retry_max: Duration::from_secs(1),
+            id_prefix: {
+                let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+                format!("b{:x}{:05x}", std::process::id(), nanos & 0xfffff)
+            },
         }
     }
 }
@@ -396,7 +403,15 @@ impl Connection {
     fn close(&self, reason: CloseReason) {
         if !self.closed.is_cancelled() {
             if let Some(r) = &self.recorder {
-                r.event(self.number, "close", json!({"reason": format!("{reason:?}")}));
+                let (by, why) = match &reason {
+                    CloseReason::PeerClosed => ("editor", "the Editor closed the connection".to_owned()),
+                    CloseReason::Failed(e) => ("client", e.clone()),
+                    CloseReason::Silent => ("client", "the Editor stopped answering".to_owned()),
+                    CloseReason::Stopped => ("client", "the bridge is stopping".to_owned()),
+                    CloseReason::Shutdown(why) => ("editor", format!("shutdown: {why}")),
+                    CloseReason::Open => ("client", String::new()),
+                };
+                r.event(self.number, "close", json!({"by": by, "reason": why}));
             }
         }
         {
@@ -592,9 +607,7 @@ impl Link {
     pub fn start(config: LinkConfig, recorder: Option<Recorder>) -> Arc<Link> {
         let (current, _) = watch::channel(None);
         let (events, _) = broadcast::channel(64);
-        // Unique across reconnects and bridge restarts (protocol §5).
-        let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
-        let id_prefix = format!("b{:x}{:05x}", std::process::id(), nanos & 0xfffff);
+        let id_prefix = config.id_prefix.clone();
         let link = Arc::new(Link {
             config,
             recorder: recorder.map(Arc::new),

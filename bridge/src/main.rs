@@ -22,7 +22,7 @@ use unity_mcp_bridge::{
     mcp::{self, ServeOptions},
     setup::{self, Client, Scope, ServerEntry},
     tools::{ResultPolicy, ToolCache},
-    transcript::Recorder,
+    transcript::{Recorder, Redactor},
 };
 
 #[derive(Parser, Debug)]
@@ -182,8 +182,17 @@ fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>>
     config.response_limit = common.response_limit;
     let recorder = match &common.record {
         Some(path) => Some(
-            Recorder::create(path, "unity-mcp-bridge", unity_mcp_bridge::VERSION)
-                .with_context(|| format!("cannot create the transcript {}", path.display()))?,
+            Recorder::create(
+                path,
+                "unity-mcp-bridge",
+                unity_mcp_bridge::VERSION,
+                Redactor::for_project(project.as_deref()).with_literal(
+                    &config.id_prefix,
+                    "${RUN}",
+                    "request id prefix of this bridge run",
+                ),
+            )
+            .with_context(|| format!("cannot create the transcript {}", path.display()))?,
         ),
         None => None,
     };

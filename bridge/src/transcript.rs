@@ -1,20 +1,38 @@
-//! Transcripts: editor-link traffic as JSON Lines (the bridge's `--record`).
+//! Transcripts: editor-link traffic as JSON Lines, written by the bridge's
+//! `--record` and by `fake-unity record`, read by `fake-unity replay`.
 //!
-//! The first line is a header (format and version, producer, start time, what
-//! was recorded); then one record per logical frame — sequence, milliseconds
-//! since the start, connection number, direction, and the message (or the raw
-//! bytes in base64 when they are not JSON) — and lifecycle events as records.
-//! Version 1; the fault-injection work adds redaction and replay.
+//! The first line is a [`Header`]: format and version, producer, start time,
+//! what was recorded, and the redactions applied. Then one [`Record`] per
+//! logical frame (never per socket read) — sequence, milliseconds since the
+//! start, connection number, direction, and the message, or the raw bytes in
+//! base64 when they were not JSON — and lifecycle events as records of their
+//! own (`listen`, `connect`, `close` and by whom), so a reload is data:
+//!
+//! ```text
+//! {"format":"unity-editor-link-transcript","formatVersion":1,"producer":"unity-mcp-bridge",…,"redactions":[…]}
+//! {"seq":1,"ms":0,"conn":1,"event":"connect","port":"${PORT_1}","framing":"header"}
+//! {"seq":2,"ms":1,"conn":1,"dir":"to-editor","message":{"jsonrpc":"2.0","id":1,"method":"set-client-name",…}}
+//! {"seq":3,"ms":2,"conn":1,"dir":"from-editor","message":{"jsonrpc":"2.0","id":1,"result":{…}}}
+//! {"seq":9,"ms":950,"conn":1,"event":"close","by":"editor","reason":"peer closed"}
+//! ```
+//!
+//! A [`Redactor`] turns what is specific to one machine and one run — the
+//! project path, the home folder, the user name, session ids, ports, pids,
+//! timestamps — into placeholders (`${PROJECT}`, `${SESSION_1}`, `${PORT_1}`,
+//! `${TIME}` …) as records are written; a [`Substitution`] fills them in
+//! again at replay.
 
 use std::{
     fs::File,
     io::{self, BufWriter, Write},
-    path::Path,
+    path::{Path, PathBuf},
     sync::Mutex,
     time::{Instant, SystemTime},
 };
 
-use serde_json::{Value, json};
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
 
 use crate::discovery::iso_timestamp;
 
@@ -24,7 +42,7 @@ pub const FORMAT: &str = "unity-editor-link-transcript";
 pub const FORMAT_VERSION: u32 = 1;
 
 /// Which way a frame went.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Direction {
     /// Client to Editor.
     ToEditor,
@@ -39,66 +57,640 @@ impl Direction {
             Direction::FromEditor => "from-editor",
         }
     }
+
+    fn parse(s: &str) -> Option<Direction> {
+        match s {
+            "to-editor" => Some(Direction::ToEditor),
+            "from-editor" => Some(Direction::FromEditor),
+            _ => None,
+        }
+    }
 }
 
-/// Appends records to a transcript file.
+/// The first line of a transcript.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Header {
+    pub format: String,
+    pub format_version: u32,
+    pub producer: String,
+    pub producer_version: String,
+    pub started_at: String,
+    /// What was recorded: `editor-link`.
+    pub recorded: String,
+    pub redactions: Vec<Redaction>,
+}
+
+/// One kind of value replaced by placeholders.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Redaction {
+    /// The placeholder, or its pattern (`${SESSION_n}`).
+    pub placeholder: String,
+    /// What it stands for.
+    pub what: String,
+}
+
+/// A frame's contents.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Payload {
+    Message(Value),
+    /// Bytes that were not JSON.
+    Raw(Vec<u8>),
+}
+
+/// What a record is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    Frame {
+        dir: Direction,
+        payload: Payload,
+    },
+    /// A lifecycle event: `listen`, `connect`, `close`, … with details.
+    Event {
+        event: String,
+        details: Map<String, Value>,
+    },
+}
+
+/// One line after the header.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    pub seq: u64,
+    pub ms: u64,
+    pub conn: u64,
+    pub entry: Entry,
+    /// The line of the file it was read from (1 is the header); 0 when not read.
+    pub line: usize,
+}
+
+impl Record {
+    pub fn to_value(&self) -> Value {
+        let mut v = json!({"seq": self.seq, "ms": self.ms, "conn": self.conn});
+        match &self.entry {
+            Entry::Frame { dir, payload } => {
+                v["dir"] = dir.as_str().into();
+                match payload {
+                    Payload::Message(message) => v["message"] = message.clone(),
+                    Payload::Raw(bytes) => v["raw"] = base64::engine::general_purpose::STANDARD.encode(bytes).into(),
+                }
+            }
+            Entry::Event { event, details } => {
+                v["event"] = event.as_str().into();
+                for (k, d) in details {
+                    v[k] = d.clone();
+                }
+            }
+        }
+        v
+    }
+
+    pub fn from_value(value: Value, line: usize) -> Result<Record, String> {
+        let Value::Object(mut o) = value else { return Err("a record must be a JSON object".into()) };
+        let mut number = |name: &str| -> Result<u64, String> {
+            o.remove(name).and_then(|v| v.as_u64()).ok_or_else(|| format!("`{name}` must be a non-negative integer"))
+        };
+        let (seq, ms, conn) = (number("seq")?, number("ms")?, number("conn")?);
+        let entry = if let Some(dir) = o.remove("dir") {
+            let dir = dir
+                .as_str()
+                .and_then(Direction::parse)
+                .ok_or_else(|| format!("`dir` must be \"to-editor\" or \"from-editor\", not {dir}"))?;
+            let payload = match (o.remove("message"), o.remove("raw")) {
+                (Some(message), None) => Payload::Message(message),
+                (None, Some(Value::String(raw))) => Payload::Raw(
+                    base64::engine::general_purpose::STANDARD
+                        .decode(raw)
+                        .map_err(|e| format!("`raw` is not base64: {e}"))?,
+                ),
+                _ => return Err("a frame has exactly one of `message` and `raw` (base64)".into()),
+            };
+            Entry::Frame { dir, payload }
+        } else if let Some(event) = o.remove("event") {
+            let event = event.as_str().ok_or("`event` must be a string")?.to_owned();
+            Entry::Event { event, details: o }
+        } else {
+            return Err("a record is a frame (`dir`) or an event (`event`)".into());
+        };
+        Ok(Record { seq, ms, conn, entry, line })
+    }
+
+    /// The message of a frame in `dir`, if it is one.
+    pub fn message(&self, dir: Direction) -> Option<&Value> {
+        match &self.entry {
+            Entry::Frame { dir: d, payload: Payload::Message(m) } if *d == dir => Some(m),
+            _ => None,
+        }
+    }
+
+    /// The event's name, if it is one.
+    pub fn event(&self) -> Option<(&str, &Map<String, Value>)> {
+        match &self.entry {
+            Entry::Event { event, details } => Some((event, details)),
+            _ => None,
+        }
+    }
+}
+
+/// Why a transcript cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum TranscriptError {
+    #[error("cannot read the transcript {path}: {source}")]
+    Io { path: PathBuf, source: io::Error },
+    #[error("{path}:{line}: {message}")]
+    Invalid { path: PathBuf, line: usize, message: String },
+}
+
+/// A transcript read back.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Transcript {
+    pub header: Header,
+    pub records: Vec<Record>,
+}
+
+impl Transcript {
+    pub fn read(path: &Path) -> Result<Transcript, TranscriptError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|source| TranscriptError::Io { path: path.to_owned(), source })?;
+        Transcript::parse(&text).map_err(|(line, message)| TranscriptError::Invalid {
+            path: path.to_owned(),
+            line,
+            message,
+        })
+    }
+
+    /// Parses a transcript; errors name the line.
+    pub fn parse(text: &str) -> Result<Transcript, (usize, String)> {
+        let mut lines = text.lines().enumerate().map(|(i, l)| (i + 1, l)).filter(|(_, l)| !l.trim().is_empty());
+        let (n, first) = lines.next().ok_or((1, "the transcript is empty".to_owned()))?;
+        let header: Value = serde_json::from_str(first).map_err(|e| (n, format!("the header is not JSON: {e}")))?;
+        if header.get("format").and_then(Value::as_str) != Some(FORMAT) {
+            return Err((n, format!("not a transcript: the header's `format` is not {FORMAT:?}")));
+        }
+        let version = header.get("formatVersion").and_then(Value::as_u64);
+        if version != Some(u64::from(FORMAT_VERSION)) {
+            return Err((n, format!("format version {version:?} is not supported (this reads {FORMAT_VERSION})")));
+        }
+        let header: Header = serde_json::from_value(header).map_err(|e| (n, format!("invalid header: {e}")))?;
+        let mut records = Vec::new();
+        for (n, line) in lines {
+            let value: Value = serde_json::from_str(line).map_err(|e| (n, format!("not JSON: {e}")))?;
+            records.push(Record::from_value(value, n).map_err(|e| (n, e))?);
+        }
+        Ok(Transcript { header, records })
+    }
+}
+
+/// Appends records to a transcript file, redacting them first.
 #[derive(Debug)]
 pub struct Recorder {
     started: Instant,
-    inner: Mutex<(BufWriter<File>, u64)>,
+    inner: Mutex<RecorderState>,
+}
+
+#[derive(Debug)]
+struct RecorderState {
+    file: BufWriter<File>,
+    seq: u64,
+    redactor: Redactor,
 }
 
 impl Recorder {
     /// Creates `path` and writes the header line.
-    pub fn create(path: &Path, producer: &str, producer_version: &str) -> io::Result<Recorder> {
+    pub fn create(path: &Path, producer: &str, producer_version: &str, redactor: Redactor) -> io::Result<Recorder> {
         let mut file = BufWriter::new(File::create(path)?);
-        let header = json!({
-            "format": FORMAT,
-            "formatVersion": FORMAT_VERSION,
-            "producer": producer,
-            "producerVersion": producer_version,
-            "startedAt": iso_timestamp(SystemTime::now()),
-            "recorded": "editor-link",
-            "redactions": [],
-        });
-        writeln!(file, "{header}")?;
+        let header = Header {
+            format: FORMAT.into(),
+            format_version: FORMAT_VERSION,
+            producer: producer.into(),
+            producer_version: producer_version.into(),
+            started_at: iso_timestamp(SystemTime::now()),
+            recorded: "editor-link".into(),
+            redactions: redactor.describe(),
+        };
+        writeln!(file, "{}", serde_json::to_string(&header).map_err(io::Error::other)?)?;
         file.flush()?;
-        Ok(Recorder { started: Instant::now(), inner: Mutex::new((file, 0)) })
+        Ok(Recorder { started: Instant::now(), inner: Mutex::new(RecorderState { file, seq: 0, redactor }) })
     }
 
-    fn write(&self, mut record: Value) {
-        let Ok(mut inner) = self.inner.lock() else { return };
-        let (file, seq) = &mut *inner;
-        *seq += 1;
-        record["seq"] = (*seq).into();
-        record["ms"] = (self.started.elapsed().as_millis() as u64).into();
-        // A recording must never break the bridge: write errors are logged.
-        if let Err(err) = writeln!(file, "{record}").and_then(|()| file.flush()) {
+    fn write(&self, conn: u64, entry: Entry) {
+        let Ok(mut state) = self.inner.lock() else { return };
+        let state = &mut *state;
+        state.seq += 1;
+        let mut record = Record { seq: state.seq, ms: self.started.elapsed().as_millis() as u64, conn, entry, line: 0 };
+        match &mut record.entry {
+            Entry::Frame { payload: Payload::Message(message), .. } => state.redactor.redact(message),
+            Entry::Event { details, .. } => {
+                let mut value = Value::Object(std::mem::take(details));
+                state.redactor.redact(&mut value);
+                if let Value::Object(redacted) = value {
+                    *details = redacted;
+                }
+            }
+            Entry::Frame { payload: Payload::Raw(_), .. } => {}
+        }
+        // A recording must never break what it records: errors are logged.
+        if let Err(err) = writeln!(state.file, "{}", record.to_value()).and_then(|()| state.file.flush()) {
             tracing::warn!(%err, "cannot write the transcript");
         }
     }
 
     /// One frame body as it went over the wire.
-    pub fn frame(&self, connection: u64, direction: Direction, body: &[u8]) {
-        let mut record = json!({"conn": connection, "dir": direction.as_str()});
-        match serde_json::from_slice::<Value>(body) {
-            Ok(message) => record["message"] = message,
-            Err(_) => {
-                use base64::Engine as _;
-                record["raw"] = base64::engine::general_purpose::STANDARD.encode(body).into();
-            }
-        }
-        self.write(record);
+    pub fn frame(&self, conn: u64, dir: Direction, body: &[u8]) {
+        let payload = match serde_json::from_slice::<Value>(body) {
+            Ok(message) => Payload::Message(message),
+            Err(_) => Payload::Raw(body.to_vec()),
+        };
+        self.write(conn, Entry::Frame { dir, payload });
     }
 
-    /// A lifecycle event: `connect`, `close`, …, with details.
-    pub fn event(&self, connection: u64, event: &str, details: Value) {
-        let mut record = json!({"conn": connection, "event": event});
-        if let Value::Object(details) = details {
-            for (k, v) in details {
-                record[k] = v;
+    /// A lifecycle event (`listen`, `connect`, `close`, …) with details.
+    pub fn event(&self, conn: u64, event: &str, details: Value) {
+        let details = match details {
+            Value::Object(details) => details,
+            _ => Map::new(),
+        };
+        self.write(conn, Entry::Event { event: event.into(), details });
+    }
+}
+
+// ---- redaction ----
+
+/// Replaces run-specific values with placeholders, numbering session ids,
+/// ports and pids in the order they first appear.
+#[derive(Clone, Debug, Default)]
+pub struct Redactor {
+    enabled: bool,
+    /// (text, placeholder), longest text first.
+    paths: Vec<(String, &'static str)>,
+    /// Further literal texts: (text, placeholder, what it is).
+    literals: Vec<(String, &'static str, &'static str)>,
+    user: Option<String>,
+    pub sessions: Vec<String>,
+    pub ports: Vec<u64>,
+    pub pids: Vec<u64>,
+}
+
+impl Redactor {
+    /// Records everything as it is.
+    pub fn none() -> Redactor {
+        Redactor::default()
+    }
+
+    /// Redacts the project path (as given, canonical, with `/`), the home
+    /// folder and the user name from the environment, and every session id,
+    /// port, pid and timestamp.
+    pub fn for_project(project: Option<&Path>) -> Redactor {
+        let home = std::env::var_os("HOME").or_else(|| std::env::var_os("USERPROFILE")).map(PathBuf::from);
+        let user = std::env::var("USER").or_else(|_| std::env::var("USERNAME")).ok();
+        Redactor::with_values(project, home.as_deref(), user.as_deref())
+    }
+
+    pub fn with_values(project: Option<&Path>, home: Option<&Path>, user: Option<&str>) -> Redactor {
+        let mut paths = Vec::new();
+        let mut forms = |path: &Path, placeholder: &'static str| {
+            let mut texts = vec![path.to_string_lossy().into_owned()];
+            if let Ok(canonical) = std::fs::canonicalize(path) {
+                texts.push(canonical.to_string_lossy().into_owned());
+            }
+            for text in texts.clone() {
+                texts.push(text.replace('\\', "/"));
+            }
+            for text in texts {
+                let text = text.trim_end_matches(['/', '\\']).to_owned();
+                if text.len() > 1 && !paths.iter().any(|(t, _)| *t == text) {
+                    paths.push((text, placeholder));
+                }
+            }
+        };
+        if let Some(project) = project {
+            forms(project, "${PROJECT}");
+        }
+        if let Some(home) = home {
+            forms(home, "${HOME}");
+        }
+        paths.sort_by_key(|(text, _)| std::cmp::Reverse(text.len()));
+        // Short names would match inside unrelated words.
+        let user = user.filter(|u| u.len() >= 3).map(str::to_owned);
+        Redactor {
+            enabled: true,
+            paths,
+            literals: Vec::new(),
+            user,
+            sessions: Vec::new(),
+            ports: Vec::new(),
+            pids: Vec::new(),
+        }
+    }
+
+    /// Also replaces `text` wherever it appears (a run id, say).
+    pub fn with_literal(mut self, text: &str, placeholder: &'static str, what: &'static str) -> Redactor {
+        if !text.is_empty() {
+            self.literals.push((text.to_owned(), placeholder, what));
+        }
+        self
+    }
+
+    /// The header's `redactions`.
+    pub fn describe(&self) -> Vec<Redaction> {
+        if !self.enabled {
+            return Vec::new();
+        }
+        let mut list = Vec::new();
+        let mut add = |placeholder: &str, what: &str| {
+            list.push(Redaction { placeholder: placeholder.into(), what: what.into() });
+        };
+        if self.paths.iter().any(|(_, p)| *p == "${PROJECT}") {
+            add("${PROJECT}", "the project folder");
+        }
+        if self.paths.iter().any(|(_, p)| *p == "${HOME}") {
+            add("${HOME}", "the home folder");
+        }
+        if self.user.is_some() {
+            add("${USER}", "the user name");
+        }
+        for (_, placeholder, what) in &self.literals {
+            add(placeholder, what);
+        }
+        add("${SESSION_n}", "server session ids, numbered as they appear");
+        add("${PORT_n}", "ports, numbered as they appear");
+        add("${PID_n}", "process ids, numbered as they appear");
+        add("${TIME}", "ISO 8601 timestamps");
+        list
+    }
+
+    pub fn redact(&mut self, value: &mut Value) {
+        if self.enabled {
+            self.walk(value, None);
+        }
+    }
+
+    fn walk(&mut self, value: &mut Value, key: Option<&str>) {
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map.iter_mut() {
+                    self.walk(v, Some(k.as_str()));
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.walk(item, key);
+                }
+            }
+            Value::Number(n) => {
+                let key = key.map(str::to_ascii_lowercase).unwrap_or_default();
+                let Some(n) = n.as_u64() else { return };
+                if (key.ends_with("port") || key.ends_with("ports")) && n <= u64::from(u16::MAX) {
+                    *value = placeholder("PORT", number_of(&mut self.ports, n)).into();
+                } else if key == "pid" || key == "processid" {
+                    *value = placeholder("PID", number_of(&mut self.pids, n)).into();
+                }
+            }
+            Value::String(s) => {
+                if is_timestamp(s) {
+                    *value = "${TIME}".into();
+                    return;
+                }
+                if key.is_some_and(|k| k.to_ascii_lowercase().contains("session")) && is_guid(s) {
+                    number_of(&mut self.sessions, s.clone());
+                }
+                let mut text = s.clone();
+                for (n, session) in self.sessions.iter().enumerate() {
+                    if text.contains(session.as_str()) {
+                        text = text.replace(session.as_str(), &placeholder("SESSION", n + 1));
+                    }
+                }
+                for (path, name) in &self.paths {
+                    if text.contains(path.as_str()) {
+                        text = text.replace(path.as_str(), name);
+                    }
+                }
+                for (literal, name, _) in &self.literals {
+                    if text.contains(literal.as_str()) {
+                        text = text.replace(literal.as_str(), name);
+                    }
+                }
+                if self.user.as_deref() == Some(text.as_str()) {
+                    text = "${USER}".into();
+                }
+                if text != *s {
+                    *s = text;
+                }
+            }
+            Value::Null | Value::Bool(_) => {}
+        }
+    }
+}
+
+fn placeholder(kind: &str, n: usize) -> String {
+    format!("${{{kind}_{n}}}")
+}
+
+/// The 1-based number of `item` in `seen`, adding it if new.
+fn number_of<T: PartialEq>(seen: &mut Vec<T>, item: T) -> usize {
+    match seen.iter().position(|s| *s == item) {
+        Some(i) => i + 1,
+        None => {
+            seen.push(item);
+            seen.len()
+        }
+    }
+}
+
+/// `2026-01-01T00:00:00Z`, with optional fraction and offset.
+pub fn is_timestamp(s: &str) -> bool {
+    let b = s.as_bytes();
+    let digits = |range: std::ops::Range<usize>| b.get(range).is_some_and(|d| d.iter().all(u8::is_ascii_digit));
+    if b.len() < 19
+        || !(digits(0..4) && b[4] == b'-' && digits(5..7) && b[7] == b'-' && digits(8..10))
+        || !matches!(b[10], b'T' | b' ')
+        || !(digits(11..13) && b[13] == b':' && digits(14..16) && b[16] == b':' && digits(17..19))
+    {
+        return false;
+    }
+    let mut rest = &s[19..];
+    if let Some(fraction) = rest.strip_prefix('.') {
+        let n = fraction.bytes().take_while(u8::is_ascii_digit).count();
+        if n == 0 {
+            return false;
+        }
+        rest = &fraction[n..];
+    }
+    match rest {
+        "" | "Z" => true,
+        offset => {
+            let o = offset.as_bytes();
+            matches!(o.first(), Some(b'+' | b'-'))
+                && (o.len() == 6 && o[3] == b':' || o.len() == 5)
+                && o[1..].iter().filter(|c| **c != b':').all(u8::is_ascii_digit)
+        }
+    }
+}
+
+/// A GUID, with or without dashes.
+pub fn is_guid(s: &str) -> bool {
+    let hex: String = s.chars().filter(|c| *c != '-').collect();
+    hex.len() == 32 && hex.chars().all(|c| c.is_ascii_hexdigit()) && (s.len() == 32 || s.len() == 36)
+}
+
+/// Fills placeholders in again (replay).
+#[derive(Clone, Debug, Default)]
+pub struct Substitution {
+    pub project: Option<String>,
+    pub home: Option<String>,
+    pub user: Option<String>,
+    /// `${SESSION_n}` is `sessions[n - 1]`.
+    pub sessions: Vec<String>,
+    /// `${PORT_n}` is `ports[n - 1]`.
+    pub ports: Vec<u64>,
+    /// `${PID_n}` is `pids[n - 1]`.
+    pub pids: Vec<u64>,
+    /// What `${TIME}` becomes.
+    pub now: String,
+}
+
+impl Substitution {
+    pub fn fill(&self, value: &mut Value) {
+        match value {
+            Value::Object(map) => map.values_mut().for_each(|v| self.fill(v)),
+            Value::Array(items) => items.iter_mut().for_each(|v| self.fill(v)),
+            Value::String(s) if s.contains("${") => {
+                if let Some(n) = numbered(s, "PORT").and_then(|n| self.ports.get(n - 1)) {
+                    *value = (*n).into();
+                } else if let Some(n) = numbered(s, "PID").and_then(|n| self.pids.get(n - 1)) {
+                    *value = (*n).into();
+                } else {
+                    *s = self.fill_text(s);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn fill_text(&self, text: &str) -> String {
+        let mut out = text.replace("${TIME}", &self.now);
+        for (name, with) in [("${PROJECT}", &self.project), ("${HOME}", &self.home), ("${USER}", &self.user)] {
+            if let Some(with) = with {
+                out = out.replace(name, with);
             }
         }
-        self.write(record);
+        for (n, session) in self.sessions.iter().enumerate() {
+            out = out.replace(&placeholder("SESSION", n + 1), session);
+        }
+        out
+    }
+}
+
+/// `n` when `s` is exactly `${KIND_n}`.
+pub fn numbered(s: &str, kind: &str) -> Option<usize> {
+    s.strip_prefix("${")?.strip_suffix('}')?.strip_prefix(kind)?.strip_prefix('_')?.parse().ok().filter(|n| *n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn records_round_trip_through_json() {
+        let records = [
+            Record {
+                seq: 1,
+                ms: 0,
+                conn: 1,
+                entry: Entry::Event {
+                    event: "connect".into(),
+                    details: json!({"port": 5}).as_object().unwrap().clone(),
+                },
+                line: 2,
+            },
+            Record {
+                seq: 2,
+                ms: 3,
+                conn: 1,
+                entry: Entry::Frame { dir: Direction::ToEditor, payload: Payload::Message(json!({"id": 1})) },
+                line: 3,
+            },
+            Record {
+                seq: 3,
+                ms: 4,
+                conn: 1,
+                entry: Entry::Frame { dir: Direction::FromEditor, payload: Payload::Raw(b"\x00{oops".to_vec()) },
+                line: 4,
+            },
+        ];
+        for record in records {
+            assert_eq!(Record::from_value(record.to_value(), record.line).unwrap(), record);
+        }
+        let err = Record::from_value(json!({"seq": 1, "ms": 1, "conn": 1, "dir": "sideways", "message": {}}), 7);
+        assert!(err.unwrap_err().contains("sideways"));
+    }
+
+    #[test]
+    fn a_transcript_names_the_line_of_a_problem() {
+        let header = r#"{"format":"unity-editor-link-transcript","formatVersion":1,"producer":"t","producerVersion":"0","startedAt":"x","recorded":"editor-link","redactions":[]}"#;
+        let text = format!("{header}\n{{\"seq\":1,\"ms\":0,\"conn\":1,\"event\":\"connect\"}}\n{{\"seq\":2}}\n");
+        assert_eq!(Transcript::parse(&text).unwrap_err().0, 3);
+        let future = header.replace("\"formatVersion\":1", "\"formatVersion\":9");
+        assert!(Transcript::parse(&future).unwrap_err().1.contains("not supported"));
+        assert_eq!(Transcript::parse(header).unwrap().records.len(), 0);
+    }
+
+    #[test]
+    fn redaction_replaces_run_specific_values_and_substitution_restores_them() {
+        let mut redactor =
+            Redactor::with_values(Some(Path::new("/work/proj")), Some(Path::new("/home/ann")), Some("ann"));
+        let original = json!({
+            "DataPath": "/work/proj/Assets",
+            "log": "saved /home/ann/notes.txt",
+            "serverSessionId": "0123456789abcdef0123456789abcdef",
+            "note": "session 0123456789abcdef0123456789abcdef again",
+            "port": 8700,
+            "ports": [8700, 8701],
+            "pid": 4242,
+            "updatedAt": "2026-01-01T10:00:00.123Z",
+            "owner": "ann",
+            "count": 8700,
+        });
+        let mut value = original.clone();
+        redactor.redact(&mut value);
+        assert_eq!(
+            value,
+            json!({
+                "DataPath": "${PROJECT}/Assets",
+                "log": "saved ${HOME}/notes.txt",
+                "serverSessionId": "${SESSION_1}",
+                "note": "session ${SESSION_1} again",
+                "port": "${PORT_1}",
+                "ports": ["${PORT_1}", "${PORT_2}"],
+                "pid": "${PID_1}",
+                "updatedAt": "${TIME}",
+                "owner": "${USER}",
+                "count": 8700,
+            })
+        );
+        let substitution = Substitution {
+            project: Some("/work/proj".into()),
+            home: Some("/home/ann".into()),
+            user: Some("ann".into()),
+            sessions: vec!["0123456789abcdef0123456789abcdef".into()],
+            ports: vec![8700, 8701],
+            pids: vec![4242],
+            now: "2026-01-01T10:00:00.123Z".into(),
+        };
+        substitution.fill(&mut value);
+        assert_eq!(value, original);
+    }
+
+    #[test]
+    fn timestamps_and_guids_are_recognised_strictly() {
+        for yes in ["2026-01-01T00:00:00Z", "2026-01-01T00:00:00.5+02:00", "2026-01-01 00:00:00"] {
+            assert!(is_timestamp(yes), "{yes}");
+        }
+        for no in ["2026-01-01", "2026-01-01T00:00:00.Z", "today", "2026-01-01T00:00:00 and more"] {
+            assert!(!is_timestamp(no), "{no}");
+        }
+        assert!(is_guid("01234567-89ab-cdef-0123-456789abcdef"));
+        assert!(!is_guid("not-a-guid"));
+        assert_eq!(numbered("${PORT_2}", "PORT"), Some(2));
+        assert_eq!(numbered("${PORT_0}", "PORT"), None);
     }
 }
