@@ -14,6 +14,8 @@
 //!   where the fault rules are carried out.
 //! - [`faults`] — fault rules: what they match, what they do, their counters.
 //! - [`scenario`] — scenario files: state, faults, timeline, exercise.
+//! - [`record`] — a transparent proxy that records the editor link.
+//! - [`replay`] — plays the Editor side of a transcript to a live client.
 //! - [`control`] — the HTTP control API and its client.
 //! - [`defect`] — deliberate protocol defects, to prove conformance checks fail.
 //!
@@ -26,6 +28,8 @@ pub mod editor;
 pub mod faults;
 pub mod journal;
 pub mod params;
+pub mod record;
+pub mod replay;
 pub mod scenario;
 pub mod server;
 pub mod state;

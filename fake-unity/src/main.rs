@@ -25,8 +25,81 @@ enum Command {
     /// Prints one JSON line on stdout once listening:
     /// {"event":"listening","port":…,"control":"http://127.0.0.1:…","seed":…,"pid":…}
     Serve(ServeArgs),
+    /// Play the Editor side of a transcript to a live client; exit 0 when
+    /// every recorded request was received and matched, 1 otherwise (with a
+    /// report on stderr), 2 when the transcript cannot be read.
+    ///
+    /// Prints {"event":"listening","port":…} once listening and
+    /// {"event":"finished",…} at the end.
+    Replay(ReplayArgs),
+    /// Record the editor link between a client and an Editor: a transparent
+    /// proxy on 127.0.0.1 writing a transcript (until Ctrl-C or SIGTERM).
+    ///
+    /// Prints {"event":"listening","port":…} once listening.
+    Record(RecordArgs),
     /// List the deliberate defects `serve --defect` can introduce.
     Defects,
+}
+
+#[derive(clap::Args, Debug)]
+struct ReplayArgs {
+    /// The transcript (JSON Lines, from `fake-unity record` or `unity-mcp-bridge --record`).
+    file: PathBuf,
+    /// Preferred port; the next ten are tried if it is taken; 0 for any free port.
+    #[arg(long, default_value_t = 8700)]
+    port: u16,
+    /// The project folder: the discovery file is written there, and
+    /// ${PROJECT} becomes it (default: no discovery file, ${PROJECT} is the
+    /// current folder).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// How requests are paired with recorded ones.
+    #[arg(long = "match", value_enum, default_value_t = fake_unity::replay::MatchMode::Ordered)]
+    mode: fake_unity::replay::MatchMode,
+    /// A JSON path never compared (repeatable): params.TimeoutSeconds,
+    /// params.*.Id, params.Items[*]. `id` is never compared.
+    #[arg(long, value_name = "PATH")]
+    ignore: Vec<fake_unity::replay::IgnorePath>,
+    /// Play faster (2) or slower (0.5) than recorded.
+    #[arg(long, default_value_t = 1.0)]
+    speed: f64,
+    /// Cap every single wait at this many milliseconds.
+    #[arg(long, value_name = "MS")]
+    max_gap: Option<u64>,
+    /// What a request that is not in the transcript gets.
+    #[arg(long, value_enum, default_value_t = fake_unity::replay::OnUnexpected::Error)]
+    on_unexpected: fake_unity::replay::OnUnexpected,
+    /// Seconds to wait for a client to come back while requests remain.
+    #[arg(long, default_value_t = 10.0)]
+    idle_timeout: f64,
+    /// Recorded requests never received are not a failure.
+    #[arg(long)]
+    allow_unused: bool,
+    /// Seed of the session ids this run makes up.
+    #[arg(long, default_value_t = 0)]
+    seed: u64,
+    /// Also write the outcome (matches, unused records, mismatch reports) as JSON.
+    #[arg(long, value_name = "FILE")]
+    report: Option<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct RecordArgs {
+    /// The Editor to record: HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
+    upstream: String,
+    /// The transcript to write.
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+    /// Port to listen on; point the client here (unity-mcp-bridge --port N).
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// The Editor's project folder, so its path is redacted to ${PROJECT}.
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Record values as they are (no placeholders for paths, ports, ids, times).
+    #[arg(long)]
+    no_redact: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -81,6 +154,12 @@ fn main() -> anyhow::Result<()> {
     let runtime = tokio::runtime::Builder::new_multi_thread().enable_all().build()?;
     match cli.command {
         Command::Serve(args) => runtime.block_on(serve(args)),
+        Command::Replay(args) => {
+            let code = runtime.block_on(replay(args));
+            drop(runtime);
+            std::process::exit(code);
+        }
+        Command::Record(args) => runtime.block_on(record(args)),
         Command::Defects => {
             let mut stdout = std::io::stdout().lock();
             for defect in fake_unity::Defect::ALL {
@@ -152,6 +231,94 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let mut summary = editor.stats.to_json();
     summary["faults"] = editor.faults.to_json();
     eprintln!("fake-unity: exit summary (seed {}): {summary}", editor.seed);
+    Ok(())
+}
+
+async fn replay(args: ReplayArgs) -> i32 {
+    use fake_unity::replay::{Replay, ReplayConfig};
+    let transcript = match unity_mcp_bridge::transcript::Transcript::read(&args.file) {
+        Ok(transcript) => transcript,
+        Err(err) => {
+            eprintln!("fake-unity replay: {err}");
+            return 2;
+        }
+    };
+    if !(args.speed.is_finite() && args.speed > 0.0) {
+        eprintln!("fake-unity replay: --speed must be a positive number");
+        return 2;
+    }
+    let mut config = ReplayConfig::new(args.file.clone(), transcript);
+    config.project = args.project;
+    config.port = args.port;
+    config.mode = args.mode;
+    config.ignore = args.ignore;
+    config.speed = args.speed;
+    config.max_gap = args.max_gap.map(std::time::Duration::from_millis);
+    config.on_unexpected = args.on_unexpected;
+    config.idle_timeout = std::time::Duration::from_secs_f64(args.idle_timeout.max(0.0));
+    config.allow_unused = args.allow_unused;
+    config.seed = args.seed;
+    let signals = match shutdown_signal() {
+        Ok(signals) => signals,
+        Err(err) => {
+            eprintln!("fake-unity replay: {err}");
+            return 2;
+        }
+    };
+    let replay = match Replay::start(config).await {
+        Ok(replay) => replay,
+        Err(err) => {
+            eprintln!("fake-unity replay: {err}");
+            return 2;
+        }
+    };
+    print_line(&json!({"event": "listening", "port": replay.port(), "requests": replay.requests(),
+                       "pid": std::process::id()}));
+    // Stopped early, what was not received is reported as unused.
+    let stopper = replay.stopper();
+    tokio::spawn(async move {
+        signals.await;
+        stopper.cancel();
+    });
+    let outcome = replay.finished().await;
+    for unused in &outcome.unused {
+        eprintln!(
+            "fake-unity replay: never received: {}:{} (seq {}, connection {}) {}",
+            args.file.display(),
+            unused.line,
+            unused.seq,
+            unused.connection,
+            unused.summary
+        );
+    }
+    if let Some(path) = &args.report {
+        let text = serde_json::to_string_pretty(&outcome).unwrap_or_default();
+        if let Err(err) = std::fs::write(path, text) {
+            eprintln!("fake-unity replay: cannot write the report {}: {err}", path.display());
+        }
+    }
+    print_line(&json!({"event": "finished", "ok": outcome.ok, "requests": outcome.requests,
+                       "matched": outcome.matched, "unused": outcome.unused.len(),
+                       "mismatches": outcome.mismatches.len(), "connections": outcome.connections}));
+    if outcome.ok { 0 } else { 1 }
+}
+
+async fn record(args: RecordArgs) -> anyhow::Result<()> {
+    let signals = shutdown_signal()?;
+    let proxy = fake_unity::record::RecordProxy::start(fake_unity::record::RecordConfig {
+        upstream: args.upstream.clone(),
+        port: args.port,
+        out: args.out.clone(),
+        project: args.project,
+        no_redact: args.no_redact,
+    })
+    .await
+    .with_context(|| format!("cannot start recording to {}", args.out.display()))?;
+    print_line(&json!({"event": "listening", "port": proxy.port(), "upstream": args.upstream,
+                       "out": args.out.to_string_lossy(), "pid": std::process::id()}));
+    signals.await;
+    let connections = proxy.stop().await;
+    eprintln!("fake-unity record: {connections} connection(s) recorded to {}", args.out.display());
     Ok(())
 }
 

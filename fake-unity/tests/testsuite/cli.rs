@@ -207,3 +207,111 @@ fn a_bad_scenario_is_refused_naming_the_file_and_the_field() {
     assert!(stderr.contains("bad.toml") && stderr.contains("jiter"), "{stderr}");
     assert!(output.stdout.is_empty(), "no listening line");
 }
+
+/// Starts a `fake-unity` subcommand; its first stdout line.
+fn start_tool(args: &[&str]) -> (Child, Value, BufReader<std::process::ChildStdout>) {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_fake-unity"))
+        .args(args)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let line: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("first line {line:?}: {e}"));
+    (child, line, stdout)
+}
+
+fn stderr_of(child: &mut Child) -> String {
+    let mut stderr = String::new();
+    std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+    stderr
+}
+
+async fn workflow(port: u16, max_count: u64) -> Vec<Value> {
+    let mut client = Client::connect(port, Framing::Newline).await;
+    let mut answers = Vec::new();
+    for (method, params) in
+        [("get-version", none()), ("get-logs", json!({"MaxCount": max_count})), ("get-hierarchy", none())]
+    {
+        let outcome = client.call(method, params).await.outcome;
+        answers.push(outcome.unwrap_or_else(|e| json!({"error": e.detail()})));
+    }
+    answers
+}
+
+#[cfg(unix)]
+#[tokio::test]
+async fn record_and_replay_through_the_binaries() {
+    let mut editor = spawn(&[]);
+    let editor_port = editor.line["port"].as_u64().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session.jsonl");
+    let project = editor.project.path().to_str().unwrap().to_owned();
+    let upstream = format!("127.0.0.1:{editor_port}");
+    let (mut recorder, line, _out) =
+        start_tool(&["record", "--upstream", &upstream, "--out", file.to_str().unwrap(), "--project", &project]);
+    assert_eq!(line["event"], "listening");
+    let recorded = workflow(line["port"].as_u64().unwrap() as u16, 2).await;
+    assert!(Command::new("kill").args(["-TERM", &recorder.id().to_string()]).status().unwrap().success());
+    assert!(wait_exit(&mut recorder).success());
+    assert!(stderr_of(&mut recorder).contains("1 connection(s) recorded"));
+    let _ = editor.child.kill();
+    let _ = editor.child.wait();
+
+    // The same client, the same answers.
+    let (mut replay, line, mut out) =
+        start_tool(&["replay", file.to_str().unwrap(), "--port", "0", "--project", &project, "--idle-timeout", "0.5"]);
+    assert_eq!((line["event"].as_str(), line["requests"].as_u64()), (Some("listening"), Some(3)));
+    assert_eq!(DiscoveryFile::read(editor.project.path()).unwrap().port as u64, line["port"].as_u64().unwrap());
+    let replayed = workflow(line["port"].as_u64().unwrap() as u16, 2).await;
+    assert_eq!(replayed, recorded);
+    assert!(wait_exit(&mut replay).success());
+    let mut finished = String::new();
+    out.read_line(&mut finished).unwrap();
+    let finished: Value = serde_json::from_str(&finished).unwrap();
+    assert_eq!((finished["ok"].as_bool(), finished["matched"].as_u64()), (Some(true), Some(3)));
+
+    // A request that differs: the report, and exit 1.
+    let report = dir.path().join("report.json");
+    let (mut replay, line, _out) = start_tool(&[
+        "replay",
+        file.to_str().unwrap(),
+        "--port",
+        "0",
+        "--idle-timeout",
+        "0.5",
+        "--report",
+        report.to_str().unwrap(),
+    ]);
+    workflow(line["port"].as_u64().unwrap() as u16, 9).await;
+    let status = wait_exit(&mut replay);
+    assert_eq!(status.code(), Some(1));
+    let stderr = stderr_of(&mut replay);
+    for part in
+        ["MISMATCH", "params.MaxCount: recorded 2, received 9", "re-run:    fake-unity replay", "never received"]
+    {
+        assert!(stderr.contains(part), "{part} missing from:\n{stderr}");
+    }
+    let report: Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert_eq!(report["mismatches"][0]["firstDifference"], "params.MaxCount");
+}
+
+#[test]
+fn replay_refuses_a_broken_transcript_naming_the_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("broken.jsonl");
+    std::fs::write(
+        &file,
+        concat!(
+            r#"{"format":"unity-editor-link-transcript","formatVersion":1,"producer":"t","producerVersion":"0","startedAt":"x","recorded":"editor-link","redactions":[]}"#,
+            "\n{\"seq\":1,\"ms\":0,\"conn\":1,\"dir\":\"up\",\"message\":{}}\n"
+        ),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_fake-unity")).arg("replay").arg(&file).output().unwrap();
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("broken.jsonl:2") && stderr.contains("\"up\""), "{stderr}");
+}

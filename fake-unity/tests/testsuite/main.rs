@@ -8,4 +8,5 @@ mod faults;
 mod fixture_model;
 mod lifecycle;
 mod protocol;
+mod replay;
 mod tools;

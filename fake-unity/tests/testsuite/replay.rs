@@ -1,0 +1,305 @@
+//! Recording through the proxy, and replaying: the same client gets the same
+//! answers from the replay as from the Editor it was recorded against; a
+//! request that differs gets the mismatch report; reloads, matching modes,
+//! unused records and unexpected connections.
+
+use std::{path::Path, time::Duration};
+
+use fake_unity::{
+    record::{RecordConfig, RecordProxy},
+    replay::{MatchMode, OnUnexpected, Outcome, Replay, ReplayConfig},
+};
+use serde_json::{Value, json};
+use unity_mcp_bridge::{
+    discovery::{DiscoveryFile, EditorState},
+    framing::Framing,
+    jsonrpc::{Message, Notification, notifications},
+    transcript::{Transcript, is_timestamp},
+};
+
+use crate::support::{Client, TestEditor, eventually, none};
+
+/// Timestamps differ between a run and its replay (they are `${TIME}` in
+/// the transcript); everything else must be identical.
+fn normalised(mut value: Value) -> Value {
+    fn walk(v: &mut Value) {
+        match v {
+            Value::String(s) if is_timestamp(s) => *s = "<time>".into(),
+            Value::Object(m) => m.values_mut().for_each(walk),
+            Value::Array(a) => a.iter_mut().for_each(walk),
+            _ => {}
+        }
+    }
+    walk(&mut value);
+    value
+}
+
+/// A typical session on one connection; everything the client received.
+async fn session(port: u16) -> Vec<Value> {
+    let mut client = Client::connect(port, Framing::Header).await;
+    let mut seen = Vec::new();
+    seen.push(client.ok("set-client-name", json!({"ClientName": "replay-test"})).await);
+    seen.push(client.ok("get-version", none()).await);
+    client.notify("notifications/initialized", none()).await;
+    seen.push(client.ok("get-logs", json!({"MaxCount": 3})).await);
+    let id = client.request("compile", none()).await;
+    let progress = client.notification(notifications::PROGRESS).await;
+    seen.push(progress.params.unwrap_or_default());
+    seen.push(client.response(&id).await.outcome.unwrap());
+    seen.push(client.ok("find-game-objects", json!({"NamePattern": "Player*"})).await);
+    let error = client.err("no-such-tool", none()).await;
+    seen.push(json!({"code": error.code, "message": error.message}));
+    seen.into_iter().map(normalised).collect()
+}
+
+async fn record(editor: &TestEditor, out: &Path) -> RecordProxy {
+    RecordProxy::start(RecordConfig {
+        upstream: format!("127.0.0.1:{}", editor.port()),
+        port: 0,
+        out: out.to_owned(),
+        project: Some(editor.path().to_owned()),
+        no_redact: false,
+    })
+    .await
+    .unwrap()
+}
+
+fn replay_config(path: &Path, project: &Path) -> ReplayConfig {
+    let mut config = ReplayConfig::new(path.to_owned(), Transcript::read(path).unwrap());
+    config.project = Some(project.to_owned());
+    config.idle_timeout = Duration::from_millis(500);
+    config
+}
+
+async fn finish(replay: Replay) -> Outcome {
+    tokio::time::timeout(Duration::from_secs(20), replay.finished()).await.expect("the replay ends")
+}
+
+#[tokio::test]
+async fn a_proxy_recording_replays_with_identical_answers() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session.jsonl");
+    let proxy = record(&editor, &file).await;
+    let live = session(proxy.port()).await;
+    assert_eq!(proxy.stop().await, 1);
+
+    let transcript = Transcript::read(&file).unwrap();
+    assert_eq!(transcript.header.producer, "fake-unity record");
+    let text = std::fs::read_to_string(&file).unwrap();
+    let project = std::fs::canonicalize(editor.path()).unwrap();
+    assert!(!text.contains(project.to_str().unwrap()), "the project path is redacted");
+    assert!(text.contains("${PROJECT}/Assets"));
+
+    // The Editor is gone; the replay answers in its place, on its project.
+    let TestEditor { fake, project } = editor;
+    fake.quit().await;
+    let replay = Replay::start(replay_config(&file, project.path())).await.unwrap();
+    assert_eq!(DiscoveryFile::read(project.path()).unwrap().port, replay.port());
+    let replayed = session(replay.port()).await;
+    assert_eq!(replayed, live, "the same answers, field for field");
+    let outcome = finish(replay).await;
+    assert!(outcome.ok, "{outcome:#?}");
+    assert_eq!((outcome.matched, outcome.requests), (6, 6));
+}
+
+#[tokio::test]
+async fn a_changed_request_gets_the_mismatch_report() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("session.jsonl");
+    let proxy = record(&editor, &file).await;
+    session(proxy.port()).await;
+    proxy.stop().await;
+
+    let replay = Replay::start(replay_config(&file, dir.path())).await.unwrap();
+    let mut client = Client::connect(replay.port(), Framing::Header).await;
+    client.ok("set-client-name", json!({"ClientName": "replay-test"})).await;
+    client.ok("get-version", none()).await;
+    let error = client.err("get-logs", json!({"MaxCount": 30})).await;
+    assert!(error.detail().contains("not in the transcript"), "{error:?}");
+    drop(client);
+    let outcome = finish(replay).await;
+    assert!(!outcome.ok);
+    let [mismatch] = &outcome.mismatches[..] else { panic!("{outcome:#?}") };
+    assert_eq!(mismatch.received["params"], json!({"MaxCount": 30}));
+    assert_eq!(mismatch.first_difference.as_deref(), Some("params.MaxCount"));
+    let expected = mismatch.expected.as_ref().unwrap();
+    assert_eq!(expected.summary, r#"get-logs {"MaxCount":3}"#);
+    assert!(expected.line > 1 && expected.seq > 0);
+    assert_eq!(mismatch.candidates[0].differences[0].describe(), "params.MaxCount: recorded 3, received 30");
+    assert!(mismatch.reason.contains("params.MaxCount"), "{}", mismatch.reason);
+    assert!(mismatch.rerun.starts_with("fake-unity replay ") && mismatch.rerun.contains("--ignore params.MaxCount"));
+    let report = mismatch.report("session.jsonl");
+    for part in
+        ["MISMATCH", "received:", "expected:  session.jsonl:", "reason:", "nearest recorded candidates", "re-run:"]
+    {
+        assert!(report.contains(part), "{part} in\n{report}");
+    }
+    // Everything after the mismatch was never received.
+    assert!(outcome.unused.iter().any(|u| u.summary.starts_with("get-logs")));
+    assert!(outcome.unused.iter().any(|u| u.summary.starts_with("compile")));
+}
+
+#[tokio::test]
+async fn an_ignored_path_and_key_matching_accept_what_ordered_matching_refuses() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("two.jsonl");
+    let proxy = record(&editor, &file).await;
+    {
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+        client.ok("get-hierarchy", json!({})).await;
+    }
+    proxy.stop().await;
+    let reversed = |mut client: Client| async move {
+        let a = client.call("get-hierarchy", json!({})).await;
+        let b = client.call("get-logs", json!({"MaxCount": 2})).await;
+        (a.outcome.is_ok(), b.outcome.is_ok())
+    };
+
+    let replay = Replay::start(replay_config(&file, dir.path())).await.unwrap();
+    let answers = reversed(Client::connect(replay.port(), Framing::Header).await).await;
+    assert_eq!(answers, (false, false), "ordered: neither is the next recorded request");
+    assert!(!finish(replay).await.ok);
+
+    let mut config = replay_config(&file, dir.path());
+    config.mode = MatchMode::Key;
+    config.ignore = vec!["params.MaxCount".parse().unwrap()];
+    let replay = Replay::start(config).await.unwrap();
+    let answers = reversed(Client::connect(replay.port(), Framing::Header).await).await;
+    assert_eq!(answers, (true, true));
+    let outcome = finish(replay).await;
+    assert!(outcome.ok, "{outcome:#?}");
+}
+
+#[tokio::test]
+async fn strict_matching_wants_client_notifications_in_their_place() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("notes.jsonl");
+    let proxy = record(&editor, &file).await;
+    {
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        client.notify("notifications/initialized", none()).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+    }
+    proxy.stop().await;
+    for (mode, ok) in [(MatchMode::Ordered, true), (MatchMode::Strict, false)] {
+        let mut config = replay_config(&file, dir.path());
+        config.mode = mode;
+        let replay = Replay::start(config).await.unwrap();
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        // The notification is left out.
+        let answered = client.call("get-logs", json!({"MaxCount": 1})).await.outcome.is_ok();
+        drop(client);
+        let outcome = finish(replay).await;
+        assert_eq!((answered, outcome.ok), (ok, ok), "{mode:?}: {outcome:#?}");
+    }
+}
+
+#[tokio::test]
+async fn a_recorded_reload_is_replayed_with_its_discovery_file() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("reload.jsonl");
+    let proxy = record(&editor, &file).await;
+    {
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+        editor.fake.control().post("/reload", json!({"downtimeMs": 300})).await.unwrap();
+        let seen = client.until_closed().await;
+        assert!(matches!(&seen[..], [Message::Notification(n)] if n.method == notifications::SERVER_SHUTDOWN));
+        eventually("the Editor back", || editor.fake.editor().phase() == EditorState::Ready).await;
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        client.ok("get-hierarchy", json!({})).await;
+    }
+    proxy.stop().await;
+
+    let project = tempfile::tempdir().unwrap();
+    let replay = Replay::start(replay_config(&file, project.path())).await.unwrap();
+    let port = replay.port();
+    let first_session = DiscoveryFile::read(project.path()).unwrap().server_session_id;
+    let mut client = Client::connect(port, Framing::Header).await;
+    client.ok("get-logs", json!({"MaxCount": 1})).await;
+    let seen = client.until_closed().await;
+    let [Message::Notification(Notification { method, params, .. })] = &seen[..] else { panic!("{seen:?}") };
+    assert_eq!(
+        (method.as_str(), params.clone()),
+        (notifications::SERVER_SHUTDOWN, Some(json!({"reason": "DomainReload"})))
+    );
+    let path = project.path().to_owned();
+    eventually("the replayed Editor reloading, then ready", || {
+        DiscoveryFile::read(&path)
+            .is_ok_and(|d| d.state == Some(EditorState::Ready) && d.server_session_id != first_session)
+    })
+    .await;
+    let mut client = Client::connect(port, Framing::Header).await;
+    client.ok("get-hierarchy", json!({})).await;
+    drop(client);
+    let outcome = finish(replay).await;
+    assert!(outcome.ok, "{outcome:#?}");
+    assert_eq!(outcome.connections, 2);
+}
+
+#[tokio::test]
+async fn unused_records_and_unexpected_connections_are_reported() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("short.jsonl");
+    let proxy = record(&editor, &file).await;
+    {
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+        client.ok("get-hierarchy", json!({})).await;
+    }
+    proxy.stop().await;
+
+    let replay = Replay::start(replay_config(&file, dir.path())).await.unwrap();
+    {
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+    }
+    let outcome = finish(replay).await;
+    assert!(!outcome.ok);
+    assert_eq!(outcome.unused.len(), 1);
+    assert_eq!(outcome.unused[0].summary, "get-hierarchy {}");
+
+    let mut config = replay_config(&file, dir.path());
+    config.allow_unused = true;
+    config.on_unexpected = OnUnexpected::Close;
+    let replay = Replay::start(config).await.unwrap();
+    {
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+        let mut extra = Client::connect(replay.port(), Framing::Header).await;
+        assert!(extra.until_closed().await.is_empty(), "a connection the recording does not have is closed");
+    }
+    let outcome = finish(replay).await;
+    assert!(!outcome.ok, "an unexpected connection is a mismatch even when unused records are allowed");
+    assert!(outcome.mismatches[0].reason.contains("not in the recording"), "{:?}", outcome.mismatches[0].reason);
+}
+
+#[tokio::test]
+async fn the_speed_factor_stretches_recorded_delays() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("slow.jsonl");
+    let proxy = record(&editor, &file).await;
+    {
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        client.ok("debug-sleep", json!({"SleepSeconds": 0.2})).await;
+    }
+    proxy.stop().await;
+    let mut config = replay_config(&file, dir.path());
+    config.speed = 0.5;
+    let replay = Replay::start(config).await.unwrap();
+    let mut client = Client::connect(replay.port(), Framing::Header).await;
+    let started = std::time::Instant::now();
+    client.ok("debug-sleep", json!({"SleepSeconds": 0.2})).await;
+    // At half speed the recorded 200 ms take at least 400 ms.
+    assert!(started.elapsed() >= Duration::from_millis(400), "{:?}", started.elapsed());
+    drop(client);
+    assert!(finish(replay).await.ok);
+}
