@@ -208,6 +208,8 @@ pub enum CallError {
     Interrupted,
     /// The answer was larger than the response limit.
     TooLarge { size: u64, limit: usize },
+    /// The answer was not valid JSON (its id could still be read).
+    Unreadable { reason: String },
     /// The caller cancelled.
     Cancelled,
     /// The deadline passed without any Editor to send to.
@@ -223,6 +225,7 @@ impl fmt::Display for CallError {
             CallError::TooLarge { size, limit } => {
                 write!(f, "the answer ({size} bytes) is over the {limit}-byte limit")
             }
+            CallError::Unreadable { reason } => write!(f, "the answer was not valid JSON: {reason}"),
             CallError::Cancelled => f.write_str("cancelled"),
             CallError::NoEditor { tried } => write!(f, "no Unity Editor found (tried: {})", tried.join("; ")),
         }
@@ -265,7 +268,12 @@ const RELOAD_WINDOW: Duration = Duration::from_secs(120);
 #[derive(Debug)]
 enum Reply {
     Response(Response),
-    TooLarge { size: u64, limit: usize },
+    TooLarge {
+        size: u64,
+        limit: usize,
+    },
+    /// The answer came, but was not valid JSON.
+    Unreadable(String),
 }
 
 #[derive(Debug)]
@@ -306,6 +314,7 @@ struct Connection {
     reason: Mutex<CloseReason>,
     last_inbound: Mutex<Instant>,
     recorder: Option<Arc<Recorder>>,
+    close_recorded: AtomicBool,
     events: broadcast::Sender<LinkEvent>,
 }
 
@@ -343,6 +352,7 @@ impl Connection {
             reason: Mutex::new(CloseReason::Open),
             last_inbound: Mutex::new(Instant::now()),
             recorder,
+            close_recorded: AtomicBool::new(false),
             events,
         });
         if let Some(r) = &connection.recorder {
@@ -401,7 +411,8 @@ impl Connection {
     }
 
     fn close(&self, reason: CloseReason) {
-        if !self.closed.is_cancelled() {
+        // Only the first close is recorded, whichever task gets here first.
+        if !self.close_recorded.swap(true, Ordering::SeqCst) {
             if let Some(r) = &self.recorder {
                 let (by, why) = match &reason {
                     CloseReason::PeerClosed => ("editor", "the Editor closed the connection".to_owned()),
@@ -465,7 +476,14 @@ impl Connection {
                 other => tracing::debug!(method = other, "Editor notification ignored"),
             },
             Ok(Message::Request(request)) => tracing::debug!(method = request.method, "Editor request ignored"),
-            Err(e) => tracing::warn!(%e, "the Editor sent a frame that is not a message"),
+            Err(e) => {
+                tracing::warn!(%e, "the Editor sent a frame that is not a message");
+                // Its id may still be legible: that call fails now rather
+                // than at its deadline.
+                if let Some(p) = id_in_head(body).and_then(|id| lock(&self.pending).remove(&id)) {
+                    let _ = p.reply.send(Reply::Unreadable(e.to_string()));
+                }
+            }
         }
     }
 
@@ -524,6 +542,7 @@ impl Connection {
             }
             Ok(Err(_)) => Err(format!("the connection closed before the answer to {method}")),
             Ok(Ok(Reply::TooLarge { size, .. })) => Err(format!("the answer to {method} is too large ({size} bytes)")),
+            Ok(Ok(Reply::Unreadable(reason))) => Err(format!("the answer to {method} was not valid JSON: {reason}")),
             Ok(Ok(Reply::Response(r))) => r.outcome.map_err(|e| e.to_string()),
         }
     }
@@ -750,6 +769,7 @@ impl Link {
                 }
                 Ok(Reply::Response(response)) => return response.outcome.map_err(CallError::Editor),
                 Ok(Reply::TooLarge { size, limit }) => return Err(CallError::TooLarge { size, limit }),
+                Ok(Reply::Unreadable(reason)) => return Err(CallError::Unreadable { reason }),
                 Err(_) => {
                     // The connection ended before the answer.
                     reached |= sent.load(Ordering::SeqCst);

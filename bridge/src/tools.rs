@@ -361,6 +361,9 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
             "No Unity Editor is reachable, so {tool} could not run. Tried: {}. Open the project in Unity (with the bridge package installed), or call wait-for-editor-ready.",
             tried.join("; ")
         ),
+        CallError::Unreadable { reason } => format!(
+            "Unity's answer to {tool} arrived damaged (not valid JSON: {reason}). The call ran in Unity; check its effect before running it again."
+        ),
         CallError::Cancelled => format!("{tool} was cancelled."),
     };
     ToolResult::error(text)

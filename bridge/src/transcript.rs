@@ -252,6 +252,9 @@ struct RecorderState {
     file: BufWriter<File>,
     seq: u64,
     redactor: Redactor,
+    /// Connection numbers as the caller knows them, in order of appearance:
+    /// the transcript numbers them 1, 2, … (0 stays 0: the whole Editor).
+    conns: Vec<u64>,
 }
 
 impl Recorder {
@@ -269,13 +272,15 @@ impl Recorder {
         };
         writeln!(file, "{}", serde_json::to_string(&header).map_err(io::Error::other)?)?;
         file.flush()?;
-        Ok(Recorder { started: Instant::now(), inner: Mutex::new(RecorderState { file, seq: 0, redactor }) })
+        let state = RecorderState { file, seq: 0, redactor, conns: Vec::new() };
+        Ok(Recorder { started: Instant::now(), inner: Mutex::new(state) })
     }
 
     fn write(&self, conn: u64, entry: Entry) {
         let Ok(mut state) = self.inner.lock() else { return };
         let state = &mut *state;
         state.seq += 1;
+        let conn = if conn == 0 { 0 } else { number_of(&mut state.conns, conn) as u64 };
         let mut record = Record { seq: state.seq, ms: self.started.elapsed().as_millis() as u64, conn, entry, line: 0 };
         match &mut record.entry {
             Entry::Frame { payload: Payload::Message(message), .. } => state.redactor.redact(message),
@@ -286,7 +291,7 @@ impl Recorder {
                     *details = redacted;
                 }
             }
-            Entry::Frame { payload: Payload::Raw(_), .. } => {}
+            Entry::Frame { payload: Payload::Raw(bytes), .. } => state.redactor.redact_bytes(bytes),
         }
         // A recording must never break what it records: errors are logged.
         if let Err(err) = writeln!(state.file, "{}", record.to_value()).and_then(|()| state.file.flush()) {
@@ -424,6 +429,24 @@ impl Redactor {
         }
     }
 
+    /// Bytes that are not JSON: the known texts (paths, literals, session
+    /// ids) are replaced where they appear.
+    pub fn redact_bytes(&self, bytes: &mut Vec<u8>) {
+        if !self.enabled {
+            return;
+        }
+        let sessions = self.sessions.iter().enumerate().map(|(n, s)| (s.clone(), placeholder("SESSION", n + 1)));
+        let texts = self
+            .paths
+            .iter()
+            .map(|(t, p)| (t.clone(), (*p).to_owned()))
+            .chain(self.literals.iter().map(|(t, p, _)| (t.clone(), (*p).to_owned())))
+            .chain(sessions);
+        for (text, name) in texts {
+            *bytes = replace_bytes(bytes, text.as_bytes(), name.as_bytes());
+        }
+    }
+
     fn walk(&mut self, value: &mut Value, key: Option<&str>) {
         match value {
             Value::Object(map) => {
@@ -479,6 +502,24 @@ impl Redactor {
             Value::Null | Value::Bool(_) => {}
         }
     }
+}
+
+fn replace_bytes(haystack: &[u8], needle: &[u8], with: &[u8]) -> Vec<u8> {
+    if needle.is_empty() || haystack.len() < needle.len() {
+        return haystack.to_vec();
+    }
+    let mut out = Vec::with_capacity(haystack.len());
+    let mut i = 0;
+    while i < haystack.len() {
+        if haystack[i..].starts_with(needle) {
+            out.extend_from_slice(with);
+            i += needle.len();
+        } else {
+            out.push(haystack[i]);
+            i += 1;
+        }
+    }
+    out
 }
 
 fn placeholder(kind: &str, n: usize) -> String {

@@ -57,7 +57,9 @@ impl RecordProxy {
             Arc::new(Recorder::create(&config.out, "fake-unity record", env!("CARGO_PKG_VERSION"), redactor)?);
         let listener = TcpListener::bind(("127.0.0.1", config.port)).await?;
         let port = listener.local_addr()?.port();
-        recorder.event(0, "listen", json!({"port": port, "upstream": config.upstream}));
+        let (host, upstream_port) = config.upstream.rsplit_once(':').unwrap_or((config.upstream.as_str(), ""));
+        let upstream_port: serde_json::Value = upstream_port.parse::<u16>().map_or(json!(upstream_port), |p| json!(p));
+        recorder.event(0, "listen", json!({"port": port, "upstreamHost": host, "upstreamPort": upstream_port}));
         let stop = CancellationToken::new();
         let task = tokio::spawn(accept_loop(listener, config.upstream, recorder, stop.clone()));
         Ok(RecordProxy { port, stop, task })

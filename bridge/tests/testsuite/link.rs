@@ -178,6 +178,22 @@ async fn an_editor_of_another_project_is_not_used() {
 }
 
 #[tokio::test]
+async fn a_damaged_answer_fails_its_call_at_once() {
+    let setup = fake_with(|_| {}).await;
+    // The first half of the answer: its id is legible, the JSON is not.
+    let fault = setup
+        .fake
+        .add_fault(fake_unity::RuleSpec::new(fake_unity::Fault::Truncate { keep: None }).method("get-logs").times(1))
+        .unwrap();
+    let link = link_for(setup.project.path(), |_| {});
+    let error = link.call("get-logs", json!({}), within(30)).await.unwrap_err();
+    assert!(matches!(&error, CallError::Unreadable { reason } if reason.contains("EOF")), "{error:?}");
+    assert_eq!(fault.fired(), 1);
+    let logs = link.call("get-logs", json!({"MaxCount": 1}), within(10)).await.unwrap();
+    assert_eq!(logs["DisplayedCount"], 1);
+}
+
+#[tokio::test]
 async fn a_response_over_the_limit_fails_only_its_call() {
     let setup = fake_with(|_| {}).await;
     let link = link_for(setup.project.path(), |c| c.response_limit = 4096);

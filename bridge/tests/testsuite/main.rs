@@ -6,5 +6,6 @@ mod framing_props;
 mod link;
 mod scenarios;
 mod service;
+mod sessions;
 mod snapshots;
 mod stdio;

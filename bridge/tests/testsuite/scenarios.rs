@@ -7,7 +7,23 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::e2e::{bridge, call, project};
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use serde_json::Value;
+
+use crate::e2e::{WAIT, bridge, project};
+
+/// A tool call's answer: the result, or the JSON-RPC error (an unknown
+/// tool is one) as `{"error": …}` with `isError`.
+async fn answer(client: &rmcp::Peer<rmcp::RoleClient>, tool: &str, args: Value) -> Value {
+    let Value::Object(arguments) = args else { panic!("arguments must be an object") };
+    let params = CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments);
+    match tokio::time::timeout(WAIT, client.call_tool_once(params)).await {
+        Err(_) => panic!("{tool} not answered within {WAIT:?}"),
+        Ok(Ok(CallToolResponse::Complete(result))) => serde_json::to_value(result).unwrap(),
+        Ok(Ok(other)) => panic!("{tool}: unexpected {other:?}"),
+        Ok(Err(error)) => serde_json::json!({"isError": true, "error": error.to_string()}),
+    }
+}
 use fake_unity::{
     Config, EditorStateFile, FakeUnity, Scenario,
     scenario::{ExerciseStep, Expect},
@@ -44,7 +60,7 @@ async fn run(file: &str) {
     let (client, _) = bridge(project.path(), &[]).await;
 
     for (n, ExerciseStep { call: tool, args, expect }) in exercise.iter().enumerate() {
-        let result = call(client.peer(), tool, args.clone()).await;
+        let result = answer(client.peer(), tool, args.clone()).await;
         let is_error = result["isError"].as_bool().unwrap_or(false);
         let ok = match expect {
             Expect::Success => !is_error,

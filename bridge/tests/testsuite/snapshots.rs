@@ -46,7 +46,7 @@ fn redact(value: &mut Value, project: &str) {
 }
 
 /// A result with its text block checked against its structured content.
-fn tidy(mut answer: Value, project: &str) -> Value {
+pub fn tidy(mut answer: Value, project: &str) -> Value {
     if let Some(result) = answer.get_mut("result") {
         if let (Some(text), Some(structured)) = (result["content"][0]["text"].as_str(), result.get("structuredContent"))
         {

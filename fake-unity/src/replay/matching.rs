@@ -13,7 +13,9 @@ use serde_json::{Value, json};
 pub enum MatchMode {
     /// Every client frame in recorded order, notifications included.
     Strict,
-    /// Requests in recorded order per connection; client notifications anywhere.
+    /// Requests of each method in recorded order per connection (methods
+    /// may interleave, as a client's concurrent tasks do); client
+    /// notifications anywhere.
     #[default]
     Ordered,
     /// By method and parameters, first in first out, per connection.
@@ -290,11 +292,16 @@ fn short_long(value: &Value) -> String {
 /// The reason in words, from the expected frame's differences.
 pub fn reason(mode: MatchMode, expected: Option<&Candidate>, received_method: Option<&str>) -> String {
     let Some(expected) = expected else {
-        return "the recording has no further request from the client on this connection".into();
+        return match (mode, received_method) {
+            (MatchMode::Ordered, Some(method)) => {
+                format!("the recording has no further {method} request from the client on this connection")
+            }
+            _ => "the recording has no further request from the client on this connection".into(),
+        };
     };
     let due = match mode {
         MatchMode::Strict => "the next recorded frame",
-        MatchMode::Ordered => "the next recorded request",
+        MatchMode::Ordered => "the next recorded request of that method",
         MatchMode::Key | MatchMode::Any => "the closest recorded request",
     };
     let method_differs = expected.differences.iter().any(|d| d.path == "method");

@@ -178,6 +178,21 @@ struct Live {
     framing: Framing,
     close: CancellationToken,
     frames: u64,
+    /// The recorded Editor is about to close this connection as it goes
+    /// away (reload, quit): requests arriving now get no answer, as in Unity.
+    going_away: bool,
+}
+
+/// What became of a received frame.
+#[derive(Debug)]
+enum Pairing {
+    /// Expected frame `i` of recorded connection `c`.
+    Matched(usize, usize),
+    /// A client notification the recording does not have: let be.
+    Ignored,
+    /// Arrived while the Editor goes away: unanswered, like Unity.
+    Held,
+    Mismatch(Box<Mismatch>),
 }
 
 /// The shared state of a replay.
@@ -495,11 +510,16 @@ impl Engine {
 
     /// Pairs a received frame with a recorded one: (recorded conn, index), or
     /// the mismatch.
-    fn pair(&self, live_no: u64, received: &Payload) -> Result<Option<(usize, usize)>, Box<Mismatch>> {
+    fn pair(&self, live_no: u64, received: &Payload) -> Pairing {
         let live = &self.live[&live_no];
         let mode = self.config.mode;
         let mut ignore = self.config.ignore.clone();
+        // Ids are the client's to choose; how it resends across a reload
+        // (`x-resume`) matters only in strict mode.
         ignore.push("id".parse().expect("a valid path"));
+        if mode != MatchMode::Strict {
+            ignore.push("x-resume".parse().expect("a valid path"));
+        }
         let redacted = match received {
             Payload::Message(m) => {
                 let mut m = m.clone();
@@ -526,17 +546,20 @@ impl Engine {
             |c: usize| self.script.conns[c].expected.iter().enumerate().filter(move |(i, _)| !self.used[c][*i]);
         // The frame that is due, and where a match may be looked for.
         let plays = live.plays;
+        let received_method = redacted.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str);
         let due: Option<(usize, usize)> = plays.and_then(|c| match mode {
             MatchMode::Strict => unused(c).next().map(|(i, _)| (c, i)),
             _ if !is_request => None,
-            _ => unused(c).find(|(_, e)| e.is_request()).map(|(i, _)| (c, i)),
+            // Each method in order; methods interleave as the client's own
+            // concurrency has them.
+            _ => unused(c).find(|(_, e)| e.is_request() && e.method() == received_method).map(|(i, _)| (c, i)),
         });
         if !is_request && mode != MatchMode::Strict {
             // Client notifications may come anywhere: paired when recorded, else let be.
             let found = plays.and_then(|c| {
                 unused(c).find(|(_, e)| !e.is_request() && differences(e).is_empty()).map(|(i, _)| (c, i))
             });
-            return Ok(found);
+            return found.map_or(Pairing::Ignored, |(c, i)| Pairing::Matched(c, i));
         }
         let found = match mode {
             MatchMode::Strict | MatchMode::Ordered => {
@@ -549,8 +572,11 @@ impl Engine {
                 unused(c).find(|(_, e)| e.is_request() && differences(e).is_empty()).map(|(i, _)| (c, i))
             }),
         };
-        if found.is_some() {
-            return Ok(found);
+        if let Some((c, i)) = found {
+            return Pairing::Matched(c, i);
+        }
+        if live.going_away {
+            return Pairing::Held;
         }
         // The report: what was due, the nearest candidates, why.
         let candidate = |c: usize, i: usize| {
@@ -567,7 +593,6 @@ impl Engine {
             .flat_map(|c| unused(c).filter(|(_, e)| e.is_request() == is_request).map(move |(i, _)| (c, i)))
             .map(|(c, i)| candidate(c, i))
             .collect();
-        let received_method = redacted.as_ref().and_then(|m| m.get("method")).and_then(Value::as_str);
         candidates.sort_by_key(|c| {
             let same_method = received_method.is_some() && c.summary.split(' ').next() == received_method;
             (!same_method, c.differences.len(), c.seq)
@@ -596,7 +621,7 @@ impl Engine {
         {
             rerun.push_str("   (it is recorded later: --match key accepts another order)");
         }
-        Err(Box::new(Mismatch {
+        Pairing::Mismatch(Box::new(Mismatch {
             connection: live_no,
             recorded_connection: plays.map(|c| self.script.conns[c].conn),
             frame: live.frames,
@@ -659,7 +684,10 @@ async fn serve(
         let live_no = engine.next_live;
         engine.next_live += 1;
         let plays = (live_no as usize).checked_sub(1).filter(|i| *i < engine.script.conns.len());
-        engine.live.insert(live_no, Live { plays, tx, framing: Framing::Header, close: close.clone(), frames: 0 });
+        engine.live.insert(
+            live_no,
+            Live { plays, tx, framing: Framing::Header, close: close.clone(), frames: 0, going_away: false },
+        );
         tracing::info!(live = live_no, %peer, plays = ?plays.map(|c| engine.script.conns[c].conn), "client connected");
         if plays.is_none() {
             let (path, port) = (engine.config.path.display().to_string(), engine.port);
@@ -759,7 +787,7 @@ fn received(engine: &Arc<Mutex<Engine>>, live_no: u64, body: &[u8]) {
         live.frames += 1;
     }
     match state.pair(live_no, &payload) {
-        Ok(Some((c, i))) => {
+        Pairing::Matched(c, i) => {
             state.used[c][i] = true;
             let expected = state.script.conns[c].expected[i].clone();
             if expected.is_request() {
@@ -778,8 +806,14 @@ fn received(engine: &Arc<Mutex<Engine>>, live_no: u64, body: &[u8]) {
             drop(state);
             run_emissions(engine.clone(), live_no, c, emissions, live_id);
         }
-        Ok(None) => {}
-        Err(mismatch) => {
+        Pairing::Ignored => {}
+        Pairing::Held => {
+            tracing::info!(
+                live = live_no,
+                "a request arrived as the recorded Editor goes away: no answer, as in Unity"
+            );
+        }
+        Pairing::Mismatch(mismatch) => {
             let path = state.config.path.display().to_string();
             eprint!("{}", mismatch.report(&path));
             let on_unexpected = state.config.on_unexpected;
@@ -814,7 +848,14 @@ fn run_emissions(
     if emissions.is_empty() {
         return;
     }
-    lock(&engine).running += 1;
+    {
+        let mut state = lock(&engine);
+        state.running += 1;
+        let leaves = emissions.iter().any(|e| matches!(e.action, Action::Close { away: Some(_) }));
+        if let Some(live) = state.live.get_mut(&live_no).filter(|_| leaves) {
+            live.going_away = true;
+        }
+    }
     tokio::spawn(async move {
         let mut elapsed = 0u64;
         for emission in emissions {

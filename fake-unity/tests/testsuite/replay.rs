@@ -142,7 +142,7 @@ async fn a_changed_request_gets_the_mismatch_report() {
 }
 
 #[tokio::test]
-async fn an_ignored_path_and_key_matching_accept_what_ordered_matching_refuses() {
+async fn matching_modes_and_ignored_paths_decide_what_pairs() {
     let editor = TestEditor::start().await;
     let dir = tempfile::tempdir().unwrap();
     let file = dir.path().join("two.jsonl");
@@ -161,7 +161,17 @@ async fn an_ignored_path_and_key_matching_accept_what_ordered_matching_refuses()
 
     let replay = Replay::start(replay_config(&file, dir.path())).await.unwrap();
     let answers = reversed(Client::connect(replay.port(), Framing::Header).await).await;
-    assert_eq!(answers, (false, false), "ordered: neither is the next recorded request");
+    // Ordered: each method in its order, so the swap is fine; the changed
+    // parameter is not.
+    assert_eq!(answers, (true, false));
+    assert!(!finish(replay).await.ok);
+
+    let mut config = replay_config(&file, dir.path());
+    config.mode = MatchMode::Strict;
+    config.ignore = vec!["params.MaxCount".parse().unwrap()];
+    let replay = Replay::start(config).await.unwrap();
+    let answers = reversed(Client::connect(replay.port(), Framing::Header).await).await;
+    assert_eq!(answers, (false, true), "strict: get-hierarchy is not the next frame; get-logs is");
     assert!(!finish(replay).await.ok);
 
     let mut config = replay_config(&file, dir.path());
@@ -302,4 +312,57 @@ async fn the_speed_factor_stretches_recorded_delays() {
     assert!(started.elapsed() >= Duration::from_millis(400), "{:?}", started.elapsed());
     drop(client);
     assert!(finish(replay).await.ok);
+}
+
+#[tokio::test]
+async fn the_same_seed_and_scenario_record_the_same_transcript() {
+    use fake_unity::{Fault, FrameKind, RuleSpec};
+    async fn run(seed: u64) -> Vec<Value> {
+        let editor = TestEditor::start_with(|c| {
+            c.seed = Some(seed);
+            c.clock = fake_unity::Clock::Virtual;
+        })
+        .await;
+        let _rules: Vec<_> = [
+            RuleSpec::new(Fault::Corrupt).method("notifications/progress"),
+            RuleSpec::new(Fault::Latency { ms: 5, jitter_ms: 5 }),
+            RuleSpec::new(Fault::Slicer { bytes: 64, size_variation: 32, delay_ms: 1 }).frame(FrameKind::Response),
+        ]
+        .into_iter()
+        .map(|rule| editor.fake.add_fault(rule).unwrap())
+        .collect();
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("run.jsonl");
+        let proxy = record(&editor, &file).await;
+        {
+            let mut client = Client::connect(proxy.port(), Framing::Header).await;
+            client.ok("get-logs", json!({"MaxCount": 2})).await;
+            client.request("run-tests", json!({"FilterType": "regex", "FilterValue": "HealthTests"})).await;
+            // Some progress notifications arrive corrupted: read frames, not messages.
+            client
+                .bodies_until(|body| {
+                    serde_json::from_slice::<Value>(body).is_ok_and(|m| m["id"] == 2 && m.get("result").is_some())
+                })
+                .await;
+        }
+        proxy.stop().await;
+        // Everything but the milliseconds, which the machine decides.
+        Transcript::read(&file)
+            .unwrap()
+            .records
+            .iter()
+            .map(|r| {
+                let mut v = r.to_value();
+                v.as_object_mut().unwrap().remove("ms");
+                v
+            })
+            .collect()
+    }
+    let (first, again, other) = (run(5).await, run(5).await, run(6).await);
+    assert!(first.iter().any(|r| r.get("raw").is_some()), "the corrupted progress is in the transcript, in base64");
+    for (a, b) in first.iter().zip(&again) {
+        assert_eq!(a, b, "the two runs differ here");
+    }
+    assert_eq!(first.len(), again.len());
+    assert_ne!(first, other, "another seed corrupts other bytes");
 }

@@ -174,6 +174,27 @@ impl Client {
         }
     }
 
+    /// Frame bodies as they come, JSON or not, up to and including the one
+    /// `last` accepts.
+    pub async fn bodies_until(&mut self, mut last: impl FnMut(&[u8]) -> bool) -> Vec<Vec<u8>> {
+        let mut bodies = Vec::new();
+        loop {
+            let next = tokio::time::timeout(WAIT, self.reader.next())
+                .await
+                .unwrap_or_else(|_| panic!("timed out after {WAIT:?} waiting for a frame"));
+            match next {
+                Some(Ok(Frame::Body(body))) => {
+                    let done = last(&body);
+                    bodies.push(body.to_vec());
+                    if done {
+                        return bodies;
+                    }
+                }
+                other => panic!("expected a frame, got {other:?}"),
+            }
+        }
+    }
+
     /// Reads until the response to `id`, keeping other messages in the backlog.
     pub async fn response(&mut self, id: &Id) -> Response {
         if let Some(pos) =
