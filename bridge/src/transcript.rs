@@ -6,14 +6,17 @@
 //! logical frame (never per socket read) — sequence, milliseconds since the
 //! start, connection number, direction, and the message, or the raw bytes in
 //! base64 when they were not JSON — and lifecycle events as records of their
-//! own (`listen`, `connect`, `close` and by whom), so a reload is data:
+//! own (`listen`, `connect`, `reload` and `quit` as the Editor announces
+//! them, `close` and by whom), so a reload is data:
 //!
 //! ```text
 //! {"format":"unity-editor-link-transcript","formatVersion":1,"producer":"unity-mcp-bridge",…,"redactions":[…]}
 //! {"seq":1,"ms":0,"conn":1,"event":"connect","port":"${PORT_1}","framing":"header"}
 //! {"seq":2,"ms":1,"conn":1,"dir":"to-editor","message":{"jsonrpc":"2.0","id":1,"method":"set-client-name",…}}
 //! {"seq":3,"ms":2,"conn":1,"dir":"from-editor","message":{"jsonrpc":"2.0","id":1,"result":{…}}}
-//! {"seq":9,"ms":950,"conn":1,"event":"close","by":"editor","reason":"peer closed"}
+//! {"seq":8,"ms":949,"conn":1,"dir":"from-editor","message":{"jsonrpc":"2.0","method":"notifications/server/shutdown",…}}
+//! {"seq":9,"ms":949,"conn":1,"event":"reload","reason":"DomainReload"}
+//! {"seq":10,"ms":950,"conn":1,"event":"close","by":"editor","reason":"the Editor closed the connection"}
 //! ```
 //!
 //! A [`Redactor`] turns what is specific to one machine and one run — the
@@ -299,13 +302,26 @@ impl Recorder {
         }
     }
 
-    /// One frame body as it went over the wire.
+    /// One frame body as it went over the wire. The Editor announcing a
+    /// reload or its quit is also recorded as a `reload` or `quit` event.
     pub fn frame(&self, conn: u64, dir: Direction, body: &[u8]) {
         let payload = match serde_json::from_slice::<Value>(body) {
             Ok(message) => Payload::Message(message),
             Err(_) => Payload::Raw(body.to_vec()),
         };
+        let announced = match (&payload, dir) {
+            (Payload::Message(m), Direction::FromEditor)
+                if m.get("method").and_then(Value::as_str) == Some(crate::jsonrpc::notifications::SERVER_SHUTDOWN) =>
+            {
+                let reason = m.pointer("/params/reason").and_then(Value::as_str).unwrap_or("").to_owned();
+                Some((if reason == "EditorQuit" { "quit" } else { "reload" }, reason))
+            }
+            _ => None,
+        };
         self.write(conn, Entry::Frame { dir, payload });
+        if let Some((event, reason)) = announced {
+            self.event(conn, event, json!({"reason": reason}));
+        }
     }
 
     /// A lifecycle event (`listen`, `connect`, `close`, …) with details.

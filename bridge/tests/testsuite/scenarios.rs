@@ -51,7 +51,10 @@ async fn run(file: &str) {
     if let Some(state) = &scenario.state {
         config.state = EditorStateFile::load(state).unwrap();
     }
-    config.seed = Some(scenario.seed.unwrap_or(1));
+    let seed = scenario.seed.unwrap_or(1);
+    config.seed = Some(seed);
+    // Failures name the seed, which replays them.
+    let file = format!("{file} (seed {seed})");
     config.port = free_port();
     config.time_scale = TIME_SCALE;
     let exercise = scenario.exercise.clone();
