@@ -33,19 +33,10 @@ impl Drop for Running {
 fn spawn(extra: &[&str]) -> Running {
     let project = tempfile::tempdir().unwrap();
     copy_dir(&fixture_project(), project.path());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fake-unity"))
-        .args(["serve", "--project"])
-        .arg(project.path())
-        .args(["--port", "0", "--seed", "7"])
-        .args(extra)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut stdout = BufReader::new(child.stdout.take().unwrap());
-    let mut line = String::new();
-    stdout.read_line(&mut line).unwrap();
-    let line: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("listening line {line:?}: {e}"));
+    let project_arg = project.path().to_str().unwrap().to_owned();
+    let mut args = vec!["serve", "--project", &project_arg, "--port", "0", "--seed", "7"];
+    args.extend_from_slice(extra);
+    let (child, line, stdout) = start_tool(&args);
     Running { child, line, project, stdout }
 }
 
