@@ -85,6 +85,10 @@ pub struct Catalog {
     pub unity: Vec<McpTool>,
     pub source: CatalogSource,
     pub warnings: Vec<String>,
+    /// Lists fetched from the Editor so far, and when the last one came:
+    /// a client (or a test) can tell the list followed a reconnect.
+    pub fetches: u64,
+    pub fetched_at: Option<String>,
 }
 
 /// One progress report for an MCP client.
@@ -128,10 +132,16 @@ impl std::fmt::Debug for Bridge {
 impl Bridge {
     /// Starts keeping the tool catalogue fresh from `link`.
     pub fn start(link: Arc<Link>, options: BridgeOptions, cache: Option<ToolCache>) -> Arc<Bridge> {
-        let mut catalog = Catalog { unity: Vec::new(), source: CatalogSource::None, warnings: Vec::new() };
+        let mut catalog = Catalog {
+            unity: Vec::new(),
+            source: CatalogSource::None,
+            warnings: Vec::new(),
+            fetches: 0,
+            fetched_at: None,
+        };
         if let Some(details) = cache.as_ref().and_then(ToolCache::load) {
             let (unity, warnings) = tools::from_editor(&details, options.include_internal);
-            catalog = Catalog { unity: without_own(unity), source: CatalogSource::Cache, warnings };
+            catalog = Catalog { unity: without_own(unity), source: CatalogSource::Cache, warnings, ..catalog };
         }
         let bridge = Arc::new(Bridge {
             link,
@@ -155,13 +165,30 @@ impl Bridge {
         self.catalog.borrow().clone()
     }
 
+    /// The catalogue as it changes.
+    pub fn catalog_watch(&self) -> watch::Receiver<Catalog> {
+        self.catalog.subscribe()
+    }
+
     async fn follow(self: Arc<Self>, mut events: tokio::sync::broadcast::Receiver<LinkEvent>) {
-        if self.link.is_connected() {
+        // The link may have connected before this task first ran: one
+        // refresh covers that and every event already queued (a second
+        // fetch for the same connection would be noise on the wire).
+        let mut due = self.link.is_connected();
+        loop {
+            match events.try_recv() {
+                Ok(event) => due |= matches!(event, LinkEvent::Connected | LinkEvent::ToolsChanged),
+                Err(tokio::sync::broadcast::error::TryRecvError::Lagged(_)) => due = true,
+                Err(_) => break,
+            }
+        }
+        if due {
             self.refresh().await;
         }
         loop {
             match events.recv().await {
-                Ok(LinkEvent::Connected | LinkEvent::ToolsChanged) => {
+                Ok(event @ (LinkEvent::Connected | LinkEvent::ToolsChanged)) => {
+                    tracing::debug!(?event, "refreshing the tool list");
                     // Coalesce a burst (connected, then list_changed).
                     while let Ok(event) = events.try_recv() {
                         tracing::trace!(?event, "coalesced");
@@ -198,11 +225,12 @@ impl Bridge {
             tracing::warn!("{warning}");
         }
         let unity = without_own(unity);
-        let changed = {
+        let (changed, fetches) = {
             let current = self.catalog.borrow();
-            current.unity != unity
+            (current.unity != unity, current.fetches + 1)
         };
-        self.catalog.send_replace(Catalog { unity, source: CatalogSource::Editor, warnings });
+        let fetched_at = Some(crate::discovery::iso_timestamp(std::time::SystemTime::now()));
+        self.catalog.send_replace(Catalog { unity, source: CatalogSource::Editor, warnings, fetches, fetched_at });
         if let Some(cache) = &self.cache {
             cache.store(&details);
         }
@@ -320,7 +348,13 @@ impl Bridge {
             "reloads": link.reloads,
             "lastReload": link.last_reload,
             "callsInFlight": link.calls_in_flight,
-            "tools": {"count": catalog.unity.len(), "source": catalog.source.as_str(), "warnings": catalog.warnings},
+            "tools": {
+                "count": catalog.unity.len(),
+                "source": catalog.source.as_str(),
+                "fetches": catalog.fetches,
+                "fetchedAt": catalog.fetched_at,
+                "warnings": catalog.warnings,
+            },
             "uptimeSeconds": self.started.elapsed().as_secs(),
             "tried": link.tried,
         })

@@ -515,6 +515,7 @@ impl Connection {
         if self.closed.is_cancelled() {
             return (rx, sent);
         }
+        tracing::debug!(connection = self.number, method = request.method, id = %request.id, "request sent");
         lock(&self.pending).insert(request.id.clone(), Pending { reply: tx, progress, internal });
         let body = Bytes::from(Message::Request(request).to_bytes());
         if let Some(r) = &self.recorder {

@@ -76,6 +76,8 @@ pub enum Stop {
     StdinClosed,
     ParentGone,
     StdoutClosed,
+    /// SIGTERM, SIGINT or SIGHUP (a client's shutdown sequence ends with SIGTERM).
+    Signal(&'static str),
 }
 
 /// Serves MCP on stdin/stdout until stdin closes or the parent dies.
@@ -102,6 +104,7 @@ pub async fn serve_stdio(bridge: Arc<Bridge>, options: ServeOptions) -> Stop {
         _ = stdin_closed.cancelled() => Stop::StdinClosed,
         _ = stdout_closed.cancelled() => Stop::StdoutClosed,
         _ = parent_gone(options.exit_with_parent) => Stop::ParentGone,
+        name = termination_signal() => Stop::Signal(name),
     };
     tracing::info!(?stop, "shutting down");
     // Calls in flight are abandoned; what is already answered still goes out.
@@ -110,6 +113,41 @@ pub async fn serve_stdio(bridge: Arc<Bridge>, options: ServeOptions) -> Stop {
     out.flush(Duration::from_millis(200)).await;
     writer.abort();
     stop
+}
+
+/// Resolves with the signal's name when the process is asked to end, so it
+/// ends as it does at stdin EOF: the link closed (and recorded), stdout flushed.
+async fn termination_signal() -> &'static str {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let kinds = [
+            (SignalKind::terminate(), "SIGTERM"),
+            (SignalKind::interrupt(), "SIGINT"),
+            (SignalKind::hangup(), "SIGHUP"),
+        ];
+        let mut streams = Vec::new();
+        for (kind, name) in kinds {
+            match signal(kind) {
+                Ok(stream) => streams.push((stream, name)),
+                Err(e) => tracing::warn!(%e, name, "cannot watch for the signal"),
+            }
+        }
+        if !streams.is_empty() {
+            let waits = streams.iter_mut().map(|(stream, name)| {
+                Box::pin(async move {
+                    stream.recv().await;
+                    *name
+                })
+            });
+            return futures_util::future::select_all(waits).await.0;
+        }
+    }
+    #[cfg(not(unix))]
+    if tokio::signal::ctrl_c().await.is_ok() {
+        return "Ctrl-C";
+    }
+    std::future::pending().await
 }
 
 /// Resolves when the parent process is gone (its pid changes: the orphan

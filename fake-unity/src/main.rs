@@ -78,6 +78,18 @@ struct ReplayArgs {
     /// Seed of the session ids this run makes up.
     #[arg(long, default_value_t = 0)]
     seed: u64,
+    /// Treat a `ping` the recording does not have as a mismatch. By default
+    /// it is answered as the Editor would (clients probe liveness when the
+    /// machine is slow, not when the session says so); strict mode never
+    /// answers one.
+    #[arg(long)]
+    no_answer_pings: bool,
+    /// A method the client sends on its own schedule (repeatable), such as a
+    /// tool-list refresh: a request beyond the recorded ones gets the
+    /// connection's last recorded answer again, a recorded one never
+    /// received is not a failure.
+    #[arg(long, value_name = "METHOD")]
+    background: Vec<String>,
     /// Also write the outcome (matches, unused records, mismatch reports) as JSON.
     #[arg(long, value_name = "FILE")]
     report: Option<PathBuf>,
@@ -258,6 +270,8 @@ async fn replay(args: ReplayArgs) -> i32 {
     config.idle_timeout = std::time::Duration::from_secs_f64(args.idle_timeout.max(0.0));
     config.allow_unused = args.allow_unused;
     config.seed = args.seed;
+    config.answer_pings = !args.no_answer_pings;
+    config.background = args.background;
     let signals = match shutdown_signal() {
         Ok(signals) => signals,
         Err(err) => {
@@ -291,6 +305,14 @@ async fn replay(args: ReplayArgs) -> i32 {
             unused.summary
         );
     }
+    for skipped in &outcome.not_reached {
+        eprintln!(
+            "fake-unity replay: not reached (the client left before the Editor's earlier message): {}:{} {}",
+            args.file.display(),
+            skipped.line,
+            skipped.summary
+        );
+    }
     if let Some(path) = &args.report {
         let text = serde_json::to_string_pretty(&outcome).unwrap_or_default();
         if let Err(err) = std::fs::write(path, text) {
@@ -299,7 +321,10 @@ async fn replay(args: ReplayArgs) -> i32 {
     }
     print_line(&json!({"event": "finished", "ok": outcome.ok, "requests": outcome.requests,
                        "matched": outcome.matched, "unused": outcome.unused.len(),
-                       "mismatches": outcome.mismatches.len(), "connections": outcome.connections}));
+                       "mismatches": outcome.mismatches.len(), "connections": outcome.connections,
+                       "notReached": outcome.not_reached.len(), "extraConnections": outcome.extra_connections,
+                       "pingsAnswered": outcome.pings_answered, "backgroundRepeats": outcome.background_repeats,
+                       "backgroundUnused": outcome.background_unused.len()}));
     if outcome.ok { 0 } else { 1 }
 }
 

@@ -58,7 +58,19 @@ pub type Client = RunningService<RoleClient, Events>;
 pub async fn bridge(project: &Path, extra: &[&str]) -> (Client, Events) {
     let events = Events::default();
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge")).configure(|c| {
-        c.arg("--project").arg(project).args(["--log-level", "warn"]).args(extra);
+        c.arg("--project").arg(project).args(extra);
+        // BRIDGE_TEST_LOGS=DIR keeps every test bridge's debug log there.
+        match std::env::var_os("BRIDGE_TEST_LOGS") {
+            Some(dir) => {
+                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let file = Path::new(&dir).join(format!("bridge-{}-{n}.log", std::process::id()));
+                c.args(["--log-level", "debug", "--log-file"]).arg(file);
+            }
+            None => {
+                c.args(["--log-level", "warn"]);
+            }
+        }
         if !extra.contains(&"--tools-wait") {
             c.args(["--tools-wait", "5"]);
         }
@@ -144,7 +156,10 @@ async fn tools_are_listed_with_valid_simple_schemas() {
     assert_eq!(get_logs.annotations.as_ref().unwrap().read_only_hint, Some(true));
     client.cancel().await.unwrap();
 
-    // --dev also offers the internal tools; a small page size pages.
+    // --dev also offers the internal tools; a small page size pages. (Without
+    // the first bridge's cached list, which has no internal tools, the list
+    // is the Editor's.)
+    std::fs::remove_file(project.path().join("Library/UnityMcpBridge/tools.json")).unwrap();
     let (client, _) = bridge(project.path(), &["--dev", "--page-size", "4"]).await;
     let all = client.list_all_tools().await.unwrap();
     assert_eq!(all.len(), 21);

@@ -54,3 +54,29 @@ async fn tools_are_listed_from_the_editor_and_cached() {
     assert_eq!(result.0["structuredContent"]["TotalCount"], 7);
     let _ = json!({});
 }
+
+/// A bridge that begins following a link already connected fetches the
+/// tool list once for that connection. (The race where the `Connected`
+/// event is also queued, which fetched twice, shows under load in the
+/// session replays: a second fetch is not in the recording.)
+#[tokio::test]
+async fn one_connection_one_tool_list_fetch() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let link =
+        Link::start(LinkConfig::new(Locator { explicit_port: None, project: Some(project.path().to_owned()) }), None);
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    link.wait_connected(deadline, &CancellationToken::new()).await.expect("connected");
+    let bridge = Bridge::start(link.clone(), BridgeOptions::default(), None);
+    let mut catalog = bridge.catalog_watch();
+    tokio::time::timeout(Duration::from_secs(10), catalog.wait_for(|c| c.fetches == 1)).await.unwrap().unwrap();
+    // Round trips after the fetch: a second fetch would already be on its way.
+    for _ in 0..3 {
+        let mut options = unity_mcp_bridge::connection::CallOptions::within(Duration::from_secs(5));
+        options.read_only = true;
+        link.call("ping", json!({}), options).await.unwrap();
+    }
+    let calls = &fake.editor().stats.to_json()["calls"];
+    assert_eq!(calls["get-tool-details"], 1, "{calls}");
+    assert_eq!(bridge.catalog().fetches, 1);
+}

@@ -122,14 +122,36 @@ async fn run_live(workflow: &Workflow, project: &Path, transcript: &Path, scenar
             Step::Call(tool, args) => answers.push(call(client.peer(), tool, args.clone()).await),
             Step::Write(path, text) => std::fs::write(project.join(path), text).unwrap(),
             Step::Reload { move_port } => {
+                let before = tool_fetches(client.peer()).await;
                 let options = ReloadOptions { downtime: None, move_port: *move_port };
                 fake.reload(options).await.unwrap();
+                // The bridge reconnects and fetches the tools again in the
+                // background; the recording must hold that fetch, always.
+                tool_fetches_reach(client.peer(), before + 1).await;
             }
         }
     }
     client.cancel().await.unwrap();
     fake.quit().await;
     answers
+}
+
+/// How many tool lists the bridge has fetched from the Editor (its status tool).
+async fn tool_fetches(client: &rmcp::Peer<rmcp::RoleClient>) -> u64 {
+    let status = call(client, unity_mcp_bridge::bridge::STATUS_TOOL, json!({})).await;
+    status["structuredContent"]["tools"]["fetches"].as_u64().expect("the status tool counts tool-list fetches")
+}
+
+async fn tool_fetches_reach(client: &rmcp::Peer<rmcp::RoleClient>, n: u64) {
+    let deadline = std::time::Instant::now() + crate::e2e::WAIT;
+    while tool_fetches(client).await < n {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the bridge fetched fewer than {n} tool lists within {:?}",
+            crate::e2e::WAIT
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
 }
 
 /// The MCP calls a transcript's session made: the requests the bridge
@@ -157,6 +179,9 @@ async fn run_replayed(transcript: &Path, calls: &[(String, Value)], project: &Pa
     let mut config = ReplayConfig::new(transcript.to_owned(), Transcript::read(transcript).unwrap());
     config.project = Some(project.to_owned());
     config.idle_timeout = Duration::from_secs(2);
+    // How many times the bridge fetches the tool list depends on whether an
+    // Editor's `list_changed` lands before or after a fetch is on its way.
+    config.background = vec!["get-tool-details".into()];
     let replay = Replay::start(config).await.unwrap();
     let (client, _) = bridge(project, &[]).await;
     let mut answers = Vec::new();

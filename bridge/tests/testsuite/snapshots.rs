@@ -24,6 +24,7 @@ const VOLATILE: &[&str] = &[
     "project",
     "connectedSince",
     "uptimeSeconds",
+    "fetchedAt",
     "startedAt",
     "timestamp",
 ];

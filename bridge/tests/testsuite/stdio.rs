@@ -188,6 +188,32 @@ async fn stdin_eof_before_initialize_ends_the_process() {
     assert!(raw.exit_within(Duration::from_secs(5)).is_some());
 }
 
+/// The end of a client's shutdown sequence (stdin closed, then SIGTERM):
+/// the bridge ends as at stdin EOF, closing the link, so a recording it
+/// makes ends with that close.
+#[cfg(unix)]
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_ends_the_process_cleanly_and_the_recording_says_so() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let dir = tempfile::tempdir().unwrap();
+    let transcript = dir.path().join("run.jsonl");
+    let mut raw = Raw::start(project.path(), &["--record", transcript.to_str().unwrap()]);
+    raw.initialize();
+    raw.send(
+        r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"MaxCount":1}}}"#,
+    );
+    assert_eq!(raw.answer(&json!(1))["result"]["structuredContent"]["DisplayedCount"], 1);
+    let pid = nix::unistd::Pid::from_raw(raw.child.id() as i32);
+    nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
+    let status = raw.exit_within(Duration::from_secs(5)).expect("the bridge kept running after SIGTERM");
+    assert!(status.success(), "{status}");
+    let records = unity_mcp_bridge::transcript::Transcript::read(&transcript).unwrap().records;
+    let last = records.last().unwrap().to_value();
+    assert_eq!((&last["event"], &last["by"]), (&json!("close"), &json!("client")), "{last}");
+    assert_eq!(last["reason"], "the bridge is stopping");
+}
+
 #[cfg(unix)]
 #[test]
 fn the_bridge_exits_when_its_parent_dies() {

@@ -86,6 +86,15 @@ pub struct ReplayConfig {
     pub allow_unused: bool,
     /// Seed of the session ids this run makes up.
     pub seed: u64,
+    /// Answer a `ping` the recording does not have, as the Editor would:
+    /// clients probe liveness when the machine, not the session, says so.
+    /// Off in strict mode.
+    pub answer_pings: bool,
+    /// Methods the client sends on its own schedule (a tool-list refresh
+    /// after `list_changed`): one more than recorded is answered with the
+    /// connection's last recorded answer to that method, one fewer is not
+    /// a failure. (VCR's playback repeats, for named methods only.)
+    pub background: Vec<String>,
 }
 
 impl ReplayConfig {
@@ -103,6 +112,8 @@ impl ReplayConfig {
             idle_timeout: Duration::from_secs(10),
             allow_unused: false,
             seed: 0,
+            answer_pings: true,
+            background: Vec::new(),
         }
     }
 
@@ -128,6 +139,12 @@ impl ReplayConfig {
         }
         if self.on_unexpected == OnUnexpected::Close {
             parts.push("--on-unexpected close".into());
+        }
+        for method in &self.background {
+            parts.push(format!("--background {}", quote(method)));
+        }
+        if !self.answer_pings {
+            parts.push("--no-answer-pings".into());
         }
         parts.join(" ")
     }
@@ -158,7 +175,18 @@ pub struct Outcome {
     pub matched: usize,
     pub connections: u64,
     pub unused: Vec<Unused>,
+    /// Recorded after an Editor message the client left before: the replay
+    /// could not get there (reported, not a failure).
+    pub not_reached: Vec<Unused>,
     pub mismatches: Vec<Mismatch>,
+    /// Connections beyond the recorded ones (each closed at once).
+    pub extra_connections: u64,
+    /// Liveness pings the recording does not have, answered all the same.
+    pub pings_answered: u64,
+    /// Background requests beyond the recorded ones, answered again.
+    pub background_repeats: u64,
+    /// Recorded background requests the client did not make (not a failure).
+    pub background_unused: Vec<Unused>,
     pub ok: bool,
 }
 
@@ -215,6 +243,16 @@ struct Engine {
     matched: usize,
     /// Emission tasks still running.
     running: usize,
+    /// The recorded Editor has gone away (reload, quit): connections made
+    /// now are closed at once, as if nothing listened.
+    away: bool,
+    /// Connections beyond the recorded ones (only the first is reported).
+    extra_connections: u64,
+    pings_answered: u64,
+    background_repeats: u64,
+    /// Per recorded connection: the first Editor message the client left
+    /// before (what the recording has after it could not happen).
+    cut_at: Vec<Option<u64>>,
     commands: mpsc::UnboundedSender<Command>,
 }
 
@@ -272,6 +310,7 @@ impl Replay {
             .map_err(|source| ReplayError::Bind { port: config.port, source })?;
         let port = listener.local_addr().map_err(|source| ReplayError::Bind { port: config.port, source })?.port();
         let used = script.conns.iter().map(|c| vec![false; c.expected.len()]).collect();
+        let cut_at = vec![None; script.conns.len()];
         let (commands, commands_rx) = mpsc::unbounded_channel();
         let engine = Arc::new(Mutex::new(Engine {
             config,
@@ -287,6 +326,11 @@ impl Replay {
             mismatches: Vec::new(),
             matched: 0,
             running: 0,
+            away: false,
+            extra_connections: 0,
+            pings_answered: 0,
+            background_repeats: 0,
+            cut_at,
             commands: commands.clone(),
         }));
         lock(&engine).listening(port);
@@ -389,7 +433,11 @@ async fn drive(
                     }
                 };
                 let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
-                lock(&engine).listening(port);
+                {
+                    let mut engine = lock(&engine);
+                    engine.away = false;
+                    engine.listening(port);
+                }
                 let _ = port_tx.send(port);
                 accepting = CancellationToken::new();
                 tokio::spawn(accept_loop(listener, engine.clone(), commands_tx.clone(), accepting.clone()));
@@ -469,25 +517,67 @@ impl Engine {
         })
     }
 
+    fn is_background(&self, payload: &Payload) -> bool {
+        let Payload::Message(m) = payload else { return false };
+        let method = m.get("method").and_then(Value::as_str);
+        m.get("id").is_some() && method.is_some_and(|method| self.config.background.iter().any(|b| b == method))
+    }
+
+    /// For a background request beyond the recorded ones: the latest
+    /// recorded request of that method on the connection this one plays
+    /// (or, before any, the earliest), whose answer it gets again.
+    fn background_answer(&self, live_no: u64, payload: &Payload) -> Option<(usize, Emission)> {
+        if !self.is_background(payload) {
+            return None;
+        }
+        let Payload::Message(received) = payload else { return None };
+        let c = self.live.get(&live_no)?.plays?;
+        let same = |e: &&Expected| e.message().is_some_and(|m| m.get("method") == received.get("method"));
+        let expected = &self.script.conns[c].expected;
+        let mut used = expected.iter().enumerate().rev().filter(|(i, _)| self.used[c][*i]).map(|(_, e)| e);
+        let pick = used.find(same).or_else(|| expected.iter().find(same))?;
+        Some((c, pick.response.clone()?))
+    }
+
+    fn answers_ping(&self, payload: &Payload) -> bool {
+        let Payload::Message(m) = payload else { return false };
+        self.config.answer_pings
+            && self.config.mode != MatchMode::Strict
+            && m.get("method").and_then(Value::as_str) == Some("ping")
+            && m.get("id").is_some_and(|id| Id::from_value(id).ok().flatten().is_some())
+    }
+
     fn outcome(&self) -> Outcome {
         let strict = self.config.mode == MatchMode::Strict;
-        let unused: Vec<Unused> = self
-            .script
-            .conns
-            .iter()
-            .enumerate()
-            .flat_map(|(c, conn)| {
-                conn.expected.iter().enumerate().filter(move |(i, e)| !self.used[c][*i] && (strict || e.is_request()))
-            })
-            .map(|(_, e)| Unused { seq: e.seq, line: e.line, connection: e.conn, summary: e.describe() })
-            .collect();
+        let mut unused = Vec::new();
+        let mut not_reached = Vec::new();
+        let mut background_unused = Vec::new();
+        for (c, conn) in self.script.conns.iter().enumerate() {
+            for (i, e) in conn.expected.iter().enumerate() {
+                if self.used[c][i] || !(strict || e.is_request()) {
+                    continue;
+                }
+                let record = Unused { seq: e.seq, line: e.line, connection: e.conn, summary: e.describe() };
+                // After the point where the client left, the recording could not be reached.
+                match self.cut_at[c] {
+                    Some(cut) if e.seq >= cut => not_reached.push(record),
+                    _ if self.is_background(&e.payload) => background_unused.push(record),
+                    _ => unused.push(record),
+                }
+            }
+        }
         let ok = self.mismatches.is_empty() && (unused.is_empty() || self.config.allow_unused);
         Outcome {
             requests: self.script.request_count(),
             matched: self.matched,
             connections: self.next_live - 1,
             unused,
+            not_reached,
             mismatches: self.mismatches.clone(),
+            extra_connections: self.extra_connections,
+            pings_answered: self.pings_answered,
+            background_repeats: self.background_repeats,
+            background_unused,
             ok,
         }
     }
@@ -681,35 +771,44 @@ async fn serve(
     let close = CancellationToken::new();
     let (live_no, start) = {
         let mut engine = lock(&engine);
+        if engine.away {
+            // Between the recorded Editor going away and the listener closing.
+            return;
+        }
+        let plays = (engine.next_live as usize).checked_sub(1).filter(|i| *i < engine.script.conns.len());
+        if plays.is_none() {
+            // A connection the recording does not have: reported once, closed.
+            engine.extra_connections += 1;
+            if engine.extra_connections == 1 {
+                let (path, port) = (engine.config.path.display().to_string(), engine.port);
+                let mismatch = Mismatch {
+                    connection: engine.next_live,
+                    recorded_connection: None,
+                    frame: 0,
+                    received: json!(null),
+                    expected: None,
+                    reason: format!(
+                        "connection {} is not in the recording, which has {} connection(s)",
+                        engine.next_live,
+                        engine.script.conns.len()
+                    ),
+                    first_difference: None,
+                    candidates: Vec::new(),
+                    rerun: engine.config.command_line(port),
+                    answered_with: "closing the connection".into(),
+                };
+                eprint!("{}", mismatch.report(&path));
+                engine.mismatches.push(mismatch);
+            }
+            return;
+        }
         let live_no = engine.next_live;
         engine.next_live += 1;
-        let plays = (live_no as usize).checked_sub(1).filter(|i| *i < engine.script.conns.len());
         engine.live.insert(
             live_no,
             Live { plays, tx, framing: Framing::Header, close: close.clone(), frames: 0, going_away: false },
         );
         tracing::info!(live = live_no, %peer, plays = ?plays.map(|c| engine.script.conns[c].conn), "client connected");
-        if plays.is_none() {
-            let (path, port) = (engine.config.path.display().to_string(), engine.port);
-            let mismatch = Mismatch {
-                connection: live_no,
-                recorded_connection: None,
-                frame: 0,
-                received: json!(null),
-                expected: None,
-                reason: format!(
-                    "connection {live_no} is not in the recording, which has {} connection(s)",
-                    engine.script.conns.len()
-                ),
-                first_difference: None,
-                candidates: Vec::new(),
-                rerun: engine.config.command_line(port),
-                answered_with: "closing the connection".into(),
-            };
-            eprint!("{}", mismatch.report(&path));
-            engine.mismatches.push(mismatch);
-            close.cancel();
-        }
         (live_no, plays.map(|c| (c, engine.script.conns[c].start.clone())))
     };
     if let Some((conn, emissions)) = start {
@@ -813,6 +912,31 @@ fn received(engine: &Arc<Mutex<Engine>>, live_no: u64, body: &[u8]) {
                 "a request arrived as the recorded Editor goes away: no answer, as in Unity"
             );
         }
+        Pairing::Mismatch(_) if state.background_answer(live_no, &payload).is_some() => {
+            let Some((c, mut response)) = state.background_answer(live_no, &payload) else { return };
+            // A repeat is not in the recording's order: a client gone
+            // before it cuts nothing short.
+            response.seq = u64::MAX;
+            state.background_repeats += 1;
+            let live_id = match &payload {
+                Payload::Message(m) => m.get("id").cloned().filter(|id| !id.is_null()),
+                Payload::Raw(_) => None,
+            };
+            tracing::info!(live = live_no, "a background request beyond the recorded ones answered again");
+            drop(state);
+            run_emissions(engine.clone(), live_no, c, vec![response], live_id);
+        }
+        Pairing::Mismatch(_) if state.answers_ping(&payload) => {
+            let Payload::Message(m) = &payload else { return };
+            let Some(id) = Id::from_value(&m["id"]).ok().flatten() else { return };
+            let message = m.pointer("/params/Message").and_then(Value::as_str).unwrap_or("");
+            let result = json!({"Message": format!("Unity MCP Bridge received: {message}")});
+            state.pings_answered += 1;
+            tracing::info!(live = live_no, "an unrecorded ping answered");
+            if let Some(live) = state.live.get(&live_no) {
+                let _ = live.tx.send(Bytes::from(Message::Response(Response::ok(id, result)).to_bytes()));
+            }
+        }
         Pairing::Mismatch(mismatch) => {
             let path = state.config.path.display().to_string();
             eprint!("{}", mismatch.report(&path));
@@ -863,7 +987,12 @@ fn run_emissions(
             elapsed = emission.delay_ms;
             tokio::time::sleep(wait).await;
             let mut state = lock(&engine);
-            let Some(live) = state.live.get(&live_no) else { break };
+            let Some(live) = state.live.get(&live_no) else {
+                // The client left first: nothing recorded after this can happen.
+                let cut = &mut state.cut_at[conn];
+                *cut = Some(cut.map_or(emission.seq, |c| c.min(emission.seq)));
+                break;
+            };
             let (tx, close) = (live.tx.clone(), live.close.clone());
             match emission.action {
                 Action::Send(Payload::Message(message)) => {
@@ -877,11 +1006,16 @@ fn run_emissions(
                     let _ = tx.send(Bytes::from(bytes));
                 }
                 Action::Close { away } => {
-                    close.cancel();
                     let conn_period = state.script.conns[conn].period;
-                    if let Some(away) = away.filter(|_| conn_period == state.period) {
-                        tracing::info!(quit = away.quit, "the recorded Editor goes away");
-                        let _ = state.commands.send(Command::Away { away });
+                    match away.filter(|_| conn_period == state.period && !state.away) {
+                        Some(away) => {
+                            // No connection is accepted from now on; the
+                            // driver closes them all and stops listening.
+                            tracing::info!(quit = away.quit, "the recorded Editor goes away");
+                            state.away = true;
+                            let _ = state.commands.send(Command::Away { away });
+                        }
+                        None => close.cancel(),
                     }
                 }
             }

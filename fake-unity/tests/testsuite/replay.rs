@@ -283,12 +283,44 @@ async fn unused_records_and_unexpected_connections_are_reported() {
     {
         let mut client = Client::connect(replay.port(), Framing::Header).await;
         client.ok("get-logs", json!({"MaxCount": 1})).await;
-        let mut extra = Client::connect(replay.port(), Framing::Header).await;
-        assert!(extra.until_closed().await.is_empty(), "a connection the recording does not have is closed");
+        // A client retrying in a loop gets each connection closed, and one report.
+        for _ in 0..3 {
+            let mut extra = Client::connect(replay.port(), Framing::Header).await;
+            assert!(extra.until_closed().await.is_empty(), "a connection the recording does not have is closed");
+        }
     }
     let outcome = finish(replay).await;
     assert!(!outcome.ok, "an unexpected connection is a mismatch even when unused records are allowed");
-    assert!(outcome.mismatches[0].reason.contains("not in the recording"), "{:?}", outcome.mismatches[0].reason);
+    assert_eq!(outcome.extra_connections, 3);
+    let [mismatch] = &outcome.mismatches[..] else { panic!("one report for all of them: {outcome:#?}") };
+    assert!(mismatch.reason.contains("not in the recording"), "{:?}", mismatch.reason);
+}
+
+#[tokio::test]
+async fn what_follows_a_client_leaving_early_is_not_reached_rather_than_unused() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("left.jsonl");
+    let proxy = record(&editor, &file).await;
+    {
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        let id = client.request("compile", none()).await;
+        client.response(&id).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+    }
+    proxy.stop().await;
+
+    let replay = Replay::start(replay_config(&file, dir.path())).await.unwrap();
+    {
+        // The client asks for the compile and leaves before its answer.
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        client.request("compile", none()).await;
+    }
+    let outcome = finish(replay).await;
+    assert!(outcome.unused.is_empty(), "{outcome:#?}");
+    let [after] = &outcome.not_reached[..] else { panic!("{outcome:#?}") };
+    assert_eq!(after.summary, r#"get-logs {"MaxCount":1}"#);
+    assert!(outcome.ok, "{outcome:#?}");
 }
 
 #[tokio::test]
@@ -365,4 +397,92 @@ async fn the_same_seed_and_scenario_record_the_same_transcript() {
     }
     assert_eq!(first.len(), again.len());
     assert_ne!(first, other, "another seed corrupts other bytes");
+}
+
+#[tokio::test]
+async fn an_unrecorded_ping_is_answered_except_in_strict_mode() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("pinged.jsonl");
+    let proxy = record(&editor, &file).await;
+    {
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+    }
+    proxy.stop().await;
+
+    let replay = Replay::start(replay_config(&file, dir.path())).await.unwrap();
+    {
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        let pong = client.ok("ping", json!({"Message": "alive?"})).await;
+        assert_eq!(pong["Message"], "Unity MCP Bridge received: alive?");
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+    }
+    let outcome = finish(replay).await;
+    assert!(outcome.ok, "{outcome:#?}");
+    assert_eq!((outcome.pings_answered, outcome.matched), (1, 1));
+
+    let mut config = replay_config(&file, dir.path());
+    config.mode = MatchMode::Strict;
+    let replay = Replay::start(config).await.unwrap();
+    {
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        let error = client.err("ping", json!({"Message": "alive?"})).await;
+        assert!(error.detail().contains("not in the transcript"), "{error:?}");
+    }
+    let outcome = finish(replay).await;
+    assert!(!outcome.ok);
+    assert_eq!(outcome.pings_answered, 0);
+    assert!(outcome.mismatches[0].received["method"] == "ping", "{outcome:#?}");
+}
+
+#[tokio::test]
+async fn background_methods_may_come_more_or_less_often_than_recorded() {
+    let editor = TestEditor::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("background.jsonl");
+    let proxy = record(&editor, &file).await;
+    let recorded = {
+        let mut client = Client::connect(proxy.port(), Framing::Header).await;
+        let tools = client.ok("get-tool-details", json!({})).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+        tools
+    };
+    proxy.stop().await;
+
+    // Once more than recorded: the same answer again.
+    let mut config = replay_config(&file, dir.path());
+    config.background = vec!["get-tool-details".into()];
+    let replay = Replay::start(config.clone()).await.unwrap();
+    {
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        assert_eq!(client.ok("get-tool-details", json!({})).await, recorded);
+        assert_eq!(client.ok("get-tool-details", json!({})).await, recorded, "answered again");
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+    }
+    let outcome = finish(replay).await;
+    assert!(outcome.ok, "{outcome:#?}");
+    assert_eq!(outcome.background_repeats, 1);
+
+    // Never: listed apart, not a failure.
+    let replay = Replay::start(config).await.unwrap();
+    {
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        client.ok("get-logs", json!({"MaxCount": 1})).await;
+    }
+    let outcome = finish(replay).await;
+    assert!(outcome.ok, "{outcome:#?}");
+    assert!(outcome.unused.is_empty());
+    assert_eq!(outcome.background_unused[0].summary, "get-tool-details {}");
+
+    // Without the option, the extra request is a mismatch.
+    let replay = Replay::start(replay_config(&file, dir.path())).await.unwrap();
+    {
+        let mut client = Client::connect(replay.port(), Framing::Header).await;
+        client.ok("get-tool-details", json!({})).await;
+        client.err("get-tool-details", json!({})).await;
+    }
+    let outcome = finish(replay).await;
+    assert!(!outcome.ok);
+    assert_eq!(outcome.background_repeats, 0);
 }
