@@ -1,6 +1,6 @@
 //! Cases, levels and statuses (h2spec / Autobahn style).
 
-use std::{fmt, future::Future, pin::Pin};
+use std::{borrow::Cow, fmt, future::Future, pin::Pin, sync::Arc};
 
 use crate::target::Session;
 
@@ -76,18 +76,27 @@ pub enum Finding {
 pub type CheckResult = Result<(), Finding>;
 pub type CheckFuture = Pin<Box<dyn Future<Output = CheckResult> + Send>>;
 
+/// A case's check: given a fresh session, the verdict.
+pub type Check = Arc<dyn Fn(Session) -> CheckFuture + Send + Sync>;
+
+/// A check from a function or closure.
+pub fn check(f: impl Fn(Session) -> CheckFuture + Send + Sync + 'static) -> Check {
+    Arc::new(f)
+}
+
 /// One case of the catalogue.
-#[derive(Clone, Copy)]
+#[derive(Clone)]
 pub struct Case {
-    /// Stable id: protocol section and slug, `2.newline-framing`.
-    pub id: &'static str,
+    /// Stable id: protocol section and slug, `2.newline-framing` (cases made
+    /// per tool carry the tool's name: `3.invalid-params.get-logs`).
+    pub id: Cow<'static, str>,
     /// The requirement, in words.
-    pub requirement: &'static str,
+    pub requirement: Cow<'static, str>,
     /// Where it is written: `editor-link-protocol.md §2`.
     pub reference: &'static str,
     pub level: Level,
     pub needs: Needs,
-    pub check: fn(Session) -> CheckFuture,
+    pub check: Check,
 }
 
 impl fmt::Debug for Case {

@@ -93,7 +93,7 @@ pub fn junit_report(target: &str, results: &[CaseResult]) -> String {
         let _ = write!(
             xml,
             r#"    <testcase classname="editor-link.section-{section}" name="{}" time="{:.3}">"#,
-            xml_escape(r.id),
+            xml_escape(&r.id),
             r.duration_ms as f64 / 1000.0
         );
         let detail = xml_escape(&r.detail);
@@ -105,7 +105,7 @@ pub fn junit_report(target: &str, results: &[CaseResult]) -> String {
                     xml,
                     r#"<failure message="{detail}" type="{}">{}&#10;{wire}</failure>"#,
                     r.level,
-                    xml_escape(r.requirement)
+                    xml_escape(&r.requirement)
                 );
             }
             Status::Error => {

@@ -15,8 +15,8 @@ pub const CASE_DEADLINE: Duration = Duration::from_secs(60);
 #[derive(Clone, Debug, serde::Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CaseResult {
-    pub id: &'static str,
-    pub requirement: &'static str,
+    pub id: String,
+    pub requirement: String,
     pub reference: &'static str,
     pub level: Level,
     pub status: Status,
@@ -49,8 +49,8 @@ pub fn select(cases: Vec<Case>, include: &[String], exclude: &[String]) -> Vec<C
     };
     cases
         .into_iter()
-        .filter(|c| include.is_empty() || include.iter().any(|p| matches(p, c.id)))
-        .filter(|c| !exclude.iter().any(|p| matches(p, c.id)))
+        .filter(|c| include.is_empty() || include.iter().any(|p| matches(p, &c.id)))
+        .filter(|c| !exclude.iter().any(|p| matches(p, &c.id)))
         .collect()
 }
 
@@ -82,8 +82,8 @@ pub async fn run_case(target: &Target, case: &Case) -> CaseResult {
         }
     };
     CaseResult {
-        id: case.id,
-        requirement: case.requirement,
+        id: case.id.to_string(),
+        requirement: case.requirement.to_string(),
         reference: case.reference,
         level: case.level,
         status,

@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 use unity_mcp_bridge::framing::Framing;
 
 use crate::{
-    case::{Case, CheckFuture, Level, Needs},
+    case::{Case, check, CheckFuture, Level, Needs},
     ensure,
     target::{Received, Session},
 };
@@ -16,52 +16,52 @@ const REF: &str = "editor-link-protocol.md §3";
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
-            id: "3.id-echo",
-            requirement: "The response id has the same JSON type and value as the request id (strings and numbers).",
+            id: "3.id-echo".into(),
+            requirement: "The response id has the same JSON type and value as the request id (strings and numbers).".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            check: id_echo,
+            check: check(id_echo),
         },
         Case {
-            id: "3.notification-unanswered",
-            requirement: "A request without an id is a notification: nothing answers it.",
+            id: "3.notification-unanswered".into(),
+            requirement: "A request without an id is a notification: nothing answers it.".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            check: notification_unanswered,
+            check: check(notification_unanswered),
         },
         Case {
-            id: "3.batch-rejected",
-            requirement: "A JSON array (batch) is answered with one error: id null, -32600.",
+            id: "3.batch-rejected".into(),
+            requirement: "A JSON array (batch) is answered with one error: id null, -32600.".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            check: batch_rejected,
+            check: check(batch_rejected),
         },
         Case {
-            id: "3.unknown-tool",
-            requirement: "An unknown tool is answered -32601 method_not_found (uLoopMCP's -32603 'Unknown tool: X' is understood too).",
+            id: "3.unknown-tool".into(),
+            requirement: "An unknown tool is answered -32601 method_not_found (uLoopMCP's -32603 'Unknown tool: X' is understood too).".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            check: unknown_tool,
+            check: check(unknown_tool),
         },
         Case {
-            id: "3.invalid-params",
-            requirement: "A parameter of the wrong type is answered -32602 invalid_params, and the message names the parameter.",
+            id: "3.invalid-params".into(),
+            requirement: "A parameter of the wrong type is answered -32602 invalid_params, and the message names the parameter.".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            check: invalid_params,
+            check: check(invalid_params),
         },
         Case {
-            id: "3.result-ver",
-            requirement: "Every result carries \"Ver\", the package version.",
+            id: "3.result-ver".into(),
+            requirement: "Every result carries \"Ver\", the package version.".into(),
             reference: "editor-link-protocol.md §3, §6",
             level: Level::Must,
             needs: Needs::Link,
-            check: result_ver,
+            check: check(result_ver),
         },
     ]
 }

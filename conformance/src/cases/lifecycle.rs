@@ -6,7 +6,7 @@ use serde_json::json;
 use unity_mcp_bridge::{discovery::EditorState, framing::Framing};
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs},
+    case::{Case, check, CheckFuture, Finding, Level, Needs},
     ensure,
     target::{Received, Session},
 };
@@ -14,36 +14,36 @@ use crate::{
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
-            id: "5.reload-shutdown-notification",
-            requirement: "On a domain reload every client gets notifications/server/shutdown {\"reason\":\"DomainReload\"}, then the connection closes.",
+            id: "5.reload-shutdown-notification".into(),
+            requirement: "On a domain reload every client gets notifications/server/shutdown {\"reason\":\"DomainReload\"}, then the connection closes.".into(),
             reference: "editor-link-protocol.md §5",
             level: Level::Must,
             needs: Needs::Control,
-            check: reload_shutdown_notification,
+            check: check(reload_shutdown_notification),
         },
         Case {
-            id: "5.reload-new-session",
-            requirement: "After a domain reload the Editor listens again with a new serverSessionId and discovery state ready.",
+            id: "5.reload-new-session".into(),
+            requirement: "After a domain reload the Editor listens again with a new serverSessionId and discovery state ready.".into(),
             reference: "editor-link-protocol.md §5, §7",
             level: Level::Must,
             needs: Needs::Control,
-            check: reload_new_session,
+            check: check(reload_new_session),
         },
         Case {
-            id: "5.reload-list-changed",
-            requirement: "Once tools are registered after a reload, clients connected by then get notifications/tools/list_changed.",
+            id: "5.reload-list-changed".into(),
+            requirement: "Once tools are registered after a reload, clients connected by then get notifications/tools/list_changed.".into(),
             reference: "editor-link-protocol.md §4, §5",
             level: Level::Must,
             needs: Needs::Control,
-            check: reload_list_changed,
+            check: check(reload_list_changed),
         },
         Case {
-            id: "7.discovery-port",
-            requirement: "When a reload moves the port, the discovery file names the port the Editor listens on.",
+            id: "7.discovery-port".into(),
+            requirement: "When a reload moves the port, the discovery file names the port the Editor listens on.".into(),
             reference: "editor-link-protocol.md §5, §7",
             level: Level::Must,
             needs: Needs::Control,
-            check: discovery_port,
+            check: check(discovery_port),
         },
     ]
 }

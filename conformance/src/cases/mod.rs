@@ -24,7 +24,7 @@ mod tests {
     #[test]
     fn ids_are_unique_and_name_a_section() {
         let cases = super::catalogue();
-        let ids: HashSet<_> = cases.iter().map(|c| c.id).collect();
+        let ids: HashSet<_> = cases.iter().map(|c| c.id.clone()).collect();
         assert_eq!(ids.len(), cases.len());
         for case in &cases {
             let (section, slug) = case.id.split_once('.').unwrap();

@@ -4,7 +4,7 @@ use serde_json::json;
 use unity_mcp_bridge::{framing::Framing, tool_details::ToolDetails};
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs},
+    case::{Case, check, CheckFuture, Finding, Level, Needs},
     ensure,
     target::Session,
 };
@@ -14,20 +14,20 @@ const REF: &str = "editor-link-protocol.md §6";
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
-            id: "6.internal-tools-hidden",
-            requirement: "get-tool-details lists no displayDevelopmentOnly tool unless IncludeDevelopmentOnly is true; with it, the internal tools are there.",
+            id: "6.internal-tools-hidden".into(),
+            requirement: "get-tool-details lists no displayDevelopmentOnly tool unless IncludeDevelopmentOnly is true; with it, the internal tools are there.".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            check: internal_tools_hidden,
+            check: check(internal_tools_hidden),
         },
         Case {
-            id: "6.enum-defaults",
-            requirement: "An enum parameter's DefaultValue is one of its Enum names (uLoopMCP sends the C# integer value).",
+            id: "6.enum-defaults".into(),
+            requirement: "An enum parameter's DefaultValue is one of its Enum names (uLoopMCP sends the C# integer value).".into(),
             reference: REF,
             level: Level::Should,
             needs: Needs::Link,
-            check: enum_defaults,
+            check: check(enum_defaults),
         },
     ]
 }
