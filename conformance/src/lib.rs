@@ -7,6 +7,8 @@
 //!   requirement in words, its reference, a level (MUST, SHOULD, INFO), and
 //!   the statuses a run gives it.
 //! - [`cases`] — the catalogue, one file per group.
+//! - [`reference`] — what §6 says each tool takes and answers (cases made
+//!   per tool come from it).
 //! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`) and the
 //!   raw wire client the cases use ([`target::Link`]).
 //! - [`runner`] — selection, running each case with a deadline, results.
@@ -16,6 +18,7 @@
 pub mod bench;
 pub mod case;
 pub mod cases;
+pub mod reference;
 pub mod report;
 pub mod runner;
 pub mod target;

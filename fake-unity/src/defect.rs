@@ -45,10 +45,12 @@ pub enum Defect {
     NoPartialFrames,
     /// §2: after a framing error the connection is left open.
     FramingErrorKeepsOpen,
+    /// §6: `get-tool-details` calls every parameter a string.
+    SchemaTypesAsStrings,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 19] = [
+    pub const ALL: [Defect; 20] = [
         Defect::IdsAsStrings,
         Defect::NoVer,
         Defect::AnswersNotifications,
@@ -68,6 +70,7 @@ impl Defect {
         Defect::OneFramePerRead,
         Defect::NoPartialFrames,
         Defect::FramingErrorKeepsOpen,
+        Defect::SchemaTypesAsStrings,
     ];
 
     pub fn name(self) -> &'static str {
@@ -91,6 +94,7 @@ impl Defect {
             Defect::OneFramePerRead => "one-frame-per-read",
             Defect::NoPartialFrames => "no-partial-frames",
             Defect::FramingErrorKeepsOpen => "framing-error-keeps-open",
+            Defect::SchemaTypesAsStrings => "schema-types-as-strings",
         }
     }
 }

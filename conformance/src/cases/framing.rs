@@ -6,7 +6,7 @@ use serde_json::json;
 use unity_mcp_bridge::framing::{Framing, frame_bytes};
 
 use crate::{
-    case::{Case, check, CheckFuture, CheckResult, Finding, Level, Needs},
+    case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, check},
     ensure,
     target::Session,
 };

@@ -6,14 +6,51 @@ use serde_json::{Value, json};
 use unity_mcp_bridge::framing::Framing;
 
 use crate::{
-    case::{Case, check, CheckFuture, Level, Needs},
+    case::{Case, CheckFuture, CheckResult, Level, Needs, check},
     ensure,
-    target::{Received, Session},
+    reference::{TOOLS, ToolRef},
+    target::{Link, Received, Session},
 };
 
 const REF: &str = "editor-link-protocol.md §3";
 
 pub fn cases() -> Vec<Case> {
+    let mut cases = fixed_cases();
+    for tool in TOOLS.iter().filter(|t| !t.params.is_empty()) {
+        cases.push(Case {
+            id: format!("3.invalid-params.{}", tool.name).into(),
+            requirement: format!(
+                "{}: a value of the wrong type for any parameter ({}) is answered -32602 invalid_params naming the parameter.",
+                tool.name,
+                tool.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", ")
+            )
+            .into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(move |s| Box::pin(wrong_types_refused(s, *tool))),
+        });
+        for param in tool.params.iter().filter(|p| !p.values.is_empty()) {
+            cases.push(Case {
+                id: format!("3.unknown-enum.{}.{}", tool.name, param.name).into(),
+                requirement: format!(
+                    "{}: {} outside its enum ({}) is answered -32602 invalid_params naming the parameter.",
+                    tool.name,
+                    param.name,
+                    param.values.join("/")
+                )
+                .into(),
+                reference: "editor-link-protocol.md §3, §6",
+                level: Level::Must,
+                needs: Needs::Link,
+                check: check(move |s| Box::pin(unknown_enum_refused(s, tool.name, param.name))),
+            });
+        }
+    }
+    cases
+}
+
+fn fixed_cases() -> Vec<Case> {
     vec![
         Case {
             id: "3.id-echo".into(),
@@ -144,4 +181,29 @@ fn result_ver(s: Session) -> CheckFuture {
         }
         Ok(())
     })
+}
+
+/// The call must be refused -32602 with `param` named in the error.
+async fn refused_naming(link: &mut Link, tool: &str, param: &str, value: Value) -> CheckResult {
+    let answer = link.call(tool, json!({ param: value })).await?;
+    let error = &answer["error"];
+    ensure!(error["code"] == -32602, "{tool} with {param}: {value} was answered {answer}");
+    let names_it = [&error["message"], &error["data"]["message"], &error["data"]["parameter"]]
+        .iter()
+        .any(|v: &&Value| v.as_str().is_some_and(|m| m.contains(param)));
+    ensure!(names_it, "{tool}: the error does not name {param}: {error}");
+    Ok(())
+}
+
+async fn wrong_types_refused(s: Session, tool: ToolRef) -> CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    for param in tool.params {
+        refused_naming(&mut link, tool.name, param.name, param.ty.wrong_value()).await?;
+    }
+    Ok(())
+}
+
+async fn unknown_enum_refused(s: Session, tool: &'static str, param: &'static str) -> CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    refused_naming(&mut link, tool, param, json!("NoSuchValue")).await
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 use unity_mcp_bridge::{discovery::EditorState, framing::Framing};
 
 use crate::{
-    case::{Case, check, CheckFuture, Finding, Level, Needs},
+    case::{Case, CheckFuture, Finding, Level, Needs, check},
     ensure,
     target::{Received, Session},
 };

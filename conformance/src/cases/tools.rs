@@ -1,17 +1,53 @@
 //! §6 Tools.
 
-use serde_json::json;
+use serde_json::{Value, json};
 use unity_mcp_bridge::{framing::Framing, tool_details::ToolDetails};
 
 use crate::{
-    case::{Case, check, CheckFuture, Finding, Level, Needs},
+    case::{Case, CheckFuture, Finding, Level, Needs, check},
     ensure,
+    reference::{TOOLS, ToolRef, Type},
     target::Session,
 };
 
 const REF: &str = "editor-link-protocol.md §6";
 
 pub fn cases() -> Vec<Case> {
+    let mut cases = fixed_cases();
+    for tool in TOOLS {
+        cases.push(Case {
+            id: format!("6.schema.{}", tool.name).into(),
+            requirement: format!(
+                "get-tool-details describes {} as §6 does: {}, each parameter ({}TimeoutSeconds) with its Type and enum names, every Type one of the five, defaults of their parameter's type.",
+                tool.name,
+                if tool.internal { "internal (displayDevelopmentOnly)" } else { "public" },
+                tool.params.iter().map(|p| format!("{}, ", p.name)).collect::<String>(),
+            )
+            .into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(move |s| Box::pin(schema_as_documented(s, *tool))),
+        });
+        cases.push(Case {
+            id: format!("6.result-fields.{}", tool.name).into(),
+            requirement: format!(
+                "{} called with {} succeeds, and its result has {}, and Ver.",
+                tool.name,
+                tool.call_with,
+                tool.result.join(", ")
+            )
+            .into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(move |s| Box::pin(result_fields(s, *tool))),
+        });
+    }
+    cases
+}
+
+fn fixed_cases() -> Vec<Case> {
     vec![
         Case {
             id: "6.internal-tools-hidden".into(),
@@ -72,4 +108,71 @@ fn enum_defaults(s: Session) -> CheckFuture {
         ensure!(bad.is_empty(), "defaults outside their enums: {}", bad.join("; "));
         Ok(())
     })
+}
+
+/// What a `DefaultValue` of this type may be (`null` always may).
+fn default_fits(ty: Type, default: &Value) -> bool {
+    match ty {
+        Type::String => default.is_string(),
+        Type::Boolean => default.is_boolean(),
+        Type::Number => default.is_number(),
+        Type::Array => default.is_array(),
+        Type::Object => default.is_object(),
+    }
+}
+
+async fn schema_as_documented(s: Session, tool: ToolRef) -> crate::case::CheckResult {
+    let all = tool_details(&s, true).await?;
+    let Some(detail) = all.get(tool.name) else {
+        return crate::case::violation(format!("{} is not listed by get-tool-details", tool.name));
+    };
+    ensure!(
+        detail.display_development_only == tool.internal,
+        "{} has displayDevelopmentOnly {}, not {}",
+        tool.name,
+        detail.display_development_only,
+        tool.internal
+    );
+    let properties = &detail.parameter_schema.properties;
+    let timeout = crate::reference::ParamRef { name: "TimeoutSeconds", ty: Type::Number, values: &[] };
+    let mut problems = Vec::new();
+    for param in tool.params.iter().chain([&timeout]) {
+        let Some(property) = properties.get(param.name) else {
+            problems.push(format!("{} is missing", param.name));
+            continue;
+        };
+        if property.ty.as_str() != param.ty.name() {
+            problems.push(format!("{} has Type {}, not {}", param.name, property.ty.as_str(), param.ty.name()));
+        }
+        if !param.values.is_empty() {
+            let listed: Vec<&str> = property.enum_values.iter().flatten().map(String::as_str).collect();
+            if listed != param.values {
+                problems.push(format!("{} has Enum {listed:?}, not {:?}", param.name, param.values));
+            }
+        } else if let Some(default) =
+            property.default_value.as_ref().filter(|d| !d.is_null() && property.enum_values.is_none())
+        {
+            // Enum defaults are 6.enum-defaults' business (uLoopMCP sends integers).
+            if !default_fits(param.ty, default) {
+                problems.push(format!("{} has DefaultValue {default}, not a {}", param.name, param.ty.name()));
+            }
+        }
+    }
+    for (name, property) in properties {
+        if !["string", "boolean", "number", "array", "object"].contains(&property.ty.as_str()) {
+            problems.push(format!("{name} has Type {:?}, none of the five", property.ty.as_str()));
+        }
+    }
+    ensure!(problems.is_empty(), "{}: {}", tool.name, problems.join("; "));
+    Ok(())
+}
+
+async fn result_fields(s: Session, tool: ToolRef) -> crate::case::CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    let args: Value = serde_json::from_str(tool.call_with).map_err(|e| Finding::Harness(e.to_string()))?;
+    let result = link.result(tool.name, args).await?;
+    let missing: Vec<&str> = tool.result.iter().chain(&["Ver"]).copied().filter(|f| result.get(f).is_none()).collect();
+    ensure!(missing.is_empty(), "{}'s result lacks {}: {result}", tool.name, missing.join(", "));
+    ensure!(result["Ver"].is_string(), "{}'s Ver is not a string: {}", tool.name, result["Ver"]);
+    Ok(())
 }

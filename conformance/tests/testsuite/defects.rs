@@ -27,14 +27,15 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
         Defect::AnswersNotifications => &["3.notification-unanswered"],
         Defect::IgnoresBatches => &["3.batch-rejected"],
         Defect::UnknownToolWrongCode => &["3.unknown-tool"],
-        Defect::AcceptsWrongTypes => &["3.invalid-params", "3.invalid-params.*"],
-        Defect::NoVer => &["3.result-ver", "6.result-ver.*"],
+        Defect::AcceptsWrongTypes => &["3.invalid-params", "3.invalid-params.*", "3.unknown-enum.*"],
+        Defect::NoVer => &["3.result-ver", "6.result-fields.*"],
         Defect::ListsInternalTools => &["6.internal-tools-hidden"],
         Defect::IntegerEnumDefaults => &["6.enum-defaults"],
         Defect::NoShutdownNotification => &["5.reload-shutdown-notification"],
         Defect::SameSessionAfterReload => &["5.reload-new-session"],
         Defect::NoListChangedAfterReload => &["5.reload-list-changed"],
         Defect::StaleDiscoveryPort => &["7.discovery-port"],
+        Defect::SchemaTypesAsStrings => &["6.schema.*"],
     }
 }
 

@@ -34,6 +34,7 @@ pub fn set_client_name(call: &ToolCall) -> Outcome {
 pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let include_dev = call.args.bool("IncludeDevelopmentOnly") || call.editor.has_defect(Defect::ListsInternalTools);
     let integer_defaults = call.editor.has_defect(Defect::IntegerEnumDefaults);
+    let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
     let disabled = call.editor.sim().settings.disabled_tools.clone();
     let tools: Vec<Value> = catalogue()
         .iter()
@@ -45,6 +46,11 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
             let mut detail = t.detail();
             if integer_defaults {
                 uloop_enum_defaults(t, &mut detail);
+            }
+            if types_as_strings {
+                for property in detail.parameter_schema.properties.values_mut() {
+                    property.ty = unity_mcp_bridge::tool_details::ParameterType::String;
+                }
             }
             serde_json::to_value(detail).unwrap_or(Value::Null)
         })
