@@ -48,6 +48,13 @@ struct RunArgs {
     /// `fake` (embedded), or `tcp://HOST:PORT` for any running Editor.
     #[arg(long, default_value = "fake")]
     target: Target,
+    /// With `--target tcp://…`: the Editor's control API, so the cases that
+    /// reload it can run (`fake-unity serve` prints it as `control`).
+    #[arg(long, value_name = "URL")]
+    control: Option<String>,
+    /// With `--target tcp://…`: the Editor's project folder (its discovery file).
+    #[arg(long, value_name = "DIR")]
+    project: Option<PathBuf>,
     /// With `--target fake`: break one protocol rule on purpose
     /// (`fake-unity defects` lists them), to see the matching case fail.
     #[arg(long, value_name = "NAME")]
@@ -102,12 +109,20 @@ fn main() -> ExitCode {
 
 fn run(args: RunArgs) -> ExitCode {
     let target = match (args.target, args.defect) {
+        (Target::Fake { .. }, _) if args.control.is_some() || args.project.is_some() => {
+            eprintln!("unity-conformance: --control and --project are for --target tcp://HOST:PORT");
+            return ExitCode::from(2);
+        }
         (Target::Fake { .. }, defect) => Target::Fake { defect },
         (_, Some(_)) => {
             eprintln!("unity-conformance: --defect needs --target fake");
             return ExitCode::from(2);
         }
-        (target, None) => target,
+        (Target::Tcp(mut remote), None) => {
+            remote.control = args.control;
+            remote.project = args.project;
+            Target::Tcp(remote)
+        }
     };
     let selected = runner::select(cases::catalogue(), &args.filter, &args.exclude);
     if selected.is_empty() {

@@ -58,8 +58,12 @@ pub fn select(cases: Vec<Case>, include: &[String], exclude: &[String]) -> Vec<C
 pub async fn run_case(target: &Target, case: &Case) -> CaseResult {
     let started = Instant::now();
     let log = WireLog::default();
-    let (status, detail) = if case.needs == Needs::Control && matches!(target, Target::Tcp(_)) {
-        (Status::Skip, "needs the fake's control API to reload the Editor; run it with --target fake".to_owned())
+    let not_applicable = match target {
+        Target::Tcp(remote) if case.needs == Needs::Control => remote.cannot_control(),
+        _ => None,
+    };
+    let (status, detail) = if let Some(why) = not_applicable {
+        (Status::Skip, why.to_owned())
     } else {
         let outcome = match target.open(log.clone()).await {
             Err(finding) => Err(finding),

@@ -41,7 +41,31 @@ pub enum Target {
     /// A fake Editor in this process (optionally with a deliberate defect).
     Fake { defect: Option<Defect> },
     /// Any Editor listening at this address.
-    Tcp(SocketAddr),
+    Tcp(Remote),
+}
+
+/// An Editor this process did not start.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Remote {
+    pub addr: SocketAddr,
+    /// Its control API (`fake-unity serve` prints it), for the cases that
+    /// reload the Editor.
+    pub control: Option<String>,
+    /// Its project folder, for the discovery file (and the port after a move).
+    pub project: Option<PathBuf>,
+}
+
+impl Remote {
+    /// Why cases that control the Editor cannot run, if they cannot.
+    pub fn cannot_control(&self) -> Option<&'static str> {
+        match (&self.control, &self.project) {
+            (Some(_), Some(_)) => None,
+            (None, _) => Some(
+                "not applicable: reloading this Editor needs its control API (--control URL, which `fake-unity serve` prints) and --project DIR",
+            ),
+            (Some(_), None) => Some("not applicable: the discovery file needs the Editor's project (--project DIR)"),
+        }
+    }
 }
 
 impl fmt::Display for Target {
@@ -49,7 +73,7 @@ impl fmt::Display for Target {
         match self {
             Target::Fake { defect: None } => f.write_str("fake"),
             Target::Fake { defect: Some(d) } => write!(f, "fake (defect {d})"),
-            Target::Tcp(addr) => write!(f, "tcp://{addr}"),
+            Target::Tcp(remote) => write!(f, "tcp://{}", remote.addr),
         }
     }
 }
@@ -63,7 +87,10 @@ impl FromStr for Target {
                 "target {s:?} arrives with the Unity package (issue 6); for now use `fake` or `tcp://HOST:PORT`"
             )),
             other => match other.strip_prefix("tcp://") {
-                Some(addr) => addr.parse().map(Target::Tcp).map_err(|e| format!("invalid address {addr:?}: {e}")),
+                Some(addr) => addr
+                    .parse()
+                    .map(|addr| Target::Tcp(Remote { addr, control: None, project: None }))
+                    .map_err(|e| format!("invalid address {addr:?}: {e}")),
                 None => Err(format!("unknown target {other:?} (expected fake or tcp://HOST:PORT)")),
             },
         }
@@ -121,7 +148,16 @@ impl Target {
     /// A fresh session for one case.
     pub async fn open(&self, log: WireLog) -> Result<Session, Finding> {
         match self {
-            Target::Tcp(addr) => Ok(Session { addr: *addr, control: None, project: None, log, fake: None }),
+            Target::Tcp(remote) => {
+                let control = match &remote.control {
+                    Some(url) => Some(
+                        ControlClient::from_url(url)
+                            .map_err(|e| Finding::Harness(format!("the control API {url}: {e}")))?,
+                    ),
+                    None => None,
+                };
+                Ok(Session { addr: remote.addr, control, project: remote.project.clone(), log, fake: None })
+            }
             Target::Fake { defect } => {
                 let project = tempfile::tempdir().map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
                 for dir in ["Assets", "ProjectSettings"] {
@@ -153,7 +189,14 @@ impl Session {
     pub async fn link(&self, framing: Framing) -> Result<Link, Finding> {
         let addr = match &self.fake {
             Some((fake, _)) => SocketAddr::from(([127, 0, 0, 1], fake.port())),
-            None => self.addr,
+            // A remote Editor with a known project: the port it publishes
+            // (it moves when a reload finds the old one taken).
+            None => match self.project.as_ref().and_then(|p| DiscoveryFile::read(p).ok()) {
+                Some(file) if file.state == Some(unity_mcp_bridge::discovery::EditorState::Ready) => {
+                    SocketAddr::new(self.addr.ip(), file.port)
+                }
+                _ => self.addr,
+            },
         };
         Link::connect(addr, framing, self.log.clone()).await
     }

@@ -47,10 +47,13 @@ pub enum Defect {
     FramingErrorKeepsOpen,
     /// §6: `get-tool-details` calls every parameter a string.
     SchemaTypesAsStrings,
+    /// §6: none of the extensions, as uLoopMCP: no `ProtocolVersion` or
+    /// `Capabilities` in `get-version`, no tool annotations or timeouts.
+    NoExtensions,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 20] = [
+    pub const ALL: [Defect; 21] = [
         Defect::IdsAsStrings,
         Defect::NoVer,
         Defect::AnswersNotifications,
@@ -71,6 +74,7 @@ impl Defect {
         Defect::NoPartialFrames,
         Defect::FramingErrorKeepsOpen,
         Defect::SchemaTypesAsStrings,
+        Defect::NoExtensions,
     ];
 
     pub fn name(self) -> &'static str {
@@ -95,6 +99,7 @@ impl Defect {
             Defect::NoPartialFrames => "no-partial-frames",
             Defect::FramingErrorKeepsOpen => "framing-error-keeps-open",
             Defect::SchemaTypesAsStrings => "schema-types-as-strings",
+            Defect::NoExtensions => "no-extensions",
         }
     }
 }

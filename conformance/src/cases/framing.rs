@@ -57,9 +57,9 @@ pub fn cases() -> Vec<Case> {
         },
         Case {
             id: "2.frame-too-large".into(),
-            requirement: "A frame over the limit is discarded and answered with id null, -32600, data.type frame_too_large; the connection stays usable (extension).".into(),
+            requirement: "A frame over the limit is discarded and answered with id null, -32600, data.type frame_too_large; the connection stays usable (ours; uLoopMCP closes it).".into(),
             reference: REF,
-            level: Level::Should,
+            level: Level::Must,
             needs: Needs::Link,
             check: check(frame_too_large),
         },

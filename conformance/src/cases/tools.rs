@@ -50,6 +50,22 @@ pub fn cases() -> Vec<Case> {
 fn fixed_cases() -> Vec<Case> {
     vec![
         Case {
+            id: "6.protocol-version".into(),
+            requirement: "get-version says which protocol it speaks: ProtocolVersion 1, and Capabilities, a list of known names (resume, progress, newline-framing, image-data).".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(protocol_version),
+        },
+        Case {
+            id: "6.annotations".into(),
+            requirement: "Every tool carries the extensions: annotations (readOnlyHint, destructiveHint, idempotentHint, booleans) and a positive timeoutSeconds.".into(),
+            reference: REF,
+            level: Level::Should,
+            needs: Needs::Link,
+            check: check(annotations),
+        },
+        Case {
             id: "6.internal-tools-hidden".into(),
             requirement: "get-tool-details lists no displayDevelopmentOnly tool unless IncludeDevelopmentOnly is true; with it, the internal tools are there.".into(),
             reference: REF,
@@ -59,9 +75,9 @@ fn fixed_cases() -> Vec<Case> {
         },
         Case {
             id: "6.enum-defaults".into(),
-            requirement: "An enum parameter's DefaultValue is one of its Enum names (uLoopMCP sends the C# integer value).".into(),
+            requirement: "An enum parameter's DefaultValue is one of its Enum names (uLoopMCP's C# integer values are not).".into(),
             reference: REF,
-            level: Level::Should,
+            level: Level::Must,
             needs: Needs::Link,
             check: check(enum_defaults),
         },
@@ -175,4 +191,37 @@ async fn result_fields(s: Session, tool: ToolRef) -> crate::case::CheckResult {
     ensure!(missing.is_empty(), "{}'s result lacks {}: {result}", tool.name, missing.join(", "));
     ensure!(result["Ver"].is_string(), "{}'s Ver is not a string: {}", tool.name, result["Ver"]);
     Ok(())
+}
+
+fn protocol_version(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        let version = link.result("get-version", json!({})).await?;
+        ensure!(version["ProtocolVersion"] == 1, "ProtocolVersion is {} (expected 1)", version["ProtocolVersion"]);
+        let Some(capabilities) = version["Capabilities"].as_array() else {
+            return crate::case::violation(format!("Capabilities is {}, not a list", version["Capabilities"]));
+        };
+        let known = ["resume", "progress", "newline-framing", "image-data"];
+        let unknown: Vec<&Value> =
+            capabilities.iter().filter(|c| !c.as_str().is_some_and(|c| known.contains(&c))).collect();
+        ensure!(unknown.is_empty(), "unknown capabilities: {unknown:?}");
+        Ok(())
+    })
+}
+
+fn annotations(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let all = tool_details(&s, true).await?;
+        let mut bad = Vec::new();
+        for tool in &all.tools {
+            if tool.annotations.is_none() {
+                bad.push(format!("{} has no annotations", tool.name));
+            }
+            if !tool.timeout_seconds.is_some_and(|t| t > 0.0) {
+                bad.push(format!("{} has timeoutSeconds {:?}", tool.name, tool.timeout_seconds));
+            }
+        }
+        ensure!(bad.is_empty(), "{}", bad.join("; "));
+        Ok(())
+    })
 }

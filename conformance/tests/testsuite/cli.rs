@@ -34,8 +34,9 @@ fn a_defect_fails_the_run_with_exit_code_1_and_names_the_case() {
     assert!(stdout.contains("FAIL  MUST    3.result-ver"), "{stdout}");
     assert!(stdout.contains("Not passed:") && stdout.contains("has no Ver"), "{stdout}");
     // A broken SHOULD is a warning: the run still passes.
-    let run = conformance().args(["run", "--defect", "integer-enum-defaults", "--filter", "6.*"]).assert().code(0);
-    assert!(String::from_utf8_lossy(&run.get_output().stdout).contains("1 warnings"));
+    let run = conformance().args(["run", "--defect", "no-extensions", "--filter", "6.annotations"]).assert().code(0);
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(stdout.contains("WARN  SHOULD  6.annotations") && stdout.contains("1 warnings"), "{stdout}");
 }
 
 #[test]
@@ -55,38 +56,96 @@ fn list_shows_ids_levels_and_references() {
     assert!(stdout.lines().any(|l| l.starts_with("2.newline-framing") && l.contains("MUST") && l.contains("§2")));
 }
 
-/// Against a separate fake-unity process over TCP: the link cases run, the
-/// cases that need the control API are skipped, and an unreachable target
-/// is a harness error (exit 2).
+/// A `fake-unity serve` process of its own, as a user would start it.
+struct Served {
+    child: std::process::Child,
+    port: u16,
+    control: String,
+    project: tempfile::TempDir,
+}
+
+impl Served {
+    fn start(extra: &[&str]) -> Served {
+        let project = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(project.path().join("Assets")).unwrap();
+        let fake_bin = std::path::Path::new(env!("CARGO_BIN_EXE_unity-conformance")).with_file_name("fake-unity");
+        if !fake_bin.exists() {
+            // `cargo test --workspace` builds it; `-p unity-conformance` alone does not.
+            let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+            let built =
+                Command::new(cargo).args(["build", "-q", "-p", "fake-unity", "--bin", "fake-unity"]).status().unwrap();
+            assert!(built.success(), "building fake-unity for this test failed");
+        }
+        let mut child = Command::new(&fake_bin)
+            .args(["serve", "--port", "0", "--project"])
+            .arg(project.path())
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap_or_else(|e| panic!("{}: {e} (build it with cargo build -p fake-unity)", fake_bin.display()));
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
+        let listening: serde_json::Value = serde_json::from_str(&line).unwrap();
+        let port = listening["port"].as_u64().unwrap() as u16;
+        let control = listening["control"].as_str().unwrap().to_owned();
+        Served { child, port, control, project }
+    }
+
+    fn target(&self) -> String {
+        format!("tcp://127.0.0.1:{}", self.port)
+    }
+
+    /// Arguments for the whole suite over TCP, reloads included.
+    fn with_control(&self) -> Vec<String> {
+        let project = self.project.path().to_string_lossy().into_owned();
+        vec!["--target".into(), self.target(), "--control".into(), self.control.clone(), "--project".into(), project]
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Against a separate fake-unity process over TCP: without its control API
+/// the cases that reload it are not applicable (and say why); with it, every
+/// case runs; an unreachable target is a harness error (exit 2).
 #[test]
 fn a_tcp_target_is_tested_over_the_wire() {
-    let project = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(project.path().join("Assets")).unwrap();
-    let fake_bin = std::path::Path::new(env!("CARGO_BIN_EXE_unity-conformance")).with_file_name("fake-unity");
-    if !fake_bin.exists() {
-        // `cargo test --workspace` builds it; `-p unity-conformance` alone does not.
-        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        let built =
-            Command::new(cargo).args(["build", "-q", "-p", "fake-unity", "--bin", "fake-unity"]).status().unwrap();
-        assert!(built.success(), "building fake-unity for this test failed");
-    }
-    let mut fake = Command::new(&fake_bin)
-        .args(["serve", "--port", "0", "--project"])
-        .arg(project.path())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap_or_else(|e| panic!("{}: {e} (build it with cargo build -p fake-unity)", fake_bin.display()));
-    let mut line = String::new();
-    BufReader::new(fake.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let port = serde_json::from_str::<serde_json::Value>(&line).unwrap()["port"].as_u64().unwrap();
-    let run = conformance().args(["run", "--target", &format!("tcp://127.0.0.1:{port}")]).assert().code(0);
+    let fake = Served::start(&[]);
+    let run = conformance().args(["run", "--target", &fake.target()]).assert().code(0);
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
     assert!(stdout.contains("SKIP") && stdout.contains("4 skipped, 0 errors"), "{stdout}");
-    let _ = fake.kill();
-    let _ = fake.wait();
-    conformance()
-        .args(["run", "--target", &format!("tcp://127.0.0.1:{port}"), "--filter", "3.id-echo"])
-        .assert()
-        .code(2);
+    assert!(stdout.contains("not applicable: reloading this Editor needs its control API"), "{stdout}");
+    let run = conformance().arg("run").args(fake.with_control()).assert().code(0);
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    let total = unity_conformance::cases::catalogue().len();
+    assert!(stdout.contains(&format!("{total} cases: {total} passed")), "{stdout}");
+    let target = fake.target();
+    drop(fake);
+    conformance().args(["run", "--target", &target, "--filter", "3.id-echo"]).assert().code(2);
+}
+
+/// `fake-unity defects`, each served by its own process: the whole suite over
+/// TCP exits 1 and names a failed case.
+#[test]
+fn every_defect_fails_the_suite_over_tcp() {
+    let listed = Served::start(&[]);
+    let fake_bin = std::path::Path::new(env!("CARGO_BIN_EXE_unity-conformance")).with_file_name("fake-unity");
+    drop(listed);
+    let output = Command::new(&fake_bin).arg("defects").output().unwrap();
+    let names: Vec<String> = String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect();
+    assert_eq!(names.len(), fake_unity::Defect::ALL.len(), "{names:?}");
+    for name in names {
+        let fake = Served::start(&["--defect", &name]);
+        let run = conformance().arg("run").args(fake.with_control()).assert().code(1);
+        let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+        assert!(stdout.lines().any(|l| l.starts_with("FAIL  MUST")), "defect {name}:\n{stdout}");
+    }
 }

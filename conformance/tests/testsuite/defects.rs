@@ -36,6 +36,7 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
         Defect::NoListChangedAfterReload => &["5.reload-list-changed"],
         Defect::StaleDiscoveryPort => &["7.discovery-port"],
         Defect::SchemaTypesAsStrings => &["6.schema.*"],
+        Defect::NoExtensions => &["6.protocol-version", "6.annotations"],
     }
 }
 

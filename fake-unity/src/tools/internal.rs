@@ -35,6 +35,7 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let include_dev = call.args.bool("IncludeDevelopmentOnly") || call.editor.has_defect(Defect::ListsInternalTools);
     let integer_defaults = call.editor.has_defect(Defect::IntegerEnumDefaults);
     let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
+    let no_extensions = call.editor.has_defect(Defect::NoExtensions);
     let disabled = call.editor.sim().settings.disabled_tools.clone();
     let tools: Vec<Value> = catalogue()
         .iter()
@@ -46,6 +47,10 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
             let mut detail = t.detail();
             if integer_defaults {
                 uloop_enum_defaults(t, &mut detail);
+            }
+            if no_extensions {
+                detail.annotations = None;
+                detail.timeout_seconds = None;
             }
             if types_as_strings {
                 for property in detail.parameter_schema.properties.values_mut() {
@@ -61,7 +66,7 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
 pub fn get_version(call: &ToolCall) -> Outcome {
     let editor = &call.editor;
     let info = &editor.base.editor;
-    Outcome::Reply(result([
+    let mut reply = result([
         ("UnityVersion", info.unity_version.clone().into()),
         ("Platform", info.platform.clone().into()),
         ("DataPath", editor.project.join("Assets").to_string_lossy().replace('\\', "/").into()),
@@ -75,7 +80,12 @@ pub fn get_version(call: &ToolCall) -> Outcome {
             }
             json!(capabilities)
         }),
-    ]))
+    ]);
+    if editor.has_defect(Defect::NoExtensions) {
+        reply.remove("ProtocolVersion");
+        reply.remove("Capabilities");
+    }
+    Outcome::Reply(reply)
 }
 
 pub fn debug_sleep(call: ToolCall) -> BoxFuture {
