@@ -33,6 +33,8 @@ pub enum Needs {
     Link,
     /// The fake's control API (reloads) and the project's discovery file.
     Control,
+    /// The project's files (what the fixture project says).
+    Project,
 }
 
 /// The outcome of a case.

@@ -60,6 +60,9 @@ pub async fn run_case(target: &Target, case: &Case) -> CaseResult {
     let log = WireLog::default();
     let not_applicable = match target {
         Target::Tcp(remote) if case.needs == Needs::Control => remote.cannot_control(),
+        Target::Tcp(remote) if case.needs == Needs::Project && remote.project.is_none() => {
+            Some("not applicable: this case compares the Editor with its project's files (--project DIR)")
+        }
         _ => None,
     };
     let (status, detail) = if let Some(why) = not_applicable {

@@ -35,6 +35,9 @@ use crate::case::Finding;
 /// How long a case waits for any one thing from the target.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// How long a case waits for a remote Editor to be ready again after a reload.
+pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
+
 /// What the suite runs against.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
@@ -144,6 +147,11 @@ fn excerpt(bytes: &[u8]) -> String {
     format!("{}… ({} bytes)", &text[..end], bytes.len())
 }
 
+/// `fixtures/unity-project` of this repository.
+pub fn fixture_project() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project")
+}
+
 impl Target {
     /// A fresh session for one case.
     pub async fn open(&self, log: WireLog) -> Result<Session, Finding> {
@@ -160,6 +168,13 @@ impl Target {
             }
             Target::Fake { defect } => {
                 let project = tempfile::tempdir().map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
+                // A copy of the fixture project, which the fake's state models
+                // (an empty project where the binary runs outside the repository).
+                let fixture = fixture_project();
+                if fixture.is_dir() {
+                    fake_unity::copy_dir(&fixture, project.path())
+                        .map_err(|e| Finding::Harness(format!("copying {}: {e}", fixture.display())))?;
+                }
                 for dir in ["Assets", "ProjectSettings"] {
                     std::fs::create_dir_all(project.path().join(dir))
                         .map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
@@ -190,12 +205,22 @@ impl Session {
         let addr = match &self.fake {
             Some((fake, _)) => SocketAddr::from(([127, 0, 0, 1], fake.port())),
             // A remote Editor with a known project: the port it publishes
-            // (it moves when a reload finds the old one taken).
-            None => match self.project.as_ref().and_then(|p| DiscoveryFile::read(p).ok()) {
-                Some(file) if file.state == Some(unity_mcp_bridge::discovery::EditorState::Ready) => {
-                    SocketAddr::new(self.addr.ip(), file.port)
+            // (it moves when a reload finds the old one taken), once it is
+            // ready again (an earlier case may have reloaded it).
+            None => match &self.project {
+                Some(project) => {
+                    let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
+                    loop {
+                        match DiscoveryFile::read(project) {
+                            Ok(file) if file.state == Some(unity_mcp_bridge::discovery::EditorState::Ready) => {
+                                break SocketAddr::new(self.addr.ip(), file.port);
+                            }
+                            _ if tokio::time::Instant::now() >= deadline => break self.addr,
+                            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                        }
+                    }
                 }
-                _ => self.addr,
+                None => self.addr,
             },
         };
         Link::connect(addr, framing, self.log.clone()).await
@@ -240,6 +265,7 @@ pub struct Link {
     writer: OwnedWriteHalf,
     log: WireLog,
     next_id: u64,
+    port: u16,
 }
 
 impl Link {
@@ -257,7 +283,13 @@ impl Link {
             writer,
             log,
             next_id: 1,
+            port: addr.port(),
         })
+    }
+
+    /// The Editor's port this link is connected to.
+    pub fn peer_port(&self) -> u16 {
+        self.port
     }
 
     /// Sends bytes exactly as given.

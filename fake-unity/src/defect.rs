@@ -50,10 +50,34 @@ pub enum Defect {
     /// §6: none of the extensions, as uLoopMCP: no `ProtocolVersion` or
     /// `Capabilities` in `get-version`, no tool annotations or timeouts.
     NoExtensions,
+    /// §2: the header block must be exactly `Content-Length: N`: another case of the name, other headers or other spacing is a framing error.
+    StrictHeaders,
+    /// §2: Content-Length is counted in characters, not bytes.
+    LengthInCharacters,
+    /// §3: parameter names are matched case-sensitively, and `null` params are refused.
+    StrictParams,
+    /// §3: `x-uloop` expectations (project root, server session) are not checked.
+    IgnoresExpectations,
+    /// §3: error responses carry no `data` (no `type`).
+    ErrorsWithoutData,
+    /// §1: the Editor listens on every interface, not only loopback.
+    AllInterfaces,
+    /// §5: requests in flight at a reload are answered after the shutdown notification.
+    AnswersAfterShutdown,
+    /// §7: the discovery file names a pid that is not the Editor's (a dead one).
+    DiscoveryDeadPid,
+    /// §6: get-logs ignores LogType.
+    IgnoresLogFilter,
+    /// §6: run-tests counts skipped tests as passed.
+    WrongTestCounts,
+    /// §7: the discovery file has no serverSessionId or protocolVersion (the shape of uLoopMCP's settings file).
+    DiscoveryWithoutSession,
+    /// §3: a request with a top-level field it does not know is refused -32600.
+    RejectsExtraFields,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 21] = [
+    pub const ALL: [Defect; 33] = [
         Defect::IdsAsStrings,
         Defect::NoVer,
         Defect::AnswersNotifications,
@@ -75,6 +99,18 @@ impl Defect {
         Defect::FramingErrorKeepsOpen,
         Defect::SchemaTypesAsStrings,
         Defect::NoExtensions,
+        Defect::StrictHeaders,
+        Defect::LengthInCharacters,
+        Defect::StrictParams,
+        Defect::IgnoresExpectations,
+        Defect::ErrorsWithoutData,
+        Defect::AllInterfaces,
+        Defect::AnswersAfterShutdown,
+        Defect::DiscoveryDeadPid,
+        Defect::IgnoresLogFilter,
+        Defect::WrongTestCounts,
+        Defect::DiscoveryWithoutSession,
+        Defect::RejectsExtraFields,
     ];
 
     pub fn name(self) -> &'static str {
@@ -100,6 +136,18 @@ impl Defect {
             Defect::FramingErrorKeepsOpen => "framing-error-keeps-open",
             Defect::SchemaTypesAsStrings => "schema-types-as-strings",
             Defect::NoExtensions => "no-extensions",
+            Defect::StrictHeaders => "strict-headers",
+            Defect::LengthInCharacters => "length-in-characters",
+            Defect::StrictParams => "strict-params",
+            Defect::IgnoresExpectations => "ignores-expectations",
+            Defect::ErrorsWithoutData => "errors-without-data",
+            Defect::AllInterfaces => "all-interfaces",
+            Defect::AnswersAfterShutdown => "answers-after-shutdown",
+            Defect::DiscoveryDeadPid => "discovery-dead-pid",
+            Defect::IgnoresLogFilter => "ignores-log-filter",
+            Defect::WrongTestCounts => "wrong-test-counts",
+            Defect::DiscoveryWithoutSession => "discovery-without-session",
+            Defect::RejectsExtraFields => "rejects-extra-fields",
         }
     }
 }

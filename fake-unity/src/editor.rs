@@ -217,8 +217,17 @@ impl Client {
             }
             Message::Request(_) => (FrameKind::Request, false),
         };
-        let outgoing =
-            Outgoing { body: Bytes::from(message.to_bytes()), kind, is_error, method: method.map(Arc::from) };
+        let body = match (self.defect, message) {
+            (Some(Defect::ErrorsWithoutData), Message::Response(r)) if r.outcome.is_err() => {
+                let mut r = r.clone();
+                if let Err(e) = &mut r.outcome {
+                    e.data = None;
+                }
+                Message::Response(r).to_bytes()
+            }
+            _ => message.to_bytes(),
+        };
+        let outgoing = Outgoing { body: Bytes::from(body), kind, is_error, method: method.map(Arc::from) };
         self.tx.send(outgoing).is_ok()
     }
 
@@ -569,12 +578,13 @@ impl Editor {
     fn discovery(&self, link: &Link) -> DiscoveryFile {
         DiscoveryFile {
             port: link.port,
-            pid: std::process::id(),
+            pid: if self.has_defect(Defect::DiscoveryDeadPid) { DEAD_PID } else { std::process::id() },
             project_path: self.project.to_string_lossy().into_owned(),
             unity_version: Some(self.base.editor.unity_version.clone()),
             package_version: Some(self.base.editor.package_version.clone()),
-            protocol_version: Some(PROTOCOL_VERSION),
-            server_session_id: Some(link.session_id.clone()),
+            protocol_version: Some(PROTOCOL_VERSION).filter(|_| !self.has_defect(Defect::DiscoveryWithoutSession)),
+            server_session_id: Some(link.session_id.clone())
+                .filter(|_| !self.has_defect(Defect::DiscoveryWithoutSession)),
             state: Some(link.phase),
             updated_at: Some(self.timestamp()),
         }
@@ -619,8 +629,17 @@ impl Editor {
         if !(reloading && self.has_defect(Defect::NoShutdownNotification)) {
             self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason.as_str()}));
         }
-        for client in self.clients() {
-            client.close.cancel();
+        if self.has_defect(Defect::AnswersAfterShutdown) {
+            // Calls in flight get their answers out before the sockets close.
+            let clients = self.clients();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                clients.iter().for_each(|c| c.close.cancel());
+            });
+        } else {
+            for client in self.clients() {
+                client.close.cancel();
+            }
         }
         if !reloading {
             self.publish(EditorState::Stopped, None, false);
@@ -824,8 +843,18 @@ impl Editor {
             return (None, None);
         }
 
-        if let Err(error) = self.check_uloop(&request) {
-            return fail(error);
+        if self.has_defect(Defect::RejectsExtraFields) {
+            if let Some(field) = request.extra.keys().find(|k| !k.starts_with("x-")) {
+                return fail(ErrorObject::new(ErrorKind::InvalidRequest, format!("unknown field {field}")));
+            }
+        }
+        if !self.has_defect(Defect::IgnoresExpectations) {
+            if let Err(error) = self.check_uloop(&request) {
+                return fail(error);
+            }
+        }
+        if self.has_defect(Defect::StrictParams) && request.params.as_ref().is_none_or(Value::is_null) {
+            return fail(ErrorObject::new(ErrorKind::InvalidParams, "params must be an object"));
         }
         let params = match request.params_object() {
             Ok(params) => params,
@@ -880,6 +909,13 @@ impl Editor {
         if let Err(error) = self.check_allowed(tool) {
             return fail(error);
         }
+        let case_sensitive = self.has_defect(Defect::StrictParams);
+        if let Some(key) = params.keys().find(|k| case_sensitive && !tool.params.iter().any(|p| p.name == k.as_str())) {
+            let known = tool.params.iter().any(|p| p.name.eq_ignore_ascii_case(key));
+            if known {
+                return fail(ErrorObject::new(ErrorKind::InvalidParams, format!("unknown parameter {key}")));
+            }
+        }
         let args = match Args::parse(&tool.params, &params) {
             Ok(args) => args,
             Err(_) if self.has_defect(Defect::AcceptsWrongTypes) => {
@@ -911,6 +947,9 @@ impl Editor {
         let outcome = tokio::select! {
             _ = domain.cancelled() => {
                 task.abort();
+                if self.has_defect(Defect::AnswersAfterShutdown) {
+                    return fail(interrupted(tool.name));
+                }
                 return (None, None);
             }
             _ = tokio::time::sleep(deadline) => {

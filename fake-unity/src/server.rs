@@ -26,7 +26,7 @@ use tokio::{
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken, task::TaskTracker};
 use unity_mcp_bridge::{
-    framing::{Frame, FrameDecoder, FrameError, Framing, encode_frame},
+    framing::{Frame, FrameDecoder, FrameError, Framing, FramingError, encode_frame},
     jsonrpc::{ErrorKind, ErrorObject, Message, ParseFailure, Response},
 };
 
@@ -50,8 +50,9 @@ const CLOSE_GRACE: Duration = Duration::from_secs(2);
 
 /// Binds `127.0.0.1` on `preferred` or, if taken, the next ports (protocol §1);
 /// port 0 asks the system for one. `avoid` is never chosen (a port move).
-pub async fn bind(preferred: u16, avoid: Option<u16>) -> io::Result<TcpListener> {
-    let loopback = Ipv4Addr::LOCALHOST;
+/// `all_interfaces` is the `all-interfaces` defect.
+pub async fn bind(preferred: u16, avoid: Option<u16>, all_interfaces: bool) -> io::Result<TcpListener> {
+    let loopback = if all_interfaces { Ipv4Addr::UNSPECIFIED } else { Ipv4Addr::LOCALHOST };
     if preferred == 0 {
         for _ in 0..16 {
             let listener = TcpListener::bind((loopback, 0)).await?;
@@ -201,6 +202,8 @@ async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, p
     let decoder = DefectiveDecoder {
         inner: FrameDecoder::detect(editor.max_request_bytes),
         drop_partial: editor.has_defect(Defect::NoPartialFrames),
+        strict_headers: editor.has_defect(Defect::StrictHeaders),
+        length_in_chars: editor.has_defect(Defect::LengthInCharacters),
     };
     let mut frames = FramedRead::new(read_half, decoder);
     loop {
@@ -295,6 +298,47 @@ struct DefectiveDecoder {
     inner: FrameDecoder,
     /// `no-partial-frames`: whatever does not make a whole frame is dropped.
     drop_partial: bool,
+    /// `strict-headers`: the header block must be exactly `Content-Length: N`.
+    strict_headers: bool,
+    /// `length-in-characters`: Content-Length counts characters, not bytes.
+    length_in_chars: bool,
+}
+
+impl DefectiveDecoder {
+    /// The naive header reader of the two header defects (the real one is
+    /// the bridge library's decoder).
+    fn decode_naive(&self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        let Some(end) = src.windows(4).position(|w| w == b"\r\n\r\n") else { return Ok(None) };
+        let head = String::from_utf8_lossy(&src[..end]).into_owned();
+        let value = if self.strict_headers {
+            head.strip_prefix("Content-Length: ").filter(|v| !v.contains(['\r', '\n', ' ']))
+        } else {
+            head.split("\r\n").find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.trim().eq_ignore_ascii_case("content-length").then_some(value.trim())
+            })
+        };
+        let declared: usize = value
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| FrameError::Protocol(FramingError::MalformedHeaderLine(head.clone())))?;
+        let start = end + 4;
+        let length = if self.length_in_chars {
+            // Walk `declared` characters; wait while they have not all come.
+            let text = String::from_utf8_lossy(&src[start..]);
+            match text.char_indices().nth(declared) {
+                Some((at, _)) => at,
+                None if text.chars().count() == declared => src.len() - start,
+                None => return Ok(None),
+            }
+        } else {
+            declared
+        };
+        if src.len() < start + length {
+            return Ok(None);
+        }
+        let mut frame = src.split_to(start + length);
+        Ok(Some(Frame::Body(frame.split_off(start).freeze())))
+    }
 }
 
 impl tokio_util::codec::Decoder for DefectiveDecoder {
@@ -302,6 +346,10 @@ impl tokio_util::codec::Decoder for DefectiveDecoder {
     type Error = FrameError;
 
     fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        let header_framing = src.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b != b'{');
+        if (self.strict_headers || self.length_in_chars) && header_framing {
+            return self.decode_naive(src);
+        }
         let frame = self.inner.decode_frame(src)?;
         if frame.is_none() && self.drop_partial && !src.is_empty() {
             src.clear();
@@ -678,11 +726,12 @@ pub async fn drive(
                 } else {
                     (port, None)
                 };
-                let listener = match bind(want, avoid).await {
+                let all = editor.has_defect(Defect::AllInterfaces);
+                let listener = match bind(want, avoid, all).await {
                     Ok(listener) => listener,
                     Err(err) => {
                         tracing::warn!(%err, port = want, "cannot bind after reload; trying any port");
-                        match bind(0, None).await {
+                        match bind(0, None, all).await {
                             Ok(listener) => listener,
                             Err(err) => {
                                 tracing::error!(%err, "cannot listen again after a reload");

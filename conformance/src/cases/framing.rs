@@ -13,8 +13,118 @@ use crate::{
 
 const REF: &str = "editor-link-protocol.md §2";
 
+/// Raw header blocks a reader must accept (`{LEN}` is the body's length).
+const ACCEPTED_HEADERS: &[(&str, &str, &str)] = &[
+    ("2.header-name-case.lower", "the name in lower case", "content-length: {LEN}\r\n\r\n"),
+    ("2.header-name-case.upper", "the name in upper case", "CONTENT-LENGTH: {LEN}\r\n\r\n"),
+    (
+        "2.header-extra-before",
+        "another header before Content-Length",
+        "Content-Type: application/json\r\nContent-Length: {LEN}\r\n\r\n",
+    ),
+    ("2.header-extra-after", "another header after Content-Length", "Content-Length: {LEN}\r\nX-Trace: abc\r\n\r\n"),
+    ("2.header-value-spaces", "spaces around the value", "Content-Length:    {LEN}   \r\n\r\n"),
+    ("2.header-value-tab", "a tab before the value", "Content-Length:\t{LEN}\r\n\r\n"),
+];
+
+/// Header blocks that are framing errors (answered, then the connection closes).
+const BAD_HEADERS: &[(&str, &str, &str)] = &[
+    ("2.bad-header.missing-length", "no Content-Length", "X-Not-A-Length: 12\r\n\r\n"),
+    ("2.bad-header.not-a-number", "a value that is not a number", "Content-Length: twelve\r\n\r\n"),
+    ("2.bad-header.negative", "a negative value", "Content-Length: -5\r\n\r\n"),
+    (
+        "2.bad-header.two-values",
+        "two different Content-Length values",
+        "Content-Length: 12\r\nContent-Length: 14\r\n\r\n",
+    ),
+];
+
 pub fn cases() -> Vec<Case> {
+    let mut cases = fixed_cases();
+    for (id, what, head) in ACCEPTED_HEADERS {
+        cases.push(Case {
+            id: (*id).into(),
+            requirement: format!("A header block with {what} is read as any other: the request is answered.").into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(move |s| Box::pin(header_accepted(s, head))),
+        });
+    }
+    for (id, what, head) in BAD_HEADERS {
+        cases.push(Case {
+            id: (*id).into(),
+            requirement: format!(
+                "A header block with {what} is a framing error: id null, -32700, data.type framing_error, then the connection closes; the Editor keeps serving others."
+            )
+            .into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(move |s| Box::pin(header_refused(s, head))),
+        });
+    }
+    cases
+}
+
+fn fixed_cases() -> Vec<Case> {
     vec![
+        Case {
+            id: "2.length-in-bytes".into(),
+            requirement: "Content-Length counts bytes of UTF-8, not characters: a request with multi-byte characters is read whole and echoed exactly.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(length_in_bytes),
+        },
+        Case {
+            id: "2.newline-crlf".into(),
+            requirement: "In newline framing a \\r before the \\n is dropped: CRLF-terminated requests are answered.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(newline_crlf),
+        },
+        Case {
+            id: "2.newline-leading-whitespace".into(),
+            requirement: "The framing is chosen by the first byte that is not ASCII whitespace: blank lines before '{' still mean newline framing.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(newline_leading_whitespace),
+        },
+        Case {
+            id: "2.newline-coalesced".into(),
+            requirement: "Several lines arriving in one read are all answered (newline framing).".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(newline_coalesced),
+        },
+        Case {
+            id: "2.newline-parse-error".into(),
+            requirement: "In newline framing a line that is not JSON is answered -32700 parse_error and the connection stays open.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(newline_parse_error),
+        },
+        Case {
+            id: "2.slow-client".into(),
+            requirement: "A client writing a frame a few bytes at a time with pauses between (a slow link) is answered.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(slow_client),
+        },
+        Case {
+            id: "2.partial-frame-waits".into(),
+            requirement: "Half a frame left hanging blocks neither other clients nor its own connection: the rest, sent later, completes it.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(partial_frame_waits),
+        },
         Case {
             id: "2.header-framing".into(),
             requirement: "A request in header framing is answered in header framing (Content-Length, then compact JSON).".into(),
@@ -62,14 +172,6 @@ pub fn cases() -> Vec<Case> {
             level: Level::Must,
             needs: Needs::Link,
             check: check(frame_too_large),
-        },
-        Case {
-            id: "2.bad-header-block".into(),
-            requirement: "A header block without Content-Length is answered with id null, -32700, data.type framing_error, then the connection is closed.".into(),
-            reference: REF,
-            level: Level::Must,
-            needs: Needs::Link,
-            check: check(bad_header_block),
         },
     ]
 }
@@ -170,17 +272,137 @@ fn frame_too_large(s: Session) -> CheckFuture {
     })
 }
 
-fn bad_header_block(s: Session) -> CheckFuture {
+fn ping_body(id: &str, message: &str) -> Vec<u8> {
+    json!({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"Message": message}}).to_string().into_bytes()
+}
+
+async fn expect_echo(link: &mut crate::target::Link, id: &str, message: &str) -> CheckResult {
+    let response = link.response(&json!(id)).await?;
+    let expected = format!("Unity MCP Bridge received: {message}");
+    ensure!(response["result"]["Message"] == expected.as_str(), "answered {response}");
+    Ok(())
+}
+
+async fn header_accepted(s: Session, head: &str) -> CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    let body = ping_body("h", "header");
+    let mut bytes = head.replace("{LEN}", &body.len().to_string()).into_bytes();
+    bytes.extend_from_slice(&body);
+    link.send_raw(&bytes).await?;
+    expect_echo(&mut link, "h", "header").await
+}
+
+async fn header_refused(s: Session, head: &str) -> CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    let mut bytes = head.as_bytes().to_vec();
+    bytes.extend_from_slice(br#"{"id":1}"#);
+    link.send_raw(&bytes).await?;
+    let error = link.message().await?;
+    ensure!(error["id"].is_null(), "the error's id is {} (must be null)", error["id"]);
+    ensure!(error["error"]["code"] == -32700, "code {} (must be -32700)", error["error"]["code"]);
+    ensure!(error["error"]["data"]["type"] == "framing_error", "data.type {}", error["error"]["data"]["type"]);
+    ensure!(link.closes_within(Duration::from_secs(3)).await, "the connection stayed open after a framing error");
+    let mut fresh = s.link(Framing::Header).await?;
+    fresh.result("ping", json!({})).await?;
+    Ok(())
+}
+
+fn length_in_bytes(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.send_raw(b"X-Not-A-Length: 12\r\n\r\n{\"id\":1}").await?;
-        let error = link.message().await?;
-        ensure!(error["id"].is_null(), "the error's id is {} (must be null)", error["id"]);
-        ensure!(error["error"]["code"] == -32700, "code {} (must be -32700)", error["error"]["code"]);
-        ensure!(error["error"]["data"]["type"] == "framing_error", "data.type {}", error["error"]["data"]["type"]);
-        ensure!(link.closes_within(Duration::from_secs(3)).await, "the connection stayed open after a framing error");
-        let mut fresh = s.link(Framing::Header).await?;
-        fresh.result("ping", json!({})).await?;
+        let message = "Grüße, 日本語, ☃ and 𝄞";
+        link.send_body(&ping_body("utf8", message)).await?;
+        expect_echo(&mut link, "utf8", message).await?;
+        // And the next frame is still found where it starts.
+        link.send_body(&ping_body("next", "ascii")).await?;
+        expect_echo(&mut link, "next", "ascii").await
+    })
+}
+
+fn newline_crlf(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Newline).await?;
+        let mut bytes = ping_body("crlf", "crlf");
+        bytes.extend_from_slice(b"\r\n");
+        link.send_raw(&bytes).await?;
+        expect_echo(&mut link, "crlf", "crlf").await
+    })
+}
+
+fn newline_leading_whitespace(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Newline).await?;
+        let mut bytes = b"\r\n\n  ".to_vec();
+        bytes.extend_from_slice(&ping_body("ws", "ws"));
+        bytes.push(b'\n');
+        link.send_raw(&bytes).await?;
+        expect_echo(&mut link, "ws", "ws").await
+    })
+}
+
+fn newline_coalesced(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Newline).await?;
+        let mut bytes = Vec::new();
+        for id in ["n1", "n2", "n3"] {
+            bytes.extend_from_slice(&ping_body(id, id));
+            bytes.push(b'\n');
+        }
+        link.send_raw(&bytes).await?;
+        let mut seen = Vec::new();
+        while seen.len() < 3 {
+            let message = link.message().await?;
+            if let Some(id) = message["id"].as_str() {
+                seen.push(id.to_owned());
+            }
+        }
+        seen.sort();
+        ensure!(seen == ["n1", "n2", "n3"], "answers for ids {seen:?}");
         Ok(())
+    })
+}
+
+fn newline_parse_error(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Newline).await?;
+        link.send_raw(b"{\"jsonrpc\": \"2.0\", oops\n").await?;
+        let error = link.message().await?;
+        ensure!(
+            error["id"].is_null()
+                && error["error"]["code"] == -32700
+                && error["error"]["data"]["type"] == "parse_error",
+            "answered {error}"
+        );
+        link.send_raw(&[ping_body("after", "after"), b"\n".to_vec()].concat()).await?;
+        expect_echo(&mut link, "after", "after").await
+    })
+}
+
+fn slow_client(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        let bytes =
+            frame_bytes(Framing::Header, &ping_body("slow", "slow")).map_err(|e| Finding::Harness(e.to_string()))?;
+        for chunk in bytes.chunks(7) {
+            link.send_raw(chunk).await?;
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        expect_echo(&mut link, "slow", "slow").await
+    })
+}
+
+fn partial_frame_waits(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        let bytes =
+            frame_bytes(Framing::Header, &ping_body("half", "half")).map_err(|e| Finding::Harness(e.to_string()))?;
+        let (first, rest) = bytes.split_at(bytes.len() / 2);
+        link.send_raw(first).await?;
+        // Meanwhile, another client is served.
+        let mut other = s.link(Framing::Header).await?;
+        other.result("ping", json!({})).await?;
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        link.send_raw(rest).await?;
+        expect_echo(&mut link, "half", "half").await
     })
 }

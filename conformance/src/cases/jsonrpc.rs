@@ -50,8 +50,80 @@ pub fn cases() -> Vec<Case> {
     cases
 }
 
+/// Error situations of the §3 table a client can cause: the request, the
+/// code and `data.type` it must get.
+const ERROR_SHAPES: &[(&str, &str, i64, &str)] = &[
+    ("method_not_found", r#"{"method":"no-such-tool-xyz","params":{}}"#, -32601, "method_not_found"),
+    ("invalid_params", r#"{"method":"get-logs","params":{"MaxCount":"ten"}}"#, -32602, "invalid_params"),
+    ("timeout", r#"{"method":"debug-sleep","params":{"SleepSeconds":3,"TimeoutSeconds":0.2}}"#, -32603, "timeout"),
+    (
+        "project_mismatch",
+        r#"{"method":"ping","params":{},"x-uloop":{"expectedProjectRoot":"/no/such/project"}}"#,
+        -32603,
+        "project_mismatch",
+    ),
+    (
+        "session_changed",
+        r#"{"method":"ping","params":{},"x-uloop":{"expectedServerSessionId":"not-this-session"}}"#,
+        -32603,
+        "session_changed",
+    ),
+];
+
+fn error_shape_cases() -> Vec<Case> {
+    ERROR_SHAPES
+        .iter()
+        .map(|(kind, request, code, data_type)| Case {
+            id: format!("3.error.{kind}").into(),
+            requirement: format!(
+                "The error for {kind} has code {code}, a message, and data.type \"{data_type}\" with data.message (the §3 table); the id is echoed."
+            )
+            .into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(move |s| Box::pin(error_shape(s, request, *code, data_type))),
+        })
+        .collect()
+}
+
 fn fixed_cases() -> Vec<Case> {
-    vec![
+    let mut cases = error_shape_cases();
+    cases.extend([
+        Case {
+            id: "3.params-case-insensitive".into(),
+            requirement: "Parameter names are matched case-insensitively (logtype = LogType), as uLoopMCP does through Newtonsoft.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(params_case_insensitive),
+        },
+        Case {
+            id: "3.params-absent-or-null".into(),
+            requirement: "Absent or null params mean {}: the tool runs with its defaults.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(params_absent_or_null),
+        },
+        Case {
+            id: "3.pipelining".into(),
+            requirement: "Ten requests sent at once, without waiting, are each answered once, with their own ids.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(pipelining),
+        },
+        Case {
+            id: "3.extra-fields-ignored".into(),
+            requirement: "Extra top-level fields of a request are ignored.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(extra_fields_ignored),
+        },
+    ]);
+    cases.extend(vec![
         Case {
             id: "3.id-echo".into(),
             requirement: "The response id has the same JSON type and value as the request id (strings and numbers).".into(),
@@ -100,7 +172,8 @@ fn fixed_cases() -> Vec<Case> {
             needs: Needs::Link,
             check: check(result_ver),
         },
-    ]
+    ]);
+    cases
 }
 
 fn id_echo(s: Session) -> CheckFuture {
@@ -206,4 +279,82 @@ async fn wrong_types_refused(s: Session, tool: ToolRef) -> CheckResult {
 async fn unknown_enum_refused(s: Session, tool: &'static str, param: &'static str) -> CheckResult {
     let mut link = s.link(Framing::Header).await?;
     refused_naming(&mut link, tool, param, json!("NoSuchValue")).await
+}
+
+async fn error_shape(s: Session, request: &str, code: i64, data_type: &str) -> CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    let mut message: Value = serde_json::from_str(request).map_err(|e| crate::case::Finding::Harness(e.to_string()))?;
+    message["jsonrpc"] = json!("2.0");
+    message["id"] = json!("e-1");
+    link.send_json(&message).await?;
+    let answer = link.response(&json!("e-1")).await?;
+    let error = &answer["error"];
+    ensure!(error["code"] == code, "code {} (must be {code}): {answer}", error["code"]);
+    ensure!(error["message"].as_str().is_some_and(|m| !m.is_empty()), "no message: {answer}");
+    ensure!(error["data"]["type"] == data_type, "data.type {} (must be {data_type}): {answer}", error["data"]["type"]);
+    ensure!(error["data"]["message"].is_string(), "no data.message: {answer}");
+    Ok(())
+}
+
+fn params_case_insensitive(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        let result = link.result("get-logs", json!({"logtype": "Error", "maxcount": 1})).await?;
+        ensure!(result["LogType"] == "Error", "logtype was not taken as LogType: {result}");
+        ensure!(result["MaxCount"] == 1, "maxcount was not taken as MaxCount: {result}");
+        Ok(())
+    })
+}
+
+fn params_absent_or_null(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        for (id, request) in [
+            ("absent", json!({"jsonrpc": "2.0", "id": "absent", "method": "get-logs"})),
+            ("null", json!({"jsonrpc": "2.0", "id": "null", "method": "get-logs", "params": null})),
+        ] {
+            link.send_json(&request).await?;
+            let answer = link.response(&json!(id)).await?;
+            ensure!(answer["result"]["LogType"] == "All", "params {id}: answered {answer}");
+        }
+        Ok(())
+    })
+}
+
+fn pipelining(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        for n in 0..10 {
+            let method = if n % 2 == 0 { "ping" } else { "get-version" };
+            link.send_json(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": {}})).await?;
+        }
+        let mut seen = Vec::new();
+        while seen.len() < 10 {
+            let message = link.message().await?;
+            if message.get("method").is_some() {
+                continue;
+            }
+            ensure!(message.get("result").is_some(), "a pipelined request failed: {message}");
+            seen.push(message["id"].as_i64().unwrap_or(-1));
+        }
+        seen.sort_unstable();
+        ensure!(seen == (0..10).collect::<Vec<_>>(), "answers for ids {seen:?}");
+        match link.receive(Duration::from_millis(200)).await {
+            Received::Message(m) if m.get("method").is_none() => {
+                crate::case::violation(format!("an eleventh answer: {m}"))
+            }
+            _ => Ok(()),
+        }
+    })
+}
+
+fn extra_fields_ignored(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        link.send_json(&json!({"jsonrpc": "2.0", "id": "x", "method": "ping", "params": {}, "trace": {"span": 1}}))
+            .await?;
+        let answer = link.response(&json!("x")).await?;
+        ensure!(answer.get("result").is_some(), "answered {answer}");
+        Ok(())
+    })
 }

@@ -14,6 +14,30 @@ use crate::{
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
+            id: "5.reload-in-flight-unanswered".into(),
+            requirement: "A request in flight when a reload begins gets no response on the old connection: after the shutdown notification nothing but the close.".into(),
+            reference: "editor-link-protocol.md §5",
+            level: Level::Must,
+            needs: Needs::Control,
+            check: check(reload_in_flight_unanswered),
+        },
+        Case {
+            id: "7.discovery-fields".into(),
+            requirement: "The discovery file names the port the Editor answers on, the project, protocolVersion 1, a serverSessionId, state ready and an updatedAt time.".into(),
+            reference: "editor-link-protocol.md §7",
+            level: Level::Must,
+            needs: Needs::Control,
+            check: check(discovery_fields),
+        },
+        Case {
+            id: "7.discovery-pid".into(),
+            requirement: "The discovery file's pid is a live process (the Editor's), so clients can tell a stale file.".into(),
+            reference: "editor-link-protocol.md §7",
+            level: Level::Must,
+            needs: Needs::Control,
+            check: check(discovery_pid),
+        },
+        Case {
             id: "5.reload-shutdown-notification".into(),
             requirement: "On a domain reload every client gets notifications/server/shutdown {\"reason\":\"DomainReload\"}, then the connection closes.".into(),
             reference: "editor-link-protocol.md §5",
@@ -124,6 +148,76 @@ fn discovery_port(s: Session) -> CheckFuture {
             u64::from(after.port) == listening,
             "discovery names port {} but the Editor listens on {listening}",
             after.port
+        );
+        Ok(())
+    })
+}
+
+fn reload_in_flight_unanswered(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        link.send_json(&json!({"jsonrpc": "2.0", "id": "slow", "method": "debug-sleep",
+                               "params": {"SleepSeconds": 5, "TimeoutSeconds": 10}}))
+            .await?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        s.control()?.post("/reload", json!({"downtimeMs": 100})).await.map_err(|e| Finding::Harness(e.to_string()))?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        let mut shut = false;
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match link.receive(left).await {
+                Received::Closed => break,
+                Received::Message(m) if m["method"] == "notifications/server/shutdown" => shut = true,
+                Received::Message(m) if m.get("id").is_some() && m.get("method").is_none() => {
+                    return crate::case::violation(format!(
+                        "the request in flight was answered {} the shutdown notification: {m}",
+                        if shut { "after" } else { "before" }
+                    ));
+                }
+                Received::Message(_) => {}
+                other => return crate::case::violation(format!("expected the shutdown and the close, got {other:?}")),
+            }
+        }
+        ensure!(shut, "the connection closed without the shutdown notification");
+        Ok(())
+    })
+}
+
+fn discovery_fields(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        // Linking first waits for a remote Editor an earlier case reloaded.
+        let mut link = s.link(Framing::Header).await?;
+        let file = s.discovery()?;
+        ensure!(
+            link.peer_port() == file.port,
+            "the file names port {}, the Editor answers on {}",
+            file.port,
+            link.peer_port()
+        );
+        link.result("ping", json!({})).await?;
+        let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+        let named = std::fs::canonicalize(&file.project_path).ok();
+        ensure!(
+            named.is_some() && named == std::fs::canonicalize(&project).ok(),
+            "projectPath {:?} is not the project {}",
+            file.project_path,
+            project.display()
+        );
+        ensure!(file.protocol_version == Some(1), "protocolVersion {:?}", file.protocol_version);
+        ensure!(file.server_session_id.as_deref().is_some_and(|id| !id.is_empty()), "no serverSessionId");
+        ensure!(file.state == Some(EditorState::Ready), "state {:?}", file.state);
+        ensure!(file.updated_at.is_some(), "no updatedAt");
+        Ok(())
+    })
+}
+
+fn discovery_pid(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let file = s.discovery()?;
+        ensure!(
+            unity_mcp_bridge::discovery::pid_alive(file.pid),
+            "pid {} in the discovery file is not a live process",
+            file.pid
         );
         Ok(())
     })

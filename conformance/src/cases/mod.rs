@@ -1,8 +1,10 @@
 //! The catalogue, one file per group of the protocol reference.
 
+mod behaviour;
 mod framing;
 mod jsonrpc;
 mod lifecycle;
+mod security;
 mod tools;
 
 use crate::case::Case;
@@ -13,6 +15,8 @@ pub fn catalogue() -> Vec<Case> {
     cases.extend(framing::cases());
     cases.extend(jsonrpc::cases());
     cases.extend(tools::cases());
+    cases.extend(behaviour::cases());
+    cases.extend(security::cases());
     cases.extend(lifecycle::cases());
     cases
 }

@@ -67,7 +67,7 @@ struct Served {
 impl Served {
     fn start(extra: &[&str]) -> Served {
         let project = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(project.path().join("Assets")).unwrap();
+        fake_unity::copy_dir(&unity_conformance::target::fixture_project(), project.path()).unwrap();
         let fake_bin = std::path::Path::new(env!("CARGO_BIN_EXE_unity-conformance")).with_file_name("fake-unity");
         if !fake_bin.exists() {
             // `cargo test --workspace` builds it; `-p unity-conformance` alone does not.
@@ -118,7 +118,11 @@ fn a_tcp_target_is_tested_over_the_wire() {
     let fake = Served::start(&[]);
     let run = conformance().args(["run", "--target", &fake.target()]).assert().code(0);
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
-    assert!(stdout.contains("SKIP") && stdout.contains("4 skipped, 0 errors"), "{stdout}");
+    let needs_more = unity_conformance::cases::catalogue()
+        .iter()
+        .filter(|c| c.needs != unity_conformance::case::Needs::Link)
+        .count();
+    assert!(stdout.contains(&format!("{needs_more} skipped, 0 errors")), "{stdout}");
     assert!(stdout.contains("not applicable: reloading this Editor needs its control API"), "{stdout}");
     let run = conformance().arg("run").args(fake.with_control()).assert().code(0);
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
@@ -142,10 +146,17 @@ fn every_defect_fails_the_suite_over_tcp() {
         .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
         .collect();
     assert_eq!(names.len(), fake_unity::Defect::ALL.len(), "{names:?}");
-    for name in names {
-        let fake = Served::start(&["--defect", &name]);
-        let run = conformance().arg("run").args(fake.with_control()).assert().code(1);
-        let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
-        assert!(stdout.lines().any(|l| l.starts_with("FAIL  MUST")), "defect {name}:\n{stdout}");
+    // Three at a time: each run waits out some silences.
+    for chunk in names.chunks(3) {
+        std::thread::scope(|scope| {
+            for name in chunk {
+                scope.spawn(move || {
+                    let fake = Served::start(&["--defect", name]);
+                    let run = conformance().arg("run").args(fake.with_control()).assert().code(1);
+                    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+                    assert!(stdout.lines().any(|l| l.starts_with("FAIL  MUST")), "defect {name}:\n{stdout}");
+                });
+            }
+        });
     }
 }

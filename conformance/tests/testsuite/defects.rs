@@ -17,26 +17,40 @@ use unity_conformance::{
 fn breaks(defect: Defect) -> &'static [&'static str] {
     match defect {
         Defect::WrongReplyFraming => &["2.header-framing"],
-        Defect::NoNewlineFraming => &["2.newline-framing"],
-        Defect::OneFramePerRead => &["2.coalesced-frames"],
-        Defect::NoPartialFrames => &["2.split-frames"],
-        Defect::ParseErrorCloses => &["2.parse-error"],
+        Defect::NoNewlineFraming => &["2.newline-*"],
+        Defect::OneFramePerRead => &["2.coalesced-frames", "2.newline-coalesced"],
+        Defect::NoPartialFrames => &["2.split-frames", "2.slow-client", "2.partial-frame-waits"],
+        Defect::ParseErrorCloses => &["2.parse-error", "2.newline-parse-error"],
         Defect::OversizeCloses => &["2.frame-too-large"],
-        Defect::FramingErrorKeepsOpen => &["2.bad-header-block"],
-        Defect::IdsAsStrings => &["3.id-echo"],
+        Defect::FramingErrorKeepsOpen => &["2.bad-header.*"],
+        Defect::StrictHeaders => &["2.header-name-case.*", "2.header-extra-*", "2.header-value-*"],
+        Defect::LengthInCharacters => &["2.length-in-bytes"],
+        Defect::IdsAsStrings => &["3.id-echo", "3.pipelining"],
         Defect::AnswersNotifications => &["3.notification-unanswered"],
         Defect::IgnoresBatches => &["3.batch-rejected"],
-        Defect::UnknownToolWrongCode => &["3.unknown-tool"],
-        Defect::AcceptsWrongTypes => &["3.invalid-params", "3.invalid-params.*", "3.unknown-enum.*"],
+        Defect::UnknownToolWrongCode => &["3.unknown-tool", "3.error.method_not_found"],
+        Defect::AcceptsWrongTypes => {
+            &["3.invalid-params", "3.invalid-params.*", "3.unknown-enum.*", "3.error.invalid_params"]
+        }
+        Defect::StrictParams => &["3.params-case-insensitive", "3.params-absent-or-null"],
+        Defect::RejectsExtraFields => &["3.extra-fields-ignored"],
+        Defect::IgnoresExpectations => &["3.error.project_mismatch", "3.error.session_changed"],
+        Defect::ErrorsWithoutData => &["3.error.*", "6.disabled-tool", "6.security-blocked"],
         Defect::NoVer => &["3.result-ver", "6.result-fields.*"],
+        Defect::AllInterfaces => &["1.loopback-only"],
         Defect::ListsInternalTools => &["6.internal-tools-hidden"],
         Defect::IntegerEnumDefaults => &["6.enum-defaults"],
+        Defect::SchemaTypesAsStrings => &["6.schema.*"],
+        Defect::NoExtensions => &["6.protocol-version", "6.annotations"],
+        Defect::IgnoresLogFilter => &["6.get-logs.*"],
+        Defect::WrongTestCounts => &["6.run-tests.counts-*"],
         Defect::NoShutdownNotification => &["5.reload-shutdown-notification"],
         Defect::SameSessionAfterReload => &["5.reload-new-session"],
         Defect::NoListChangedAfterReload => &["5.reload-list-changed"],
+        Defect::AnswersAfterShutdown => &["5.reload-in-flight-unanswered"],
         Defect::StaleDiscoveryPort => &["7.discovery-port"],
-        Defect::SchemaTypesAsStrings => &["6.schema.*"],
-        Defect::NoExtensions => &["6.protocol-version", "6.annotations"],
+        Defect::DiscoveryDeadPid => &["7.discovery-pid"],
+        Defect::DiscoveryWithoutSession => &["7.discovery-fields"],
     }
 }
 
@@ -73,6 +87,7 @@ async fn each_defect_fails_the_cases_it_breaks() {
 /// The whole catalogue against the clean fake, a group at a time.
 #[rstest]
 #[case::framing("2.")]
+#[case::transport("1.")]
 #[case::json_rpc("3.")]
 #[case::lifecycle("5.")]
 #[case::tools("6.")]

@@ -305,7 +305,7 @@ impl Replay {
             pids: vec![u64::from(std::process::id())],
             now: String::new(),
         };
-        let listener = crate::server::bind(config.port, None)
+        let listener = crate::server::bind(config.port, None, false)
             .await
             .map_err(|source| ReplayError::Bind { port: config.port, source })?;
         let port = listener.local_addr().map_err(|source| ReplayError::Bind { port: config.port, source })?.port();
@@ -425,7 +425,7 @@ async fn drive(
                 tracing::info!(?wait, quit = away.quit, "the Editor is away");
                 tokio::time::sleep(wait).await;
                 let (want, avoid) = lock(&engine).next_port(period);
-                let listener = match crate::server::bind(want, avoid).await {
+                let listener = match crate::server::bind(want, avoid, false).await {
                     Ok(listener) => listener,
                     Err(err) => {
                         tracing::error!(%err, "cannot listen again");

@@ -13,6 +13,7 @@ pub const LOG_TYPES: &[(&str, i64)] = &[("Error", 0), ("Warning", 1), ("Log", 2)
 pub fn get_logs(call: &ToolCall) -> Outcome {
     let args = &call.args;
     let log_type = args.str("LogType");
+    let ignores_filter = call.editor.has_defect(crate::Defect::IgnoresLogFilter);
     let max_count = args.int("MaxCount").max(0) as usize;
     let search = args.str("SearchText");
     let use_regex = args.bool("UseRegex");
@@ -41,7 +42,7 @@ pub fn get_logs(call: &ToolCall) -> Outcome {
         .console
         .iter()
         .map(|c| &c.entry)
-        .filter(|e| log_type == "All" || e.log_type.as_str() == log_type)
+        .filter(|e| log_type == "All" || ignores_filter || e.log_type.as_str() == log_type)
         .filter(|e| matcher(&e.message) || (in_stack && matcher(&e.stack_trace)))
         .collect();
     // The most recent entries, oldest first, as the console shows them.

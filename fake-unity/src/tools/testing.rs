@@ -59,8 +59,11 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
             call.progress.report(i as u64 + 1, Some(total as u64), &test.full_name);
         }
         let count = |o| selected.iter().filter(|t| t.outcome == o).count();
-        let (passed, failed, skipped) =
+        let (mut passed, failed, mut skipped) =
             (count(TestOutcome::Passed), count(TestOutcome::Failed), count(TestOutcome::Skipped));
+        if editor.has_defect(crate::Defect::WrongTestCounts) {
+            (passed, skipped) = (passed + skipped, 0);
+        }
         let completed_at = editor.timestamp();
         let mode_name = args.str("TestMode");
         let message = if total == 0 {

@@ -1,0 +1,119 @@
+//! §6 Tools at work: what they answer, compared with invariants any Editor
+//! keeps and with what the project's own files say.
+
+use std::path::Path;
+
+use serde_json::{Value, json};
+use unity_mcp_bridge::framing::Framing;
+
+use crate::{
+    case::{Case, CheckResult, Finding, Level, Needs, check},
+    ensure,
+    target::Session,
+};
+
+const REF: &str = "editor-link-protocol.md §6";
+
+pub fn cases() -> Vec<Case> {
+    let mut cases = Vec::new();
+    for log_type in ["Error", "Warning", "Log"] {
+        cases.push(Case {
+            id: format!("6.get-logs.filter-{}", log_type.to_lowercase()).into(),
+            requirement: format!(
+                "get-logs with LogType {log_type} returns only {log_type} entries, DisplayedCount of them, at most MaxCount."
+            )
+            .into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(move |s| Box::pin(log_filter(s, log_type))),
+        });
+    }
+    cases.push(Case {
+        id: "6.get-logs.totals-add-up".into(),
+        requirement: "get-logs' TotalCount for All is the sum of those for Error, Warning and Log.".into(),
+        reference: REF,
+        level: Level::Must,
+        needs: Needs::Link,
+        check: check(|s| Box::pin(log_totals(s))),
+    });
+    for mode in ["EditMode", "PlayMode"] {
+        cases.push(Case {
+            id: format!("6.run-tests.counts-{}", mode.to_lowercase()).into(),
+            requirement: format!(
+                "run-tests in {mode} runs the project's {mode} tests: TestCount is the number of [Test] and [UnityTest] methods under Assets/Tests/{mode}, SkippedCount those that call Assert.Ignore, and the counts add up."
+            )
+            .into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Project,
+            check: check(move |s| Box::pin(test_counts(s, mode))),
+        });
+    }
+    cases
+}
+
+async fn log_filter(s: Session, log_type: &'static str) -> CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    let result = link.result("get-logs", json!({"LogType": log_type, "MaxCount": 50})).await?;
+    let logs = result["Logs"].as_array().cloned().unwrap_or_default();
+    let others: Vec<&Value> = logs.iter().filter(|l| l["Type"] != log_type).collect();
+    ensure!(others.is_empty(), "LogType {log_type} returned other entries: {others:?}");
+    ensure!(
+        result["DisplayedCount"] == logs.len(),
+        "DisplayedCount {} for {} entries",
+        result["DisplayedCount"],
+        logs.len()
+    );
+    ensure!(logs.len() <= 50, "{} entries for MaxCount 50", logs.len());
+    Ok(())
+}
+
+async fn log_totals(s: Session) -> CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    let total = |v: &Value| v["TotalCount"].as_u64().ok_or_else(|| Finding::Violation(format!("no TotalCount: {v}")));
+    let mut sum = 0;
+    for log_type in ["Error", "Warning", "Log"] {
+        sum += total(&link.result("get-logs", json!({"LogType": log_type})).await?)?;
+    }
+    let all = total(&link.result("get-logs", json!({"LogType": "All"})).await?)?;
+    ensure!(all == sum, "TotalCount for All is {all}; Error + Warning + Log make {sum}");
+    Ok(())
+}
+
+/// Test methods and ignored ones in the C# files under `dir`.
+fn tests_in(dir: &Path) -> std::io::Result<(usize, usize)> {
+    let (mut tests, mut ignored) = (0, 0);
+    for entry in std::fs::read_dir(dir)? {
+        let path = entry?.path();
+        if path.is_dir() {
+            let (t, i) = tests_in(&path)?;
+            (tests, ignored) = (tests + t, ignored + i);
+        } else if path.extension().is_some_and(|e| e == "cs") {
+            let text = std::fs::read_to_string(&path)?;
+            tests += text.matches("[Test]").count() + text.matches("[UnityTest]").count();
+            ignored += text.matches("Assert.Ignore(").count();
+        }
+    }
+    Ok((tests, ignored))
+}
+
+async fn test_counts(s: Session, mode: &'static str) -> CheckResult {
+    let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+    let (tests, ignored) = tests_in(&project.join("Assets/Tests").join(mode))
+        .map_err(|e| Finding::Harness(format!("reading the project's {mode} tests: {e}")))?;
+    let mut link = s.link(Framing::Header).await?;
+    let result = link.result("run-tests", json!({"TestMode": mode})).await?;
+    let n = |field: &str| result[field].as_u64().unwrap_or(u64::MAX) as usize;
+    ensure!(n("TestCount") == tests, "TestCount {} but the project has {tests} {mode} tests", n("TestCount"));
+    ensure!(
+        n("SkippedCount") == ignored,
+        "SkippedCount {} but {ignored} {mode} tests call Assert.Ignore",
+        n("SkippedCount")
+    );
+    ensure!(
+        n("PassedCount") + n("FailedCount") + n("SkippedCount") == n("TestCount"),
+        "the counts do not add up: {result}"
+    );
+    Ok(())
+}
