@@ -126,13 +126,14 @@ impl Summary {
         }
     }
 
-    /// 0: every required case passed; 1: a conformance failure; 2: the
-    /// harness failed.
+    /// 0: every required case passed; 1: a conformance failure (even if
+    /// later cases could not run: an Editor that falls over is the finding);
+    /// 2: the harness failed and nothing failed conformance.
     pub fn exit_code(&self) -> i32 {
-        if self.errors > 0 {
-            2
-        } else if self.failed > 0 {
+        if self.failed > 0 {
             1
+        } else if self.errors > 0 {
+            2
         } else {
             0
         }
@@ -164,9 +165,9 @@ mod tests {
         assert_eq!(s.exit_code(), 0);
         s.warnings = 1;
         assert_eq!(s.exit_code(), 0, "a broken SHOULD is a warning");
-        s.failed = 1;
-        assert_eq!(s.exit_code(), 1);
         s.errors = 1;
-        assert_eq!(s.exit_code(), 2);
+        assert_eq!(s.exit_code(), 2, "could not test");
+        s.failed = 1;
+        assert_eq!(s.exit_code(), 1, "a failure is the finding, whatever could not run after it");
     }
 }

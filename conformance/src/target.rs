@@ -211,12 +211,19 @@ impl Session {
                 Some(project) => {
                     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
                     loop {
+                        use unity_mcp_bridge::discovery::EditorState;
                         match DiscoveryFile::read(project) {
-                            Ok(file) if file.state == Some(unity_mcp_bridge::discovery::EditorState::Ready) => {
+                            Ok(file) if file.state == Some(EditorState::Ready) => {
                                 break SocketAddr::new(self.addr.ip(), file.port);
                             }
-                            _ if tokio::time::Instant::now() >= deadline => break self.addr,
-                            _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                            // Only a reload is worth waiting for.
+                            Ok(file) if file.state == Some(EditorState::Reloading) => {
+                                if tokio::time::Instant::now() >= deadline {
+                                    break self.addr;
+                                }
+                                tokio::time::sleep(Duration::from_millis(20)).await;
+                            }
+                            _ => break self.addr,
                         }
                     }
                 }
@@ -285,6 +292,12 @@ impl Link {
             next_id: 1,
             port: addr.port(),
         })
+    }
+
+    /// The same connection as bytes, for checks of the exact bytes sent.
+    pub fn into_raw(self) -> RawLink {
+        let buffered = self.reader.read_buffer().to_vec();
+        RawLink { read: self.reader.into_inner(), write: self.writer, buffered, log: self.log }
     }
 
     /// The Editor's port this link is connected to.
@@ -401,4 +414,39 @@ impl Link {
 /// The id as the JSON-RPC types of the bridge library see it.
 pub fn id_of(value: &Value) -> Option<Id> {
     Id::from_value(value).ok().flatten()
+}
+
+/// A connection read as bytes, not frames.
+#[derive(Debug)]
+pub struct RawLink {
+    read: OwnedReadHalf,
+    write: OwnedWriteHalf,
+    buffered: Vec<u8>,
+    log: WireLog,
+}
+
+impl RawLink {
+    pub async fn send(&mut self, bytes: &[u8]) -> Result<(), Finding> {
+        self.log.push(format!("> {}", excerpt(bytes)));
+        self.write.write_all(bytes).await.map_err(|e| Finding::Violation(format!("the Editor stopped reading: {e}")))
+    }
+
+    /// Everything that arrives until the Editor has been quiet for `quiet`
+    /// (waiting up to [`READ_TIMEOUT`] for the first byte).
+    pub async fn read_until_quiet(&mut self, quiet: Duration) -> Result<Vec<u8>, Finding> {
+        use tokio::io::AsyncReadExt;
+        let mut out = std::mem::take(&mut self.buffered);
+        let mut chunk = [0u8; 8192];
+        let mut wait = if out.is_empty() { READ_TIMEOUT } else { quiet };
+        while out.len() < 1 << 20 {
+            match tokio::time::timeout(wait, self.read.read(&mut chunk)).await {
+                Ok(Ok(0)) | Err(_) => break,
+                Ok(Ok(n)) => out.extend_from_slice(&chunk[..n]),
+                Ok(Err(e)) => return Err(Finding::Violation(format!("reading: {e}"))),
+            }
+            wait = quiet;
+        }
+        self.log.push(format!("< {}", excerpt(&out)));
+        Ok(out)
+    }
 }

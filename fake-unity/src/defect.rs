@@ -25,7 +25,7 @@ pub enum Defect {
     ParseErrorCloses,
     /// §2: an over-limit frame closes the connection (uLoopMCP's behaviour).
     OversizeCloses,
-    /// §5: a reload closes connections without the shutdown notification.
+    /// §4, §5: a reload or a quit closes connections without the shutdown notification.
     NoShutdownNotification,
     /// §5: the session id survives reloads.
     SameSessionAfterReload,
@@ -74,10 +74,22 @@ pub enum Defect {
     DiscoveryWithoutSession,
     /// §3: a request with a top-level field it does not know is refused -32600.
     RejectsExtraFields,
+    /// §6: tools do not take the common TimeoutSeconds parameter (not listed; refused as unknown).
+    NoTimeoutParameter,
+    /// §2: a connection that breaks the framing or ends mid-frame takes the whole Editor down.
+    FragileListener,
+    /// §5: `x-resume` is ignored (the request runs again) although `resume` is advertised.
+    ResumeReruns,
+    /// §1: one connection is served at a time; the others wait for it to close.
+    SerializesClients,
+    /// §1: closed connections are never released: after 100 the Editor refuses new ones.
+    LeaksConnections,
+    /// §5, §7: after a quit the discovery file still says ready.
+    QuitLeavesReady,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 33] = [
+    pub const ALL: [Defect; 39] = [
         Defect::IdsAsStrings,
         Defect::NoVer,
         Defect::AnswersNotifications,
@@ -111,6 +123,12 @@ impl Defect {
         Defect::WrongTestCounts,
         Defect::DiscoveryWithoutSession,
         Defect::RejectsExtraFields,
+        Defect::NoTimeoutParameter,
+        Defect::FragileListener,
+        Defect::ResumeReruns,
+        Defect::SerializesClients,
+        Defect::LeaksConnections,
+        Defect::QuitLeavesReady,
     ];
 
     pub fn name(self) -> &'static str {
@@ -148,6 +166,12 @@ impl Defect {
             Defect::WrongTestCounts => "wrong-test-counts",
             Defect::DiscoveryWithoutSession => "discovery-without-session",
             Defect::RejectsExtraFields => "rejects-extra-fields",
+            Defect::NoTimeoutParameter => "no-timeout-parameter",
+            Defect::FragileListener => "fragile-listener",
+            Defect::ResumeReruns => "resume-reruns",
+            Defect::SerializesClients => "serializes-clients",
+            Defect::LeaksConnections => "leaks-connections",
+            Defect::QuitLeavesReady => "quit-leaves-ready",
         }
     }
 }

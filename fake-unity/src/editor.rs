@@ -367,6 +367,8 @@ pub struct EditorConfig {
 /// The simulated Editor.
 #[derive(Debug)]
 pub struct Editor {
+    /// The `serializes-clients` defect: one connection served at a time.
+    pub(crate) serial: Arc<tokio::sync::Semaphore>,
     pub project: PathBuf,
     pub base: EditorStateFile,
     pub seed: u64,
@@ -434,6 +436,7 @@ impl Editor {
             next_instance_id: -1000,
         };
         let editor = Arc::new(Editor {
+            serial: Arc::new(tokio::sync::Semaphore::new(1)),
             project: config.project,
             seed: config.seed,
             max_request_bytes: config.max_request_bytes,
@@ -626,7 +629,7 @@ impl Editor {
             domain.generation += 1;
             domain.token = CancellationToken::new();
         }
-        if !(reloading && self.has_defect(Defect::NoShutdownNotification)) {
+        if !self.has_defect(Defect::NoShutdownNotification) {
             self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason.as_str()}));
         }
         if self.has_defect(Defect::AnswersAfterShutdown) {
@@ -641,7 +644,7 @@ impl Editor {
                 client.close.cancel();
             }
         }
-        if !reloading {
+        if !reloading && !self.has_defect(Defect::QuitLeavesReady) {
             self.publish(EditorState::Stopped, None, false);
         }
     }
@@ -864,7 +867,7 @@ impl Editor {
         let params_value = Value::Object(params.clone());
         let (generation, domain) = self.domain();
 
-        if request.is_resume() && self.resume {
+        if request.is_resume() && self.resume && !self.has_defect(Defect::ResumeReruns) {
             let lookup = lock(&self.journal).lookup(&key, &request.method, &params_value, generation);
             match lookup {
                 Lookup::NotSeen => {}
@@ -908,6 +911,11 @@ impl Editor {
         };
         if let Err(error) = self.check_allowed(tool) {
             return fail(error);
+        }
+        if self.has_defect(Defect::NoTimeoutParameter)
+            && params.keys().any(|k| k.eq_ignore_ascii_case("TimeoutSeconds"))
+        {
+            return fail(ErrorObject::new(ErrorKind::InvalidParams, "unknown parameter TimeoutSeconds"));
         }
         let case_sensitive = self.has_defect(Defect::StrictParams);
         if let Some(key) = params.keys().find(|k| case_sensitive && !tool.params.iter().any(|p| p.name == k.as_str())) {

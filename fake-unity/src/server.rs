@@ -86,6 +86,10 @@ pub async fn accept_loop(listener: TcpListener, editor: Arc<Editor>, stop: Cance
         match accepted {
             Ok((stream, peer)) => {
                 let number = editor.next_connection();
+                if number > 100 && editor.has_defect(Defect::LeaksConnections) {
+                    drop(stream);
+                    continue;
+                }
                 if let Some(fired) = editor.faults.connect(number) {
                     refuse(&editor, stream, &fired);
                     continue;
@@ -191,6 +195,10 @@ pub(crate) fn hold_port(listener: TcpListener, fired: &Fired, release: &Cancella
 /// One connection: framing detected from the first byte, requests dispatched
 /// concurrently (pipelining), responses written in completion order.
 async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, peer: SocketAddr) {
+    let _serial = match editor.has_defect(Defect::SerializesClients) {
+        true => editor.serial.clone().acquire_owned().await.ok(),
+        false => None,
+    };
     let _ = stream.set_nodelay(true);
     let (read_half, write_half) = stream.into_split();
     let (tx, rx) = mpsc::unbounded_channel();
@@ -260,6 +268,9 @@ async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, p
                 }
             }
             Some(Err(FrameError::Protocol(err))) => {
+                if editor.has_defect(Defect::FragileListener) {
+                    editor.request_quit(None);
+                }
                 editor.stats.framing_errors.fetch_add(1, Ordering::Relaxed);
                 let error = ErrorObject::new(ErrorKind::FramingError, format!("{err}; closing the connection"));
                 client.send(&Message::Response(Response::error(None, error)));
@@ -270,6 +281,9 @@ async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, p
             }
             Some(Err(err)) => {
                 tracing::debug!(client = client.id, %err, "peer went away");
+                if editor.has_defect(Defect::FragileListener) {
+                    editor.request_quit(None);
+                }
                 break;
             }
         }
@@ -735,7 +749,7 @@ pub async fn drive(
                             Ok(listener) => listener,
                             Err(err) => {
                                 tracing::error!(%err, "cannot listen again after a reload");
-                                editor.begin_shutdown(ShutdownReason::EditorQuit);
+                                editor.request_quit(None);
                                 return;
                             }
                         }

@@ -70,6 +70,14 @@ pub fn cases() -> Vec<Case> {
 fn fixed_cases() -> Vec<Case> {
     vec![
         Case {
+            id: "2.reply-header-exact".into(),
+            requirement: "A reply in header framing is exactly `Content-Length: N\\r\\n\\r\\n` then N bytes of compact JSON.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(reply_header_exact),
+        },
+        Case {
             id: "2.length-in-bytes".into(),
             requirement: "Content-Length counts bytes of UTF-8, not characters: a request with multi-byte characters is read whole and echoed exactly.".into(),
             reference: REF,
@@ -404,5 +412,29 @@ fn partial_frame_waits(s: Session) -> CheckFuture {
         tokio::time::sleep(Duration::from_millis(300)).await;
         link.send_raw(rest).await?;
         expect_echo(&mut link, "half", "half").await
+    })
+}
+
+fn reply_header_exact(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let link = s.link(Framing::Header).await?;
+        let mut raw = link.into_raw();
+        raw.send(&frame_bytes(Framing::Header, &ping_body("exact", "é")).map_err(|e| Finding::Harness(e.to_string()))?)
+            .await?;
+        let bytes = raw.read_until_quiet(Duration::from_millis(300)).await?;
+        let text = String::from_utf8_lossy(&bytes);
+        let Some((head, body)) = text.split_once("\r\n\r\n") else {
+            return crate::case::violation(format!("no header block in {text:?}"));
+        };
+        ensure!(
+            head == format!("Content-Length: {}", body.len()),
+            "header block {head:?} for a body of {} bytes",
+            body.len()
+        );
+        let value: serde_json::Value =
+            serde_json::from_str(body).map_err(|e| Finding::Violation(format!("body: {e}")))?;
+        let compact = value.to_string();
+        ensure!(body == compact.as_str(), "the body is not compact JSON: {body}");
+        Ok(())
     })
 }

@@ -107,6 +107,22 @@ fn fixed_cases() -> Vec<Case> {
             check: check(params_absent_or_null),
         },
         Case {
+            id: "3.notification-runs-nothing".into(),
+            requirement: "A tool sent as a notification (no id) is not run: clear-console as a notification leaves the console as it was.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(notification_runs_nothing),
+        },
+        Case {
+            id: "3.batch-single".into(),
+            requirement: "A batch of one request is still a batch: one error, id null, -32600, and the request is not run.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(batch_single),
+        },
+        Case {
             id: "3.pipelining".into(),
             requirement: "Ten requests sent at once, without waiting, are each answered once, with their own ids.".into(),
             reference: REF,
@@ -356,5 +372,41 @@ fn extra_fields_ignored(s: Session) -> CheckFuture {
         let answer = link.response(&json!("x")).await?;
         ensure!(answer.get("result").is_some(), "answered {answer}");
         Ok(())
+    })
+}
+
+async fn total_logs(link: &mut Link) -> Result<u64, crate::case::Finding> {
+    let result = link.result("get-logs", json!({"LogType": "All"})).await?;
+    result["TotalCount"].as_u64().ok_or_else(|| crate::case::Finding::Violation(format!("no TotalCount: {result}")))
+}
+
+fn notification_runs_nothing(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        // A console of one entry: clearing with a confirmation leaves it.
+        link.result("clear-console", json!({"AddConfirmationMessage": true})).await?;
+        let before = total_logs(&mut link).await?;
+        ensure!(before > 0, "clear-console with AddConfirmationMessage left an empty console");
+        link.send_json(
+            &json!({"jsonrpc": "2.0", "method": "clear-console", "params": {"AddConfirmationMessage": false}}),
+        )
+        .await?;
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let after = total_logs(&mut link).await?;
+        ensure!(after >= before, "a clear-console notification ran: {before} entries before, {after} after");
+        Ok(())
+    })
+}
+
+fn batch_single(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        link.send_body(br#"[{"jsonrpc":"2.0","id":"in-batch","method":"ping","params":{}}]"#).await?;
+        let answer = link.message().await?;
+        ensure!(answer["id"].is_null() && answer["error"]["code"] == -32600, "a batch of one was answered {answer}");
+        match link.receive(Duration::from_millis(300)).await {
+            Received::Silence => Ok(()),
+            other => crate::case::violation(format!("the request inside the batch was answered: {other:?}")),
+        }
     })
 }

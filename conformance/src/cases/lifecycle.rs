@@ -14,6 +14,30 @@ use crate::{
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
+            id: "5.resume-completed".into(),
+            requirement: "A request resent with x-resume after it completed gets the journaled response without running again (an Editor advertising resume).".into(),
+            reference: "editor-link-protocol.md §5",
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(resume_completed),
+        },
+        Case {
+            id: "5.resume-interrupted".into(),
+            requirement: "A request cut off by a reload and resent with x-resume after it is answered -32603 with data.type interrupted, not run again.".into(),
+            reference: "editor-link-protocol.md §3, §5",
+            level: Level::Must,
+            needs: Needs::Control,
+            check: check(resume_interrupted),
+        },
+        Case {
+            id: "4.list-changed-params".into(),
+            requirement: "notifications/tools/list_changed carries params timestamp (ISO 8601) and message.".into(),
+            reference: "editor-link-protocol.md §4",
+            level: Level::Must,
+            needs: Needs::Control,
+            check: check(list_changed_params),
+        },
+        Case {
             id: "5.reload-in-flight-unanswered".into(),
             requirement: "A request in flight when a reload begins gets no response on the old connection: after the shutdown notification nothing but the close.".into(),
             reference: "editor-link-protocol.md §5",
@@ -221,4 +245,120 @@ fn discovery_pid(s: Session) -> CheckFuture {
         );
         Ok(())
     })
+}
+
+async fn advertises_resume(s: &Session) -> Result<(), Finding> {
+    let mut link = s.link(Framing::Header).await?;
+    let version = link.result("get-version", json!({})).await?;
+    let resume = version["Capabilities"].as_array().is_some_and(|c| c.iter().any(|c| c == "resume"));
+    if resume { Ok(()) } else { crate::case::violation("get-version does not advertise resume in Capabilities") }
+}
+
+fn resume_completed(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        advertises_resume(&s).await?;
+        let mut link = s.link(Framing::Header).await?;
+        let request = json!({"jsonrpc": "2.0", "id": "resume-1", "method": "clear-console",
+                             "params": {"AddConfirmationMessage": false}});
+        link.send_json(&request).await?;
+        let first = link.response(&json!("resume-1")).await?;
+        let cleared = first["result"]["ClearedLogCount"].clone();
+        ensure!(cleared.is_u64(), "clear-console answered {first}");
+        let mut again = request.clone();
+        again["x-resume"] = json!(true);
+        link.send_json(&again).await?;
+        let resumed = link.response(&json!("resume-1")).await?;
+        ensure!(
+            resumed["result"]["ClearedLogCount"] == cleared,
+            "the resumed request ran again (ClearedLogCount {} then {}): {resumed}",
+            cleared,
+            resumed["result"]["ClearedLogCount"]
+        );
+        Ok(())
+    })
+}
+
+fn resume_interrupted(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        advertises_resume(&s).await?;
+        let request = json!({"jsonrpc": "2.0", "id": "resume-2", "method": "debug-sleep",
+                             "params": {"SleepSeconds": 3, "TimeoutSeconds": 10}});
+        {
+            let mut link = s.link(Framing::Header).await?;
+            link.send_json(&request).await?;
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            reload(&s, false).await?;
+        }
+        let mut link = s.link(Framing::Header).await?;
+        let mut again = request.clone();
+        again["x-resume"] = json!(true);
+        link.send_json(&again).await?;
+        let answer = link.response(&json!("resume-2")).await?;
+        ensure!(
+            answer["error"]["code"] == -32603 && answer["error"]["data"]["type"] == "interrupted",
+            "the resumed, cut-off request was answered {answer}"
+        );
+        Ok(())
+    })
+}
+
+fn list_changed_params(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        reload(&s, false).await?;
+        let mut link = s.link(Framing::Header).await?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match link.receive(left).await {
+                Received::Message(m) if m["method"] == "notifications/tools/list_changed" => {
+                    let params = &m["params"];
+                    let time = params["timestamp"].as_str().unwrap_or("");
+                    ensure!(unity_mcp_bridge::transcript::is_timestamp(time), "timestamp {}", params["timestamp"]);
+                    ensure!(params["message"].is_string(), "message {}", params["message"]);
+                    return Ok(());
+                }
+                Received::Message(_) => {}
+                other => return crate::case::violation(format!("no tools/list_changed after the reload ({other:?})")),
+            }
+        }
+    })
+}
+
+fn quit(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        link.result("ping", json!({})).await?;
+        s.control()?.post("/quit", json!({})).await.map_err(|e| Finding::Harness(format!("quit: {e}")))?;
+        let first = link.receive(Duration::from_secs(5)).await;
+        let Received::Message(note) = first else {
+            return crate::case::violation(format!("expected the shutdown notification, got {first:?}"));
+        };
+        ensure!(
+            note["method"] == "notifications/server/shutdown" && note["params"] == json!({"reason": "EditorQuit"}),
+            "expected the EditorQuit notification, got {note}"
+        );
+        ensure!(link.closes_within(Duration::from_secs(5)).await, "the connection stayed open after the quit");
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+        loop {
+            let file = s.discovery()?;
+            if file.state == Some(EditorState::Stopped) {
+                return Ok(());
+            }
+            ensure!(tokio::time::Instant::now() < deadline, "discovery state {:?} after the quit", file.state);
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+}
+
+/// The quit, which ends the Editor: the catalogue's last case, so a remote
+/// Editor serves every other case first.
+pub fn last_cases() -> Vec<Case> {
+    vec![Case {
+        id: "5.quit".into(),
+        requirement: "On quit every client gets notifications/server/shutdown {\"reason\":\"EditorQuit\"}, the connections close, and the discovery file says state stopped.".into(),
+        reference: "editor-link-protocol.md §4, §5, §7",
+        level: Level::Must,
+        needs: Needs::Control,
+        check: check(quit),
+    }]
 }

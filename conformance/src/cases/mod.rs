@@ -4,6 +4,7 @@ mod behaviour;
 mod framing;
 mod jsonrpc;
 mod lifecycle;
+mod robustness;
 mod security;
 mod tools;
 
@@ -17,7 +18,9 @@ pub fn catalogue() -> Vec<Case> {
     cases.extend(tools::cases());
     cases.extend(behaviour::cases());
     cases.extend(security::cases());
+    cases.extend(robustness::cases());
     cases.extend(lifecycle::cases());
+    cases.extend(lifecycle::last_cases());
     cases
 }
 

@@ -43,6 +43,18 @@ pub fn cases() -> Vec<Case> {
             needs: Needs::Link,
             check: check(move |s| Box::pin(result_fields(s, *tool))),
         });
+        cases.push(Case {
+            id: format!("6.timeout-parameter.{}", tool.name).into(),
+            requirement: format!(
+                "{} takes the common parameter TimeoutSeconds: called with {} and TimeoutSeconds 60 it succeeds.",
+                tool.name, tool.call_with
+            )
+            .into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(move |s| Box::pin(takes_timeout(s, *tool))),
+        });
     }
     cases
 }
@@ -224,4 +236,13 @@ fn annotations(s: Session) -> CheckFuture {
         ensure!(bad.is_empty(), "{}", bad.join("; "));
         Ok(())
     })
+}
+
+async fn takes_timeout(s: Session, tool: ToolRef) -> crate::case::CheckResult {
+    let mut link = s.link(Framing::Header).await?;
+    let mut args: Value = serde_json::from_str(tool.call_with).map_err(|e| Finding::Harness(e.to_string()))?;
+    args["TimeoutSeconds"] = json!(60);
+    let answer = link.call(tool.name, args).await?;
+    ensure!(answer.get("result").is_some(), "{} with TimeoutSeconds 60 was answered {answer}", tool.name);
+    Ok(())
 }

@@ -56,6 +56,11 @@ fn list_shows_ids_levels_and_references() {
     assert!(stdout.lines().any(|l| l.starts_with("2.newline-framing") && l.contains("MUST") && l.contains("§2")));
 }
 
+/// The lines of a run's output that are not passes.
+fn not_passed(stdout: &str) -> String {
+    stdout.lines().filter(|l| !l.starts_with("PASS")).take(60).collect::<Vec<_>>().join("\n")
+}
+
 /// A `fake-unity serve` process of its own, as a user would start it.
 struct Served {
     child: std::process::Child,
@@ -124,8 +129,9 @@ fn a_tcp_target_is_tested_over_the_wire() {
         .count();
     assert!(stdout.contains(&format!("{needs_more} skipped, 0 errors")), "{stdout}");
     assert!(stdout.contains("not applicable: reloading this Editor needs its control API"), "{stdout}");
-    let run = conformance().arg("run").args(fake.with_control()).assert().code(0);
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    let run = conformance().arg("run").args(fake.with_control()).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_eq!(run.status.code(), Some(0), "{}", not_passed(&stdout));
     let total = unity_conformance::cases::catalogue().len();
     assert!(stdout.contains(&format!("{total} cases: {total} passed")), "{stdout}");
     let target = fake.target();
@@ -152,8 +158,9 @@ fn every_defect_fails_the_suite_over_tcp() {
             for name in chunk {
                 scope.spawn(move || {
                     let fake = Served::start(&["--defect", name]);
-                    let run = conformance().arg("run").args(fake.with_control()).assert().code(1);
-                    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+                    let run = conformance().arg("run").args(fake.with_control()).output().unwrap();
+                    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+                    assert_eq!(run.status.code(), Some(1), "defect {name}: {}", not_passed(&stdout));
                     assert!(stdout.lines().any(|l| l.starts_with("FAIL  MUST")), "defect {name}:\n{stdout}");
                 });
             }

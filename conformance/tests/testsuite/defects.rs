@@ -16,7 +16,7 @@ use unity_conformance::{
 /// The cases each defect breaks (globs over case ids).
 fn breaks(defect: Defect) -> &'static [&'static str] {
     match defect {
-        Defect::WrongReplyFraming => &["2.header-framing"],
+        Defect::WrongReplyFraming => &["2.header-framing", "2.reply-header-exact"],
         Defect::NoNewlineFraming => &["2.newline-*"],
         Defect::OneFramePerRead => &["2.coalesced-frames", "2.newline-coalesced"],
         Defect::NoPartialFrames => &["2.split-frames", "2.slow-client", "2.partial-frame-waits"],
@@ -26,8 +26,8 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
         Defect::StrictHeaders => &["2.header-name-case.*", "2.header-extra-*", "2.header-value-*"],
         Defect::LengthInCharacters => &["2.length-in-bytes"],
         Defect::IdsAsStrings => &["3.id-echo", "3.pipelining"],
-        Defect::AnswersNotifications => &["3.notification-unanswered"],
-        Defect::IgnoresBatches => &["3.batch-rejected"],
+        Defect::AnswersNotifications => &["3.notification-unanswered", "3.notification-runs-nothing"],
+        Defect::IgnoresBatches => &["3.batch-rejected", "3.batch-single"],
         Defect::UnknownToolWrongCode => &["3.unknown-tool", "3.error.method_not_found"],
         Defect::AcceptsWrongTypes => {
             &["3.invalid-params", "3.invalid-params.*", "3.unknown-enum.*", "3.error.invalid_params"]
@@ -44,13 +44,19 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
         Defect::NoExtensions => &["6.protocol-version", "6.annotations"],
         Defect::IgnoresLogFilter => &["6.get-logs.*"],
         Defect::WrongTestCounts => &["6.run-tests.counts-*"],
-        Defect::NoShutdownNotification => &["5.reload-shutdown-notification"],
+        Defect::NoShutdownNotification => &["5.reload-shutdown-notification", "5.quit"],
         Defect::SameSessionAfterReload => &["5.reload-new-session"],
-        Defect::NoListChangedAfterReload => &["5.reload-list-changed"],
+        Defect::NoListChangedAfterReload => &["5.reload-list-changed", "4.list-changed-params"],
         Defect::AnswersAfterShutdown => &["5.reload-in-flight-unanswered"],
         Defect::StaleDiscoveryPort => &["7.discovery-port"],
         Defect::DiscoveryDeadPid => &["7.discovery-pid"],
         Defect::DiscoveryWithoutSession => &["7.discovery-fields"],
+        Defect::NoTimeoutParameter => &["6.timeout-parameter.*"],
+        Defect::FragileListener => &["2.garbage-survived", "2.vanish-mid-frame"],
+        Defect::ResumeReruns => &["5.resume-completed", "5.resume-interrupted"],
+        Defect::SerializesClients => &["1.concurrent-clients"],
+        Defect::LeaksConnections => &["1.connection-churn"],
+        Defect::QuitLeavesReady => &["5.quit"],
     }
 }
 
@@ -89,6 +95,7 @@ async fn each_defect_fails_the_cases_it_breaks() {
 #[case::framing("2.")]
 #[case::transport("1.")]
 #[case::json_rpc("3.")]
+#[case::notifications("4.")]
 #[case::lifecycle("5.")]
 #[case::tools("6.")]
 #[case::discovery("7.")]

@@ -48,6 +48,9 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
             if integer_defaults {
                 uloop_enum_defaults(t, &mut detail);
             }
+            if call.editor.has_defect(Defect::NoTimeoutParameter) {
+                detail.parameter_schema.properties.shift_remove("TimeoutSeconds");
+            }
             if no_extensions {
                 detail.annotations = None;
                 detail.timeout_seconds = None;

@@ -1,0 +1,118 @@
+//! Robustness (§1, §2): what bad or many clients must not break.
+
+use std::time::Duration;
+
+use serde_json::json;
+use unity_mcp_bridge::framing::Framing;
+
+use crate::{
+    case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, check},
+    ensure,
+    target::Session,
+};
+
+pub fn cases() -> Vec<Case> {
+    vec![
+        Case {
+            id: "2.garbage-survived".into(),
+            requirement: "64 KiB of random bytes on one connection end at most that connection: the Editor keeps serving others.".into(),
+            reference: "editor-link-protocol.md §2",
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(garbage_survived),
+        },
+        Case {
+            id: "2.vanish-mid-frame".into(),
+            requirement: "A client that disconnects in the middle of a frame costs nothing but its connection: the Editor keeps serving.".into(),
+            reference: "editor-link-protocol.md §2",
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(vanish_mid_frame),
+        },
+        Case {
+            id: "1.connection-churn".into(),
+            requirement: "150 connections opened, used once and closed, one after another, leave the Editor serving.".into(),
+            reference: "editor-link-protocol.md §1",
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(connection_churn),
+        },
+        Case {
+            id: "1.concurrent-clients".into(),
+            requirement: "20 clients connected at once are each answered while all stay connected.".into(),
+            reference: "editor-link-protocol.md §1",
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(concurrent_clients),
+        },
+    ]
+}
+
+async fn still_serving(s: &Session) -> CheckResult {
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let mut fresh = s.link(Framing::Header).await.map_err(|e| match e {
+        Finding::Harness(why) => Finding::Violation(format!("the Editor no longer accepts connections: {why}")),
+        other => other,
+    })?;
+    fresh.result("ping", json!({"Message": "still there"})).await?;
+    Ok(())
+}
+
+fn garbage_survived(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        // Deterministic noise that does not start with '{'.
+        let mut x: u32 = 0x9E37_79B9;
+        let noise: Vec<u8> = (0..64 * 1024)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 17;
+                x ^= x << 5;
+                if i == 0 { b'G' } else { x as u8 }
+            })
+            .collect();
+        let _ = link.send_raw(&noise).await;
+        let _ = link.closes_within(Duration::from_secs(2)).await;
+        still_serving(&s).await
+    })
+}
+
+fn vanish_mid_frame(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        link.send_raw(b"Content-Length: 200\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":1,").await?;
+        drop(link);
+        still_serving(&s).await
+    })
+}
+
+fn connection_churn(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        for n in 0..150 {
+            let mut link = s.link(Framing::Header).await.map_err(|e| match e {
+                Finding::Harness(why) => Finding::Violation(format!("connection {n} of the churn failed: {why}")),
+                other => other,
+            })?;
+            link.result("ping", json!({})).await?;
+        }
+        still_serving(&s).await
+    })
+}
+
+fn concurrent_clients(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut links = Vec::new();
+        for _ in 0..20 {
+            links.push(s.link(Framing::Header).await?);
+        }
+        for (n, link) in links.iter_mut().enumerate() {
+            link.send_json(&json!({"jsonrpc": "2.0", "id": n, "method": "ping", "params": {}})).await?;
+        }
+        // Answered in any order of clients; every client keeps its connection.
+        for (n, link) in links.iter_mut().enumerate().rev() {
+            let answer = link.response(&json!(n)).await?;
+            ensure!(answer.get("result").is_some(), "client {n} was answered {answer}");
+        }
+        Ok(())
+    })
+}
