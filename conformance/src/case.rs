@@ -51,6 +51,12 @@ pub enum Status {
     Skip,
     /// The harness itself failed (could not connect, timed out).
     Error,
+    /// A failure the baseline expects (`--baseline`): reported, not counted.
+    #[serde(rename = "expected-failure")]
+    ExpectedFailure,
+    /// A baseline entry that now passes: the baseline is out of date.
+    #[serde(rename = "stale-baseline")]
+    StaleBaseline,
 }
 
 impl fmt::Display for Status {
@@ -62,6 +68,8 @@ impl fmt::Display for Status {
             Status::Info => "INFO",
             Status::Skip => "SKIP",
             Status::Error => "ERROR",
+            Status::ExpectedFailure => "XFAIL",
+            Status::StaleBaseline => "STALE",
         })
     }
 }

@@ -65,6 +65,14 @@ struct RunArgs {
     /// Leave out cases whose id matches (repeatable).
     #[arg(long)]
     exclude: Vec<String>,
+    /// Cases expected to fail on this target, one id per line (`#` comments):
+    /// their failures do not fail the run, and one that passes does (the
+    /// baseline is stale).
+    #[arg(long, value_name = "FILE")]
+    baseline: Option<PathBuf>,
+    /// Write the cases that failed as a baseline file here.
+    #[arg(long, value_name = "FILE")]
+    write_baseline: Option<PathBuf>,
     /// Also write a JSON report here.
     #[arg(long, value_name = "FILE")]
     json: Option<PathBuf>,
@@ -124,6 +132,25 @@ fn run(args: RunArgs) -> ExitCode {
             Target::Tcp(remote)
         }
     };
+    let baseline = match &args.baseline {
+        None => runner::Baseline::default(),
+        Some(path) => {
+            let text = match std::fs::read_to_string(path) {
+                Ok(text) => text,
+                Err(e) => {
+                    eprintln!("unity-conformance: cannot read the baseline {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            };
+            match runner::Baseline::parse(&text, &cases::catalogue()) {
+                Ok(baseline) => baseline,
+                Err(e) => {
+                    eprintln!("unity-conformance: the baseline {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
     let selected = runner::select(cases::catalogue(), &args.filter, &args.exclude);
     if selected.is_empty() {
         eprintln!("unity-conformance: the selection is empty (filter {:?}, exclude {:?})", args.filter, args.exclude);
@@ -142,7 +169,8 @@ fn run(args: RunArgs) -> ExitCode {
     let results = runtime.block_on(async {
         let mut results = Vec::new();
         for case in &selected {
-            let result = runner::run_case(&target, case).await;
+            let mut result = runner::run_case(&target, case).await;
+            baseline.apply(&mut result);
             let _ = writeln!(stdout, "{}", report::case_line(&result));
             results.push(result);
         }
@@ -154,6 +182,12 @@ fn run(args: RunArgs) -> ExitCode {
     if let Some(path) = &args.json {
         let text = serde_json::to_string_pretty(&report::json_report(&name, &results)).unwrap_or_default();
         if let Err(e) = report::write_file(path, &text) {
+            eprintln!("unity-conformance: cannot write {}: {e}", path.display());
+            code = 2;
+        }
+    }
+    if let Some(path) = &args.write_baseline {
+        if let Err(e) = report::write_file(path, &runner::Baseline::of_failures(&results)) {
             eprintln!("unity-conformance: cannot write {}: {e}", path.display());
             code = 2;
         }

@@ -29,8 +29,10 @@ pub fn case_line(result: &CaseResult) -> String {
 /// the summary line.
 pub fn console_tail(target: &str, results: &[CaseResult]) -> String {
     let mut out = String::new();
-    let bad: Vec<&CaseResult> =
-        results.iter().filter(|r| matches!(r.status, Status::Fail | Status::Error | Status::Warn)).collect();
+    let bad: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Fail | Status::Error | Status::Warn | Status::StaleBaseline))
+        .collect();
     if !bad.is_empty() {
         out.push_str("\nNot passed:\n");
         for r in bad {
@@ -46,11 +48,15 @@ pub fn console_tail(target: &str, results: &[CaseResult]) -> String {
         }
     }
     let s = Summary::of(results);
-    let _ = writeln!(
-        out,
+    let mut line = format!(
         "\nunity-conformance against {target}: {} cases: {} passed, {} failed, {} warnings, {} skipped, {} errors",
         s.total, s.passed, s.failed, s.warnings, s.skipped, s.errors
     );
+    if s.expected_failures + s.stale_baseline > 0 {
+        let _ =
+            write!(line, ", {} expected failures, {} stale baseline entries", s.expected_failures, s.stale_baseline);
+    }
+    let _ = writeln!(out, "{line}");
     out
 }
 
@@ -69,24 +75,27 @@ fn xml_escape(s: &str) -> String {
 }
 
 /// JUnit XML: one testcase per case; WARN and INFO pass with their finding
-/// in system-out, SKIP is skipped, FAIL a failure, ERROR an error.
+/// in system-out, SKIP and XFAIL are skipped, FAIL and STALE failures,
+/// ERROR an error.
 pub fn junit_report(target: &str, results: &[CaseResult]) -> String {
     let s = Summary::of(results);
+    // A stale baseline entry is a failure; an expected failure is skipped.
+    let (failures, skipped) = (s.failed + s.stale_baseline, s.skipped + s.expected_failures);
     let seconds: f64 = results.iter().map(|r| r.duration_ms as f64 / 1000.0).sum();
     let mut xml = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         xml,
         r#"<testsuites name="unity-conformance" tests="{}" failures="{}" errors="{}" skipped="{}" time="{seconds:.3}">"#,
-        s.total, s.failed, s.errors, s.skipped
+        s.total, failures, s.errors, skipped
     );
     let _ = writeln!(
         xml,
         r#"  <testsuite name="editor-link against {}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{seconds:.3}">"#,
         xml_escape(target),
         s.total,
-        s.failed,
+        failures,
         s.errors,
-        s.skipped
+        skipped
     );
     for r in results {
         let section = r.id.split('.').next().unwrap_or("");
@@ -100,7 +109,7 @@ pub fn junit_report(target: &str, results: &[CaseResult]) -> String {
         let wire = xml_escape(&r.wire.join("\n"));
         match r.status {
             Status::Pass => {}
-            Status::Fail => {
+            Status::Fail | Status::StaleBaseline => {
                 let _ = write!(
                     xml,
                     r#"<failure message="{detail}" type="{}">{}&#10;{wire}</failure>"#,
@@ -111,7 +120,7 @@ pub fn junit_report(target: &str, results: &[CaseResult]) -> String {
             Status::Error => {
                 let _ = write!(xml, r#"<error message="{detail}">{wire}</error>"#);
             }
-            Status::Skip => {
+            Status::Skip | Status::ExpectedFailure => {
                 let _ = write!(xml, r#"<skipped message="{detail}"/>"#);
             }
             Status::Warn | Status::Info => {

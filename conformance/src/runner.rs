@@ -100,6 +100,56 @@ pub async fn run_case(target: &Target, case: &Case) -> CaseResult {
     }
 }
 
+/// Cases known to fail on a target (`--baseline FILE`: one case id per
+/// line, `#` comments): their failures are expected, and one that passes
+/// makes the baseline stale.
+#[derive(Clone, Debug, Default)]
+pub struct Baseline {
+    ids: std::collections::BTreeSet<String>,
+}
+
+impl Baseline {
+    /// Reads a baseline; every id must be a case of `cases`.
+    pub fn parse(text: &str, cases: &[Case]) -> Result<Baseline, String> {
+        let mut ids = std::collections::BTreeSet::new();
+        for (n, line) in text.lines().enumerate() {
+            let id = line.split('#').next().unwrap_or("").trim();
+            if id.is_empty() {
+                continue;
+            }
+            if !cases.iter().any(|c| c.id == id) {
+                return Err(format!("line {}: {id:?} is not a case of the catalogue", n + 1));
+            }
+            ids.insert(id.to_owned());
+        }
+        Ok(Baseline { ids })
+    }
+
+    /// The baseline that expects what failed in `results`.
+    pub fn of_failures(results: &[CaseResult]) -> String {
+        let mut out = String::from("# unity-conformance baseline: cases expected to fail on this target\n");
+        for r in results.iter().filter(|r| matches!(r.status, Status::Fail | Status::ExpectedFailure)) {
+            out.push_str(&format!("{}  # {}\n", r.id, r.detail.lines().next().unwrap_or("")));
+        }
+        out
+    }
+
+    /// Marks expected failures and stale entries.
+    pub fn apply(&self, result: &mut CaseResult) {
+        if !self.ids.contains(&result.id) {
+            return;
+        }
+        match result.status {
+            Status::Fail | Status::Warn => result.status = Status::ExpectedFailure,
+            Status::Pass => {
+                result.status = Status::StaleBaseline;
+                result.detail = "passes, but the baseline expects it to fail: remove it from the baseline".into();
+            }
+            _ => {}
+        }
+    }
+}
+
 /// Counts by status.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
 pub struct Summary {
@@ -110,6 +160,8 @@ pub struct Summary {
     pub info: usize,
     pub skipped: usize,
     pub errors: usize,
+    pub expected_failures: usize,
+    pub stale_baseline: usize,
 }
 
 impl Summary {
@@ -123,6 +175,8 @@ impl Summary {
             info: count(Status::Info),
             skipped: count(Status::Skip),
             errors: count(Status::Error),
+            expected_failures: count(Status::ExpectedFailure),
+            stale_baseline: count(Status::StaleBaseline),
         }
     }
 
@@ -130,7 +184,7 @@ impl Summary {
     /// later cases could not run: an Editor that falls over is the finding);
     /// 2: the harness failed and nothing failed conformance.
     pub fn exit_code(&self) -> i32 {
-        if self.failed > 0 {
+        if self.failed > 0 || self.stale_baseline > 0 {
             1
         } else if self.errors > 0 {
             2

@@ -167,3 +167,37 @@ fn every_defect_fails_the_suite_over_tcp() {
         });
     }
 }
+
+/// A baseline turns known failures into expected ones; an entry that passes
+/// is stale and fails the run; an unknown id is a usage error.
+#[test]
+fn a_baseline_expects_known_failures_and_goes_stale() {
+    let dir = tempfile::tempdir().unwrap();
+    let baseline = dir.path().join("baseline.txt");
+    let run = |extra: &[&str]| {
+        let out = conformance()
+            .args(["run", "--defect", "no-ver", "--filter", "3.result-ver", "--filter", "3.id-echo"])
+            .args(extra)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned())
+    };
+    let (code, _) = run(&["--write-baseline", baseline.to_str().unwrap()]);
+    assert_eq!(code, Some(1));
+    let written = std::fs::read_to_string(&baseline).unwrap();
+    assert!(written.lines().any(|l| l.starts_with("3.result-ver ")), "{written}");
+    assert!(!written.contains("3.id-echo"), "{written}");
+
+    let (code, stdout) = run(&["--baseline", baseline.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "{stdout}");
+    assert!(stdout.contains("XFAIL MUST    3.result-ver") && stdout.contains("1 expected failures"), "{stdout}");
+
+    std::fs::write(&baseline, "3.result-ver\n3.id-echo  # fixed since\n").unwrap();
+    let (code, stdout) = run(&["--baseline", baseline.to_str().unwrap()]);
+    assert_eq!(code, Some(1), "{stdout}");
+    assert!(stdout.contains("STALE MUST    3.id-echo") && stdout.contains("1 stale baseline entries"), "{stdout}");
+
+    std::fs::write(&baseline, "9.no-such-case\n").unwrap();
+    let (code, _) = run(&["--baseline", baseline.to_str().unwrap()]);
+    assert_eq!(code, Some(2));
+}

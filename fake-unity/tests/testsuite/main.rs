@@ -4,6 +4,7 @@ mod support;
 
 mod bad_input;
 mod cli;
+mod control_client;
 mod faults;
 mod fixture_model;
 mod lifecycle;
