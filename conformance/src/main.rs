@@ -15,7 +15,7 @@ struct Cli {
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Run the suite (default target: a fake Editor embedded in this process).
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Measure the bridge: start to initialize, reload recovery, memory.
     /// Build with --release for meaningful figures.
     Bench {
@@ -110,7 +110,7 @@ fn main() -> ExitCode {
             }
             ExitCode::SUCCESS
         }
-        Command::Run(args) => run(args),
+        Command::Run(args) => run(*args),
         Command::Bench { bridge, startups, reloads, calls, json } => bench(bridge, startups, reloads, calls, json),
     }
 }
