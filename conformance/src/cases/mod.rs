@@ -4,6 +4,7 @@ mod behaviour;
 mod framing;
 mod jsonrpc;
 mod lifecycle;
+mod properties;
 mod robustness;
 mod security;
 mod tools;
@@ -14,6 +15,7 @@ use crate::case::Case;
 pub fn catalogue() -> Vec<Case> {
     let mut cases = Vec::new();
     cases.extend(framing::cases());
+    cases.extend(properties::cases());
     cases.extend(jsonrpc::cases());
     cases.extend(tools::cases());
     cases.extend(behaviour::cases());

@@ -18,8 +18,17 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
     match defect {
         Defect::WrongReplyFraming => &["2.header-framing", "2.reply-header-exact"],
         Defect::NoNewlineFraming => &["2.newline-*"],
-        Defect::OneFramePerRead => &["2.coalesced-frames", "2.newline-coalesced"],
-        Defect::NoPartialFrames => &["2.split-frames", "2.slow-client", "2.partial-frame-waits"],
+        Defect::OneFramePerRead => {
+            &["2.coalesced-frames", "2.newline-coalesced", "2.property.*-chunks-512", "2.property.*-chunks-1024"]
+        }
+        Defect::NoPartialFrames => &[
+            "2.split-frames",
+            "2.slow-client",
+            "2.partial-frame-waits",
+            "2.property.*-chunks-1",
+            "2.property.*-chunks-10",
+            "2.property.*-chunks-64",
+        ],
         Defect::ParseErrorCloses => &["2.parse-error", "2.newline-parse-error"],
         Defect::OversizeCloses => &["2.frame-too-large"],
         Defect::FramingErrorKeepsOpen => &["2.bad-header.*"],
