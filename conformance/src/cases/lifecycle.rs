@@ -96,6 +96,24 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
+/// The next message is the shutdown notification for `reason`, then the
+/// connection closes.
+async fn shutdown_then_close(link: &mut crate::target::Link, reason: &str) -> crate::case::CheckResult {
+    let first = link.receive(Duration::from_secs(5)).await;
+    let Received::Message(note) = first else {
+        return crate::case::violation(format!("expected the shutdown notification, got {first:?}"));
+    };
+    ensure!(
+        note["method"] == "notifications/server/shutdown" && note["params"] == json!({"reason": reason}),
+        "expected the shutdown notification for {reason}, got {note}"
+    );
+    ensure!(
+        link.closes_within(Duration::from_secs(5)).await,
+        "the connection stayed open after the shutdown ({reason})"
+    );
+    Ok(())
+}
+
 async fn reload(s: &Session, move_port: bool) -> Result<serde_json::Value, Finding> {
     s.control()?
         .reload(100, move_port)
@@ -108,16 +126,7 @@ fn reload_shutdown_notification(s: Session) -> CheckFuture {
         let mut link = s.link(Framing::Header).await?;
         link.result("ping", json!({})).await?;
         s.control()?.post("/reload", json!({"downtimeMs": 100})).await.map_err(|e| Finding::Harness(e.to_string()))?;
-        let first = link.receive(Duration::from_secs(5)).await;
-        let Received::Message(note) = first else {
-            return crate::case::violation(format!("expected the shutdown notification, got {first:?}"));
-        };
-        ensure!(
-            note["method"] == "notifications/server/shutdown" && note["params"] == json!({"reason": "DomainReload"}),
-            "expected the shutdown notification, got {note}"
-        );
-        ensure!(link.closes_within(Duration::from_secs(5)).await, "the connection stayed open through the reload");
-        Ok(())
+        shutdown_then_close(&mut link, "DomainReload").await
     })
 }
 
@@ -138,24 +147,25 @@ fn reload_new_session(s: Session) -> CheckFuture {
     })
 }
 
-fn reload_list_changed(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        reload(&s, false).await?;
-        let mut link = s.link(Framing::Header).await?;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            match link.receive(left).await {
-                Received::Message(m) if m["method"] == "notifications/tools/list_changed" => return Ok(()),
-                Received::Message(_) => {}
-                other => {
-                    return crate::case::violation(format!(
-                        "no tools/list_changed within 5 s of the reload ({other:?})"
-                    ));
-                }
+/// Reloads, connects, and waits for `tools/list_changed`; the notification.
+async fn list_changed_after_reload(s: &Session) -> Result<serde_json::Value, Finding> {
+    reload(s, false).await?;
+    let mut link = s.link(Framing::Header).await?;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match link.receive(left).await {
+            Received::Message(m) if m["method"] == "notifications/tools/list_changed" => return Ok(m),
+            Received::Message(_) => {}
+            other => {
+                return crate::case::violation(format!("no tools/list_changed within 5 s of the reload ({other:?})"));
             }
         }
-    })
+    }
+}
+
+fn reload_list_changed(s: Session) -> CheckFuture {
+    Box::pin(async move { list_changed_after_reload(&s).await.map(|_| ()) })
 }
 
 fn discovery_port(s: Session) -> CheckFuture {
@@ -304,23 +314,12 @@ fn resume_interrupted(s: Session) -> CheckFuture {
 
 fn list_changed_params(s: Session) -> CheckFuture {
     Box::pin(async move {
-        reload(&s, false).await?;
-        let mut link = s.link(Framing::Header).await?;
-        let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
-        loop {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            match link.receive(left).await {
-                Received::Message(m) if m["method"] == "notifications/tools/list_changed" => {
-                    let params = &m["params"];
-                    let time = params["timestamp"].as_str().unwrap_or("");
-                    ensure!(unity_mcp_bridge::transcript::is_timestamp(time), "timestamp {}", params["timestamp"]);
-                    ensure!(params["message"].is_string(), "message {}", params["message"]);
-                    return Ok(());
-                }
-                Received::Message(_) => {}
-                other => return crate::case::violation(format!("no tools/list_changed after the reload ({other:?})")),
-            }
-        }
+        let note = list_changed_after_reload(&s).await?;
+        let params = &note["params"];
+        let time = params["timestamp"].as_str().unwrap_or("");
+        ensure!(unity_mcp_bridge::transcript::is_timestamp(time), "timestamp {}", params["timestamp"]);
+        ensure!(params["message"].is_string(), "message {}", params["message"]);
+        Ok(())
     })
 }
 
@@ -329,15 +328,7 @@ fn quit(s: Session) -> CheckFuture {
         let mut link = s.link(Framing::Header).await?;
         link.result("ping", json!({})).await?;
         s.control()?.post("/quit", json!({})).await.map_err(|e| Finding::Harness(format!("quit: {e}")))?;
-        let first = link.receive(Duration::from_secs(5)).await;
-        let Received::Message(note) = first else {
-            return crate::case::violation(format!("expected the shutdown notification, got {first:?}"));
-        };
-        ensure!(
-            note["method"] == "notifications/server/shutdown" && note["params"] == json!({"reason": "EditorQuit"}),
-            "expected the EditorQuit notification, got {note}"
-        );
-        ensure!(link.closes_within(Duration::from_secs(5)).await, "the connection stayed open after the quit");
+        shutdown_then_close(&mut link, "EditorQuit").await?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         loop {
             let file = s.discovery()?;
