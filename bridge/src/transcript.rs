@@ -553,6 +553,17 @@ fn number_of<T: PartialEq>(seen: &mut Vec<T>, item: T) -> usize {
     }
 }
 
+/// Replaces every timestamp string in `value` with `placeholder`: what
+/// differs between a recorded run and its replay, made equal.
+pub fn blank_timestamps(value: &mut Value, placeholder: &str) {
+    match value {
+        Value::String(s) if is_timestamp(s) => *s = placeholder.into(),
+        Value::Object(m) => m.values_mut().for_each(|v| blank_timestamps(v, placeholder)),
+        Value::Array(a) => a.iter_mut().for_each(|v| blank_timestamps(v, placeholder)),
+        _ => {}
+    }
+}
+
 /// `2026-01-01T00:00:00Z`, with optional fraction and offset.
 pub fn is_timestamp(s: &str) -> bool {
     let b = s.as_bytes();

@@ -452,7 +452,7 @@ async fn the_editor_link_traffic_can_be_recorded() {
 
 /// An Editor that answers every request but `get-logs`, which it swallows.
 async fn editor_ignoring_get_logs() -> u16 {
-    use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
+    use tokio::io::{AsyncWriteExt, BufReader};
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(async move {
@@ -461,22 +461,7 @@ async fn editor_ignoring_get_logs() -> u16 {
             tokio::spawn(async move {
                 let (read, mut write) = stream.into_split();
                 let mut reader = BufReader::new(read);
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let Some(len) =
-                        header.trim().strip_prefix("Content-Length: ").and_then(|n| n.parse::<usize>().ok())
-                    else {
-                        continue;
-                    };
-                    let mut blank = String::new();
-                    let _ = reader.read_line(&mut blank).await;
-                    let mut body = vec![0; len];
-                    if reader.read_exact(&mut body).await.is_err() {
-                        return;
-                    }
+                while let Some(body) = crate::link::read_frame(&mut reader).await {
                     let request: Value = serde_json::from_slice(&body).unwrap();
                     let result = match request["method"].as_str() {
                         Some("get-logs") => continue,

@@ -240,6 +240,25 @@ async fn newline_only_editor(listener: TcpListener) {
     }
 }
 
+/// One header-framed body, as the hand-written Editors of these tests read
+/// it (they write only `Content-Length: N`); `None` at the end of the stream.
+pub async fn read_frame(reader: &mut (impl tokio::io::AsyncBufRead + Unpin)) -> Option<Vec<u8>> {
+    use tokio::io::AsyncReadExt;
+    loop {
+        let mut header = String::new();
+        if reader.read_line(&mut header).await.unwrap_or(0) == 0 {
+            return None;
+        }
+        let Some(len) = header.trim().strip_prefix("Content-Length: ").and_then(|n| n.parse::<usize>().ok()) else {
+            continue;
+        };
+        let mut blank = String::new();
+        let _ = reader.read_line(&mut blank).await;
+        let mut body = vec![0; len];
+        return reader.read_exact(&mut body).await.ok().map(|_| body);
+    }
+}
+
 #[tokio::test]
 async fn a_silent_editor_is_detected_and_left() {
     // Answers the handshake on every connection, then says nothing more.
@@ -255,20 +274,7 @@ async fn a_silent_editor_is_detected_and_left() {
                 let (read, mut write) = stream.into_split();
                 let mut reader = BufReader::new(read);
                 let mut answered = false;
-                loop {
-                    let mut header = String::new();
-                    if reader.read_line(&mut header).await.unwrap_or(0) == 0 {
-                        return;
-                    }
-                    let Some(len) =
-                        header.trim().strip_prefix("Content-Length: ").and_then(|n| n.parse::<usize>().ok())
-                    else {
-                        continue;
-                    };
-                    let mut blank = String::new();
-                    let _ = reader.read_line(&mut blank).await;
-                    let mut body = vec![0; len];
-                    let _ = tokio::io::AsyncReadExt::read_exact(&mut reader, &mut body).await;
+                while let Some(body) = read_frame(&mut reader).await {
                     let request: Value = serde_json::from_slice(&body).unwrap();
                     if !answered && request["method"] == "get-version" {
                         answered = true;

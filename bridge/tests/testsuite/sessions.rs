@@ -23,7 +23,7 @@ use fake_unity::{
     replay::{Outcome, Replay, ReplayConfig},
 };
 use serde_json::{Value, json};
-use unity_mcp_bridge::transcript::{Transcript, is_timestamp};
+use unity_mcp_bridge::transcript::{Transcript, blank_timestamps};
 
 use crate::{
     e2e::{bridge, call, project},
@@ -196,20 +196,12 @@ async fn run_replayed(transcript: &Path, calls: &[(String, Value)], project: &Pa
 /// Answers with what differs between runs made equal: timestamps, and
 /// the project folder.
 fn comparable(answers: &[Value], project: &Path) -> Vec<Value> {
-    fn times(v: &mut Value) {
-        match v {
-            Value::String(s) if is_timestamp(s) => *s = "[time]".into(),
-            Value::Object(m) => m.values_mut().for_each(times),
-            Value::Array(a) => a.iter_mut().for_each(times),
-            _ => {}
-        }
-    }
     let root = std::fs::canonicalize(project).unwrap().to_string_lossy().into_owned();
     answers
         .iter()
         .map(|a| {
             let mut a = tidy(json!({"result": a}), &root);
-            times(&mut a);
+            blank_timestamps(&mut a, "[time]");
             a
         })
         .collect()

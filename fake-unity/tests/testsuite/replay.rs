@@ -14,7 +14,7 @@ use unity_mcp_bridge::{
     discovery::{DiscoveryFile, EditorState},
     framing::Framing,
     jsonrpc::{Message, Notification, notifications},
-    transcript::{Transcript, is_timestamp},
+    transcript::{Transcript, blank_timestamps},
 };
 
 use crate::support::{Client, TestEditor, eventually, none};
@@ -22,15 +22,7 @@ use crate::support::{Client, TestEditor, eventually, none};
 /// Timestamps differ between a run and its replay (they are `${TIME}` in
 /// the transcript); everything else must be identical.
 fn normalised(mut value: Value) -> Value {
-    fn walk(v: &mut Value) {
-        match v {
-            Value::String(s) if is_timestamp(s) => *s = "<time>".into(),
-            Value::Object(m) => m.values_mut().for_each(walk),
-            Value::Array(a) => a.iter_mut().for_each(walk),
-            _ => {}
-        }
-    }
-    walk(&mut value);
+    blank_timestamps(&mut value, "<time>");
     value
 }
 
