@@ -22,8 +22,11 @@
 //! - [`mcp`] — the MCP stdio server: the one module that knows rmcp, behind a
 //!   guard that keeps stdout clean and every request answered.
 //! - [`setup`] — writing MCP clients' configuration files (`setup CLIENT`).
+//! - [`cli`] — the command line (the `unity-mcp-bridge` binary is a call to
+//!   [`cli::main`]; `unity-conformance` embeds the same).
 
 pub mod bridge;
+pub mod cli;
 pub mod connection;
 pub mod discovery;
 pub mod framing;

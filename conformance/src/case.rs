@@ -35,6 +35,8 @@ pub enum Needs {
     Control,
     /// The project's files (what the fixture project says).
     Project,
+    /// A fake Editor the suite starts itself, with a fault scenario loaded.
+    Faults,
 }
 
 /// The outcome of a case.

@@ -11,14 +11,23 @@
 //!   per tool come from it).
 //! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`) and the
 //!   raw wire client the cases use ([`target::Link`]).
+//! - [`bridge`] — the bridge under test as a child process, and the raw MCP
+//!   stdio client the `mcp` cases drive it with.
+//! - [`bridge_defect`] — a deliberately broken bridge (one MCP rule each),
+//!   so every `mcp` case can be shown failing.
+//! - [`snapshot`] — MCP output snapshots: redaction, insta files, field
+//!   by field differences.
 //! - [`runner`] — selection, running each case with a deadline, results.
 //! - [`report`] — the console report, JSON and JUnit XML.
 //! - [`bench`] — `unity-conformance bench`: measured figures for the bridge.
 
 pub mod bench;
+pub mod bridge;
+pub mod bridge_defect;
 pub mod case;
 pub mod cases;
 pub mod reference;
 pub mod report;
 pub mod runner;
+pub mod snapshot;
 pub mod target;

@@ -1,9 +1,14 @@
 //! The `unity-conformance` command line.
 
-use std::{io::Write, path::PathBuf, process::ExitCode};
+use std::{ffi::OsString, io::Write, path::PathBuf, process::ExitCode};
 
 use clap::{Parser, Subcommand};
-use unity_conformance::{cases, report, runner, target::Target};
+use unity_conformance::{
+    bridge::BridgeCommand,
+    bridge_defect::{self, BridgeDefect},
+    cases, report, runner,
+    target::Target,
+};
 
 #[derive(Parser, Debug)]
 #[command(name = "unity-conformance", version, about = "Conformance suite for Unity editor-link endpoints")]
@@ -35,6 +40,18 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         json: Option<PathBuf>,
     },
+    /// The bridge embedded in this program (`unity-mcp-bridge`'s own command
+    /// line), which the `mcp` cases start; with --defect, broken on purpose.
+    #[command(hide = true)]
+    Bridge {
+        #[arg(long, value_name = "NAME")]
+        defect: Option<BridgeDefect>,
+        /// unity-mcp-bridge's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
+    /// List the deliberate bridge defects (`run --bridge-defect NAME`).
+    BridgeDefects,
     /// List the cases: id, level, reference and requirement.
     List {
         /// Only cases whose id matches (glob, or an id prefix such as `2.`).
@@ -59,6 +76,15 @@ struct RunArgs {
     /// (`fake-unity defects` lists them), to see the matching case fail.
     #[arg(long, value_name = "NAME")]
     defect: Option<fake_unity::Defect>,
+    /// The bridge the `mcp` cases start in front of the Editor, as a command
+    /// line (default: the bridge embedded in this program). It is started in
+    /// the project's folder, or with UNITY_TCP_PORT when the project is not known.
+    #[arg(long, value_name = "COMMAND")]
+    bridge: Option<String>,
+    /// Break one MCP rule in the embedded bridge on purpose
+    /// (`unity-conformance bridge-defects` lists them), to see the matching case fail.
+    #[arg(long, value_name = "NAME", conflicts_with = "bridge")]
+    bridge_defect: Option<BridgeDefect>,
     /// Run only cases whose id matches (repeatable; glob, or an id prefix).
     #[arg(long)]
     filter: Vec<String>,
@@ -83,6 +109,10 @@ struct RunArgs {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    // The embedded bridge sets up its own logging.
+    if let Command::Bridge { defect, args } = cli.command {
+        return embedded_bridge(defect, args);
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -111,11 +141,59 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run(args) => run(*args),
+        Command::Bridge { .. } => unreachable!("handled above"),
+        Command::BridgeDefects => {
+            let mut out = std::io::stdout().lock();
+            for defect in BridgeDefect::all() {
+                let help = clap::ValueEnum::to_possible_value(&defect)
+                    .and_then(|v| v.get_help().map(ToString::to_string))
+                    .unwrap_or_default();
+                let _ = writeln!(out, "{defect:<28} {help}");
+            }
+            ExitCode::SUCCESS
+        }
         Command::Bench { bridge, startups, reloads, calls, json } => bench(bridge, startups, reloads, calls, json),
     }
 }
 
+/// `unity-conformance bridge [--defect NAME] -- ARGS`.
+fn embedded_bridge(defect: Option<BridgeDefect>, args: Vec<OsString>) -> ExitCode {
+    let Some(defect) = defect else {
+        return unity_mcp_bridge::cli::main(std::iter::once(OsString::from("unity-mcp-bridge")).chain(args));
+    };
+    let program = match std::env::current_exe() {
+        Ok(program) => program,
+        Err(e) => {
+            eprintln!("unity-conformance bridge: cannot tell where this program is: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => ExitCode::from(runtime.block_on(bridge_defect::relay(defect, program, args)) as u8),
+        Err(e) => {
+            eprintln!("unity-conformance bridge: cannot start the runtime: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
 fn run(args: RunArgs) -> ExitCode {
+    let bridge = match &args.bridge {
+        Some(line) => match BridgeCommand::parse(line) {
+            Ok(bridge) => bridge,
+            Err(e) => {
+                eprintln!("unity-conformance: --bridge: {e}");
+                return ExitCode::from(2);
+            }
+        },
+        None => match std::env::current_exe() {
+            Ok(program) => BridgeCommand::embedded(program, args.bridge_defect),
+            Err(e) => {
+                eprintln!("unity-conformance: cannot tell where this program is (for the embedded bridge): {e}");
+                return ExitCode::from(2);
+            }
+        },
+    };
     let target = match (args.target, args.defect) {
         (Target::Fake { .. }, _) if args.control.is_some() || args.project.is_some() => {
             eprintln!("unity-conformance: --control and --project are for --target tcp://HOST:PORT");
@@ -169,7 +247,7 @@ fn run(args: RunArgs) -> ExitCode {
     let results = runtime.block_on(async {
         let mut results = Vec::new();
         for case in &selected {
-            let mut result = runner::run_case(&target, case).await;
+            let mut result = runner::run_case(&target, &bridge, case).await;
             baseline.apply(&mut result);
             let _ = writeln!(stdout, "{}", report::case_line(&result));
             results.push(result);

@@ -4,6 +4,7 @@
 use std::time::{Duration, Instant};
 
 use crate::{
+    bridge::BridgeCommand,
     case::{Case, Finding, Level, Needs, Status},
     target::{Target, WireLog},
 };
@@ -54,8 +55,8 @@ pub fn select(cases: Vec<Case>, include: &[String], exclude: &[String]) -> Vec<C
         .collect()
 }
 
-/// Runs one case.
-pub async fn run_case(target: &Target, case: &Case) -> CaseResult {
+/// Runs one case (the `mcp` cases start `bridge` in front of the target).
+pub async fn run_case(target: &Target, bridge: &BridgeCommand, case: &Case) -> CaseResult {
     let started = Instant::now();
     let log = WireLog::default();
     let not_applicable = match target {
@@ -63,12 +64,15 @@ pub async fn run_case(target: &Target, case: &Case) -> CaseResult {
         Target::Tcp(remote) if case.needs == Needs::Project && remote.project.is_none() => {
             Some("not applicable: this case compares the Editor with its project's files (--project DIR)")
         }
+        Target::Tcp(_) if case.needs == Needs::Faults => {
+            Some("not applicable: fault scenarios are injected by the embedded fake (--target fake)")
+        }
         _ => None,
     };
     let (status, detail) = if let Some(why) = not_applicable {
         (Status::Skip, why.to_owned())
     } else {
-        let outcome = match target.open(log.clone()).await {
+        let outcome = match target.open(log.clone(), bridge).await {
             Err(finding) => Err(finding),
             Ok(session) => match tokio::time::timeout(CASE_DEADLINE, (case.check)(session)).await {
                 Ok(outcome) => outcome,

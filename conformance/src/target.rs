@@ -30,7 +30,10 @@ use unity_mcp_bridge::{
     jsonrpc::Id,
 };
 
-use crate::case::Finding;
+use crate::{
+    bridge::{BridgeCommand, McpProcess},
+    case::Finding,
+};
 
 /// How long a case waits for any one thing from the target.
 pub const READ_TIMEOUT: Duration = Duration::from_secs(5);
@@ -108,7 +111,16 @@ pub struct Session {
     /// The project folder, when known (for its discovery file).
     pub project: Option<PathBuf>,
     log: WireLog,
-    fake: Option<(FakeUnity, tempfile::TempDir)>,
+    /// The bridge the `mcp` cases start in front of the Editor.
+    bridge: BridgeCommand,
+    fake: Option<EmbeddedFake>,
+}
+
+/// A fake Editor this suite started, on its own copy of the project.
+struct EmbeddedFake {
+    fake: FakeUnity,
+    defect: Option<Defect>,
+    project: tempfile::TempDir,
 }
 
 impl fmt::Debug for Session {
@@ -122,7 +134,7 @@ impl fmt::Debug for Session {
 pub struct WireLog(Arc<Mutex<Vec<String>>>);
 
 impl WireLog {
-    fn push(&self, line: String) {
+    pub(crate) fn push(&self, line: String) {
         if let Ok(mut log) = self.0.lock() {
             if log.len() < 200 {
                 log.push(line);
@@ -135,7 +147,7 @@ impl WireLog {
     }
 }
 
-fn excerpt(bytes: &[u8]) -> String {
+pub(crate) fn excerpt(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
     if text.len() <= 300 {
         return text.into_owned();
@@ -154,7 +166,7 @@ pub fn fixture_project() -> PathBuf {
 
 impl Target {
     /// A fresh session for one case.
-    pub async fn open(&self, log: WireLog) -> Result<Session, Finding> {
+    pub async fn open(&self, log: WireLog, bridge: &BridgeCommand) -> Result<Session, Finding> {
         match self {
             Target::Tcp(remote) => {
                 let control = match &remote.control {
@@ -164,7 +176,14 @@ impl Target {
                     ),
                     None => None,
                 };
-                Ok(Session { addr: remote.addr, control, project: remote.project.clone(), log, fake: None })
+                Ok(Session {
+                    addr: remote.addr,
+                    control,
+                    project: remote.project.clone(),
+                    log,
+                    bridge: bridge.clone(),
+                    fake: None,
+                })
             }
             Target::Fake { defect } => {
                 let project = tempfile::tempdir().map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
@@ -179,31 +198,70 @@ impl Target {
                     std::fs::create_dir_all(project.path().join(dir))
                         .map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
                 }
-                let mut config = fake_unity::Config::new(project.path());
-                config.seed = Some(1);
-                config.defect = *defect;
-                config.state.editor.reload_downtime_ms = 100;
-                config.state.editor.tools_ready_delay_ms = 20;
-                let fake =
-                    FakeUnity::start(config).await.map_err(|e| Finding::Harness(format!("starting the fake: {e}")))?;
+                let fake = start_fake(project.path(), *defect, |_| {}).await?;
                 let addr = SocketAddr::from(([127, 0, 0, 1], fake.port()));
                 Ok(Session {
                     addr,
                     control: Some(fake.control()),
                     project: Some(fake.editor().project.clone()),
                     log,
-                    fake: Some((fake, project)),
+                    bridge: bridge.clone(),
+                    fake: Some(EmbeddedFake { fake, defect: *defect, project }),
                 })
             }
         }
     }
 }
 
+/// Starts a fake Editor on `project` as the suite configures it (fast
+/// reloads, a fixed seed), adjusted by `adjust`.
+async fn start_fake(
+    project: &std::path::Path,
+    defect: Option<Defect>,
+    adjust: impl FnOnce(&mut fake_unity::Config),
+) -> Result<FakeUnity, Finding> {
+    let mut config = fake_unity::Config::new(project);
+    config.seed = Some(1);
+    config.defect = defect;
+    config.state.editor.reload_downtime_ms = 100;
+    config.state.editor.tools_ready_delay_ms = 20;
+    adjust(&mut config);
+    FakeUnity::start(config).await.map_err(|e| Finding::Harness(format!("starting the fake: {e}")))
+}
+
 impl Session {
+    /// Starts the bridge under test in front of the Editor.
+    pub async fn mcp(&self) -> Result<McpProcess, Finding> {
+        let port = match &self.fake {
+            Some(embedded) => embedded.fake.port(),
+            None => self.addr.port(),
+        };
+        McpProcess::spawn(&self.bridge, self.project.as_deref(), port, self.log.clone())
+    }
+
+    /// Replaces the embedded fake by one started with `adjust` applied to its
+    /// configuration (a fault scenario, a held port); a harness finding on
+    /// any other target.
+    pub async fn restart_fake(&mut self, adjust: impl FnOnce(&mut fake_unity::Config)) -> Result<(), Finding> {
+        let embedded =
+            self.fake.take().ok_or_else(|| Finding::Harness("only the embedded fake can be restarted".into()))?;
+        embedded.fake.quit().await;
+        let fake = start_fake(embedded.project.path(), embedded.defect, adjust).await?;
+        self.addr = SocketAddr::from(([127, 0, 0, 1], fake.port()));
+        self.control = Some(fake.control());
+        self.fake = Some(EmbeddedFake { fake, ..embedded });
+        Ok(())
+    }
+
+    /// The embedded fake, if the target is one.
+    pub fn fake(&self) -> Option<&FakeUnity> {
+        self.fake.as_ref().map(|e| &e.fake)
+    }
+
     /// Connects to the Editor's current port.
     pub async fn link(&self, framing: Framing) -> Result<Link, Finding> {
         let addr = match &self.fake {
-            Some((fake, _)) => SocketAddr::from(([127, 0, 0, 1], fake.port())),
+            Some(embedded) => SocketAddr::from(([127, 0, 0, 1], embedded.fake.port())),
             // A remote Editor with a known project: the port it publishes
             // (it moves when a reload finds the old one taken), once it is
             // ready again (an earlier case may have reloaded it).

@@ -4,7 +4,6 @@ mod cli;
 mod e2e;
 mod framing_props;
 mod link;
-mod scenarios;
 mod service;
 mod sessions;
 mod snapshots;

@@ -4,9 +4,12 @@ mod behaviour;
 mod framing;
 mod jsonrpc;
 mod lifecycle;
+pub mod mcp;
 mod properties;
 mod robustness;
+pub mod scenarios;
 mod security;
+pub mod snapshots;
 mod tools;
 
 use crate::case::Case;
@@ -22,6 +25,9 @@ pub fn catalogue() -> Vec<Case> {
     cases.extend(security::cases());
     cases.extend(robustness::cases());
     cases.extend(lifecycle::cases());
+    cases.extend(mcp::cases());
+    cases.extend(scenarios::cases());
+    cases.extend(snapshots::cases());
     cases.extend(lifecycle::last_cases());
     cases
 }
@@ -37,7 +43,8 @@ mod tests {
         assert_eq!(ids.len(), cases.len());
         for case in &cases {
             let (section, slug) = case.id.split_once('.').unwrap();
-            assert!(section.parse::<u8>().is_ok() && !slug.is_empty(), "{}", case.id);
+            // A section of the protocol reference, or `mcp` (the MCP spec, through the bridge).
+            assert!((section.parse::<u8>().is_ok() || section == "mcp") && !slug.is_empty(), "{}", case.id);
             assert!(case.reference.contains('§'), "{}", case.id);
         }
     }

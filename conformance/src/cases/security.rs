@@ -68,13 +68,35 @@ fn loopback_only(s: Session) -> CheckFuture {
     })
 }
 
-async fn settings(s: &Session, patch: serde_json::Value) -> Result<(), Finding> {
-    s.control()?.post("/settings", patch).await.map(|_| ()).map_err(|e| Finding::Harness(format!("settings: {e}")))
+/// Runs `check` with the Editor's settings patched, and puts the patched
+/// settings back afterwards, whatever the outcome (a remote Editor is shared
+/// by every case of the run).
+async fn with_settings(
+    s: &Session,
+    patch: serde_json::Value,
+    check: impl std::future::Future<Output = Result<(), Finding>>,
+) -> Result<(), Finding> {
+    let control = s.control()?;
+    let harness = |e: fake_unity::control::ControlError| Finding::Harness(format!("settings: {e}"));
+    let state = control.get("/state").await.map_err(harness)?;
+    let mut previous = serde_json::Map::new();
+    for key in patch.as_object().into_iter().flatten().map(|(k, _)| k) {
+        previous.insert(key.clone(), state["settings"][key].clone());
+    }
+    control.post("/settings", patch).await.map_err(harness)?;
+    let outcome = check.await;
+    control.post("/settings", serde_json::Value::Object(previous)).await.map_err(harness)?;
+    outcome
 }
 
 fn disabled_tool(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        settings(&s, json!({"disabledTools": ["get-menu-items"]})).await?;
+    Box::pin(
+        async move { with_settings(&s, json!({"disabledTools": ["get-menu-items"]}), disabled_tool_check(&s)).await },
+    )
+}
+
+async fn disabled_tool_check(s: &Session) -> Result<(), Finding> {
+    {
         let mut link = s.link(Framing::Header).await?;
         let details = link.result("get-tool-details", json!({})).await?;
         let listed = details["Tools"].as_array().into_iter().flatten().any(|t| t["name"] == "get-menu-items");
@@ -83,12 +105,15 @@ fn disabled_tool(s: Session) -> CheckFuture {
         let error = &answer["error"];
         ensure!(error["code"] == -32603 && error["data"]["type"] == "tool_disabled", "answered {answer}");
         Ok(())
-    })
+    }
 }
 
 fn security_blocked(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        settings(&s, json!({"enableTestsExecution": false})).await?;
+    Box::pin(async move { with_settings(&s, json!({"enableTestsExecution": false}), security_blocked_check(&s)).await })
+}
+
+async fn security_blocked_check(s: &Session) -> Result<(), Finding> {
+    {
         let mut link = s.link(Framing::Header).await?;
         let answer = link.call("run-tests", json!({})).await?;
         let error = &answer["error"];
@@ -98,5 +123,5 @@ fn security_blocked(s: Session) -> CheckFuture {
             "no data.command or data.reason: {answer}"
         );
         Ok(())
-    })
+    }
 }

@@ -1,17 +1,22 @@
-//! Every check can be shown failing: each deliberate defect of the fake makes
-//! the cases it names fail (or warn, for a SHOULD), every case is named by at
-//! least one defect, and the clean fake passes every case.
+//! Every check can be shown failing: each deliberate defect of the fake (and,
+//! for the `mcp` cases, of the bridge) makes the cases it names fail (or
+//! warn, for a SHOULD), every case is named by at least one defect, and the
+//! clean fake with the clean bridge passes every case.
 
 use std::collections::BTreeSet;
 
 use fake_unity::Defect;
 use rstest::rstest;
 use unity_conformance::{
+    bridge::BridgeCommand,
+    bridge_defect::BridgeDefect,
     case::{Case, Level, Status},
     cases::catalogue,
     runner::{glob_matches, run_case},
     target::Target,
 };
+
+use crate::embedded_bridge;
 
 /// The cases each defect breaks (globs over case ids).
 fn breaks(defect: Defect) -> &'static [&'static str] {
@@ -69,8 +74,53 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
     }
 }
 
+/// The `mcp` cases each defect of the bridge breaks.
+fn bridge_breaks(defect: BridgeDefect) -> &'static [&'static str] {
+    use BridgeDefect as D;
+    match defect {
+        D::Banner => &["mcp.stdout-only-mcp", "mcp.ping", "mcp.snapshot.tools-list"],
+        D::PinsVersion => &["mcp.initialize.version-echo"],
+        D::RejectsUnknownVersion => &["mcp.initialize.unknown-version"],
+        D::NoListChangedCapability => &["mcp.initialize.capabilities"],
+        D::DiesOnEarlyNotification => &["mcp.initialize.notifications-before"],
+        D::IdsAsStrings => &["mcp.id-echo"],
+        D::DiesOnBadJson => &["mcp.parse-error"],
+        D::IgnoresBatches => &["mcp.batch-rejected"],
+        D::IgnoresPing => &["mcp.ping", "mcp.ping-during-call"],
+        D::IgnoresDiscover => &["mcp.initialize.server-discover"],
+        D::InvalidSchema => &["mcp.tools-list.schemas"],
+        D::HidesATool => &["mcp.tools-list.editor-tools", "mcp.snapshot.tools-list"],
+        D::AcceptsAnyCursor => &["mcp.tools-list.invalid-cursor"],
+        D::RequiresEveryParameter => &["mcp.tools-call.arguments-schema"],
+        D::NoStructuredContent => &["mcp.tools-call.result", "mcp.tools-call.concurrent", "mcp.snapshot.inspect-scene"],
+        D::NoIsError => &["mcp.tools-call.invalid-arguments", "mcp.tools-call.editor-failure", "mcp.snapshot.refusals"],
+        D::UnknownToolAsResult => &["mcp.tools-call.unknown-tool"],
+        D::ImagesAsText => &["mcp.tools-call.image"],
+        D::NoListChanged => &["mcp.list-changed"],
+        D::EarlyListChanged => &["mcp.list-changed-after-initialized"],
+        D::NoProgress => &["mcp.progress"],
+        D::ProgressUnasked => &["mcp.progress-only-when-asked"],
+        D::AnswersCancelled => &["mcp.cancellation"],
+        D::LosesAnswers => &["mcp.reload.in-flight", "mcp.tools-call.concurrent"],
+        D::GivesUp => &[
+            "mcp.reload.*",
+            "mcp.scenario.*",
+            "mcp.snapshot.edit-compile-fix",
+            "mcp.snapshot.reload-moves-port",
+            "mcp.snapshot.run-tests-read-failures",
+        ],
+        D::TakesTheEditor => &["mcp.probe-start"],
+        D::IgnoresEof => &["mcp.stdin-eof-exits"],
+        D::AltersResults => &["mcp.snapshot.*"],
+    }
+}
+
 fn broken_by(defect: Defect, cases: &[Case]) -> Vec<Case> {
     cases.iter().filter(|c| breaks(defect).iter().any(|g| glob_matches(g, &c.id))).cloned().collect()
+}
+
+fn broken_by_bridge(defect: BridgeDefect, cases: &[Case]) -> Vec<Case> {
+    cases.iter().filter(|c| bridge_breaks(defect).iter().any(|g| glob_matches(g, &c.id))).cloned().collect()
 }
 
 #[test]
@@ -82,6 +132,11 @@ fn every_case_is_broken_by_some_defect_and_every_defect_breaks_a_case() {
         assert!(!broken.is_empty(), "defect {defect} names no case of the catalogue");
         covered.extend(broken.into_iter().map(|c| c.id.to_string()));
     }
+    for defect in BridgeDefect::all() {
+        let broken = broken_by_bridge(defect, &cases);
+        assert!(!broken.is_empty(), "bridge defect {defect} names no case of the catalogue");
+        covered.extend(broken.into_iter().map(|c| c.id.to_string()));
+    }
     let uncovered: Vec<&str> = cases.iter().map(|c| c.id.as_ref()).filter(|id| !covered.contains(*id)).collect();
     assert!(uncovered.is_empty(), "cases no defect can show failing: {uncovered:?}");
 }
@@ -91,11 +146,35 @@ async fn each_defect_fails_the_cases_it_breaks() {
     let cases = catalogue();
     for defect in Defect::ALL {
         for case in broken_by(defect, &cases) {
-            let broken = run_case(&Target::Fake { defect: Some(defect) }, &case).await;
+            let broken = run_case(&Target::Fake { defect: Some(defect) }, &embedded_bridge(), &case).await;
             let expected = if case.level == Level::Should { Status::Warn } else { Status::Fail };
             assert_eq!(broken.status, expected, "{} with defect {defect}: {}", case.id, broken.detail);
             assert!(!broken.detail.is_empty(), "{} with defect {defect} says why", case.id);
         }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_bridge_defect_fails_the_cases_it_breaks() {
+    use futures_util::StreamExt;
+    let cases = catalogue();
+    let runs: Vec<(BridgeDefect, Case)> = BridgeDefect::all()
+        .into_iter()
+        .flat_map(|defect| broken_by_bridge(defect, &cases).into_iter().map(move |case| (defect, case)))
+        .collect();
+    // Four at a time: many of these wait out a silence.
+    let results: Vec<_> = futures_util::stream::iter(runs)
+        .map(|(defect, case)| async move {
+            let bridge = BridgeCommand::embedded(env!("CARGO_BIN_EXE_unity-conformance"), Some(defect));
+            (defect, case.level, run_case(&Target::Fake { defect: None }, &bridge, &case).await)
+        })
+        .buffer_unordered(4)
+        .collect()
+        .await;
+    for (defect, level, broken) in results {
+        let expected = if level == Level::Should { Status::Warn } else { Status::Fail };
+        assert_eq!(broken.status, expected, "{} with bridge defect {defect}: {}", broken.id, broken.detail);
+        assert!(!broken.detail.is_empty(), "{} with bridge defect {defect} says why", broken.id);
     }
 }
 
@@ -108,12 +187,13 @@ async fn each_defect_fails_the_cases_it_breaks() {
 #[case::lifecycle("5.")]
 #[case::tools("6.")]
 #[case::discovery("7.")]
+#[case::mcp("mcp.")]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_clean_fake_passes_every_case(#[case] group: &str) {
     let cases: Vec<Case> = catalogue().into_iter().filter(|c| c.id.starts_with(group)).collect();
     assert!(!cases.is_empty(), "no case in group {group}");
     for case in cases {
-        let result = run_case(&Target::Fake { defect: None }, &case).await;
+        let result = run_case(&Target::Fake { defect: None }, &embedded_bridge(), &case).await;
         assert_eq!(result.status, Status::Pass, "{}: {}\n{}", case.id, result.detail, result.wire.join("\n"));
     }
 }

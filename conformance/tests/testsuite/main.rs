@@ -2,3 +2,9 @@
 
 mod cli;
 mod defects;
+mod snapshots;
+
+/// The bridge embedded in the `unity-conformance` binary, as the `mcp` cases start it.
+pub fn embedded_bridge() -> unity_conformance::bridge::BridgeCommand {
+    unity_conformance::bridge::BridgeCommand::embedded(env!("CARGO_BIN_EXE_unity-conformance"), None)
+}

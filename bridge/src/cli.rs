@@ -1,0 +1,309 @@
+//! The `unity-mcp-bridge` command line (the binary is a call to [`main`]).
+//! Without a subcommand it is the MCP stdio server: stdout carries MCP
+//! messages only; logs go to stderr or `--log-file`.
+
+use std::{
+    ffi::OsString,
+    io::Write,
+    path::{Path, PathBuf},
+    process::ExitCode,
+    sync::Arc,
+    time::{Duration, Instant},
+};
+
+use crate::{
+    bridge::{Bridge, BridgeOptions, CallRefused},
+    connection::{FramingChoice, Link, LinkConfig},
+    discovery::Locator,
+    framing::DEFAULT_RESPONSE_LIMIT,
+    mcp::{self, ServeOptions},
+    setup::{self, Client, Scope, ServerEntry},
+    tools::{ResultPolicy, ToolCache},
+    transcript::{Recorder, Redactor},
+};
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "unity-mcp-bridge",
+    version,
+    about = "MCP stdio server for the Unity Editor",
+    long_about = "MCP stdio server for the Unity Editor. Without a subcommand it serves MCP on stdin/stdout \
+                  for a coding agent; put it in the agent's MCP configuration (see `setup`)."
+)]
+struct Cli {
+    #[command(flatten)]
+    common: Common,
+    #[command(subcommand)]
+    command: Option<Command>,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+struct Common {
+    /// The Unity project (default: the nearest folder at or above the working
+    /// directory with Assets/ and ProjectSettings/).
+    #[arg(long, global = true, value_name = "DIR")]
+    project: Option<PathBuf>,
+    /// Connect to this port instead of finding the Editor through the project.
+    #[arg(long, global = true, env = "UNITY_TCP_PORT")]
+    port: Option<u16>,
+    /// Framing to speak to the Editor: auto (header, newline for legacy Editors), header, newline.
+    #[arg(long, global = true, default_value = "auto")]
+    framing: FramingChoice,
+    /// Also offer the Editor's internal tools (ping, get-version, debug-sleep …).
+    #[arg(long, global = true)]
+    dev: bool,
+    /// Write the editor-link traffic to this file as JSON Lines.
+    #[arg(long, global = true, value_name = "FILE")]
+    record: Option<PathBuf>,
+    /// Log level or filter (error, warn, info, debug, trace).
+    #[arg(long, global = true, env = "UNITY_MCP_BRIDGE_LOG", default_value = "info,rmcp=error")]
+    log_level: String,
+    /// Write logs to this file instead of stderr.
+    #[arg(long, global = true, value_name = "FILE")]
+    log_file: Option<PathBuf>,
+    /// Without a cached tool list, how long tools/list waits for Unity (seconds).
+    #[arg(long, global = true, default_value_t = 10.0)]
+    tools_wait: f64,
+    /// A result larger than this (bytes of JSON) is saved to a file and summarised.
+    #[arg(long, global = true, default_value_t = 80_000)]
+    result_budget: usize,
+    /// Largest response accepted from Unity (bytes).
+    #[arg(long, global = true, default_value_t = DEFAULT_RESPONSE_LIMIT)]
+    response_limit: usize,
+    /// Deadline of a tool that names none (seconds).
+    #[arg(long, global = true, default_value_t = 60.0)]
+    default_timeout: f64,
+    /// Tools per tools/list page.
+    #[arg(long, global = true, default_value_t = 100)]
+    page_size: usize,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// List the Editor's tools (as MCP tools).
+    Tools {
+        /// Print the MCP tool definitions as JSON.
+        #[arg(long)]
+        json: bool,
+        /// How long to wait for Unity (seconds).
+        #[arg(long, default_value_t = 10.0)]
+        wait: f64,
+    },
+    /// Call one tool; its result goes to stdout as JSON. Exit 1 if it failed.
+    Call {
+        tool: String,
+        /// Arguments as a JSON object.
+        #[arg(default_value = "{}")]
+        arguments: String,
+    },
+    /// The connection's status as JSON. Exit 1 when Unity is not reachable.
+    Status {
+        /// How long to wait for Unity (seconds).
+        #[arg(long, default_value_t = 3.0)]
+        wait: f64,
+    },
+    /// Add the bridge to an MCP client's configuration: claude-code, cursor,
+    /// vscode, windsurf, codex or gemini.
+    Setup {
+        client: Client,
+        /// project (shared with the repository) or user; each client has its default.
+        #[arg(long)]
+        scope: Option<Scope>,
+        /// The server's name in the client's configuration.
+        #[arg(long, default_value = "unity")]
+        name: String,
+    },
+}
+
+/// Runs the command line given by `args` (program name first) and exits the
+/// process with its status.
+pub fn main<I, T>(args: I) -> ExitCode
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = Cli::parse_from(args);
+    if let Err(e) = init_logging(&cli.common) {
+        eprintln!("unity-mcp-bridge: {e:#}");
+        return ExitCode::from(2);
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("unity-mcp-bridge: cannot start: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let outcome = runtime.block_on(run(cli));
+    let code = match outcome {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("unity-mcp-bridge: {e:#}");
+            2
+        }
+    };
+    // Exit now: a blocking stdin read must not hold the process open.
+    let _ = std::io::stdout().flush();
+    std::process::exit(code);
+}
+
+fn init_logging(common: &Common) -> anyhow::Result<()> {
+    let filter = tracing_subscriber::EnvFilter::try_new(&common.log_level).context("invalid --log-level")?;
+    let builder = tracing_subscriber::fmt().with_env_filter(filter);
+    match &common.log_file {
+        Some(path) => {
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .with_context(|| format!("cannot open the log file {}", path.display()))?;
+            builder.with_ansi(false).with_writer(std::sync::Mutex::new(file)).init();
+        }
+        None => {
+            builder.with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr())).with_writer(std::io::stderr).init()
+        }
+    }
+    Ok(())
+}
+
+/// The project: `--project`, else the nearest Unity project around here.
+fn project(common: &Common) -> anyhow::Result<Option<PathBuf>> {
+    match &common.project {
+        Some(dir) => {
+            let dir = std::fs::canonicalize(dir)
+                .with_context(|| format!("the project folder {} does not exist", dir.display()))?;
+            Ok(Some(dir))
+        }
+        None => Ok(std::env::current_dir().ok().and_then(|cwd| Locator::find_project(&cwd))),
+    }
+}
+
+fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>> {
+    let project = project.map(Path::to_path_buf);
+    let mut config = LinkConfig::new(Locator { explicit_port: common.port, project: project.clone() });
+    config.framing = common.framing;
+    config.response_limit = common.response_limit;
+    let recorder = match &common.record {
+        Some(path) => Some(
+            Recorder::create(
+                path,
+                "unity-mcp-bridge",
+                crate::VERSION,
+                Redactor::for_project(project.as_deref()).with_literal(
+                    &config.id_prefix,
+                    "${RUN}",
+                    "request id prefix of this bridge run",
+                ),
+            )
+            .with_context(|| format!("cannot create the transcript {}", path.display()))?,
+        ),
+        None => None,
+    };
+    let link = Link::start(config, recorder);
+    let options = BridgeOptions {
+        include_internal: common.dev,
+        tools_wait: Duration::from_secs_f64(common.tools_wait.max(0.0)),
+        results: ResultPolicy { budget_bytes: common.result_budget, project: project.clone() },
+        default_timeout: Duration::from_secs_f64(common.default_timeout.max(1.0)),
+        project: project.clone(),
+        ..BridgeOptions::default()
+    };
+    let cache = project.as_deref().map(ToolCache::for_project);
+    Ok(Bridge::start(link, options, cache))
+}
+
+async fn run(cli: Cli) -> anyhow::Result<i32> {
+    let common = cli.common;
+    let project = project(&common)?;
+    match cli.command {
+        None => {
+            let bridge = start(&common, project.as_deref())?;
+            tracing::info!(version = crate::VERSION, "unity-mcp-bridge serving MCP on stdio");
+            let stop =
+                mcp::serve_stdio(bridge, ServeOptions { page_size: common.page_size, ..ServeOptions::default() }).await;
+            tracing::info!(?stop, "stopped");
+            Ok(0)
+        }
+        Some(Command::Tools { json, wait }) => {
+            let bridge = start(&common, project.as_deref())?;
+            let deadline = Instant::now() + Duration::from_secs_f64(wait);
+            bridge
+                .link
+                .wait_connected(deadline, &CancellationToken::new())
+                .await
+                .map_err(|e| anyhow::anyhow!("{e}"))?;
+            bridge.refresh().await;
+            let tools = bridge.list_tools().await;
+            let mut out = std::io::stdout().lock();
+            if json {
+                writeln!(out, "{}", serde_json::to_string_pretty(&tools)?)?;
+            } else {
+                for tool in &tools {
+                    let description = tool["description"].as_str().unwrap_or("");
+                    let first = description.split(". ").next().unwrap_or(description);
+                    writeln!(out, "{:<24} {first}", tool["name"].as_str().unwrap_or(""))?;
+                }
+            }
+            Ok(0)
+        }
+        Some(Command::Call { tool, arguments }) => {
+            let arguments: Map<String, Value> = match serde_json::from_str(&arguments) {
+                Ok(Value::Object(map)) => map,
+                Ok(other) => anyhow::bail!("the arguments must be a JSON object, not {other}"),
+                Err(e) => anyhow::bail!("the arguments are not valid JSON: {e}"),
+            };
+            let bridge = start(&common, project.as_deref())?;
+            match bridge.call_tool(&tool, arguments, None, CancellationToken::new()).await {
+                Ok(result) => {
+                    let mut out = std::io::stdout().lock();
+                    let shown =
+                        result.0.get("structuredContent").cloned().unwrap_or_else(|| Value::String(result.text()));
+                    writeln!(out, "{}", serde_json::to_string_pretty(&shown)?)?;
+                    if result.is_error() {
+                        eprintln!("unity-mcp-bridge: {tool} failed: {}", result.text());
+                        return Ok(1);
+                    }
+                    Ok(0)
+                }
+                Err(CallRefused::UnknownTool(name)) => {
+                    anyhow::bail!("Unity has no tool {name:?} (see `unity-mcp-bridge tools`)")
+                }
+                Err(CallRefused::Cancelled) => Ok(1),
+            }
+        }
+        Some(Command::Status { wait }) => {
+            let bridge = start(&common, project.as_deref())?;
+            let deadline = Instant::now() + Duration::from_secs_f64(wait);
+            let connected = bridge.link.wait_connected(deadline, &CancellationToken::new()).await.is_ok();
+            writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&bridge.status())?)?;
+            Ok(if connected { 0 } else { 1 })
+        }
+        Some(Command::Setup { client, scope, name }) => {
+            let project =
+                project.context("setup needs the Unity project: run it inside the project or pass --project DIR")?;
+            let home = home_dir().context("cannot tell the home folder (HOME is not set)")?;
+            let command = std::env::current_exe()
+                .and_then(std::fs::canonicalize)
+                .context("cannot tell where this program is")?
+                .to_string_lossy()
+                .into_owned();
+            let entry =
+                ServerEntry { name, command, args: vec!["--project".into(), project.to_string_lossy().into_owned()] };
+            let scope = scope.unwrap_or(client.default_scope());
+            let outcome = setup::setup(client, scope, &project, &home, &entry)?;
+            writeln!(std::io::stdout().lock(), "{client}: the {} server {outcome}", entry.name)?;
+            Ok(0)
+        }
+    }
+}
+
+fn home_dir() -> Option<PathBuf> {
+    std::env::var_os("HOME")
+        .or_else(|| std::env::var_os("USERPROFILE"))
+        .map(PathBuf::from)
+        .filter(|p| Path::new(p).is_absolute())
+}

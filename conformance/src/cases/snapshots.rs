@@ -1,0 +1,259 @@
+//! MCP output snapshots: scripted agent workflows (those recorded in
+//! `fixtures/sessions/`, and more) run through the bridge against the
+//! target; the redacted answers must equal `fixtures/snapshots/mcp/NAME.snap`,
+//! the same for every target. The snapshots are insta snapshots, written and
+//! reviewed with `cargo insta` (`conformance/tests/testsuite/snapshots.rs`);
+//! they are built into this program, so it needs no checkout.
+
+use serde_json::{Value, json};
+
+use crate::{
+    case::{Case, Finding, Level, Needs, check},
+    snapshot,
+    target::Session,
+};
+
+/// What an agent does in a workflow.
+#[derive(Clone, Debug)]
+pub enum Step {
+    /// An MCP tool call.
+    Call(&'static str, Value),
+    /// `tools/list`, every page.
+    ListTools,
+    /// A file written into the project (the agent editing).
+    Write(&'static str, &'static str),
+    /// The Editor reloads on its own (a play-mode change, an import).
+    Reload { move_port: bool },
+}
+
+#[derive(Clone, Debug)]
+pub struct Workflow {
+    pub name: &'static str,
+    pub what: &'static str,
+    pub steps: Vec<Step>,
+}
+
+impl Workflow {
+    fn needs(&self) -> Needs {
+        if self.steps.iter().any(|s| matches!(s, Step::Reload { .. })) {
+            Needs::Control
+        } else if self.steps.iter().any(|s| matches!(s, Step::Write(..))) {
+            Needs::Project
+        } else {
+            Needs::Link
+        }
+    }
+}
+
+/// The workflows; the first five are the sessions recorded in `fixtures/sessions/`.
+pub fn workflows() -> Vec<Workflow> {
+    use Step::*;
+    vec![
+        Workflow {
+            name: "inspect-scene",
+            what: "the hierarchy, a search for GameObjects, the console's warnings",
+            steps: vec![
+                Call("get-hierarchy", json!({"IncludeComponents": false})),
+                Call("find-game-objects", json!({"NamePattern": "Enemy", "SearchMode": "Contains"})),
+                Call("get-logs", json!({"LogType": "Warning", "MaxCount": 5})),
+            ],
+        },
+        Workflow {
+            name: "edit-compile-fix",
+            what: "a script with an #error compiled, the errors read, the script fixed and compiled again through the domain reload it causes",
+            steps: vec![
+                Write("Assets/Scripts/Turret.cs", "public class Turret {\n#error Turret is not finished\n}\n"),
+                Call("compile", json!({})),
+                Call("get-logs", json!({"LogType": "Error"})),
+                Write("Assets/Scripts/Turret.cs", "public class Turret {\n    public int Range = 5;\n}\n"),
+                Call("compile", json!({})),
+                Call("get-logs", json!({"LogType": "Error"})),
+            ],
+        },
+        Workflow {
+            name: "run-tests-read-failures",
+            what: "every test, then one fixture's, then the errors in the console",
+            steps: vec![
+                Call("run-tests", json!({"FilterType": "all"})),
+                Call("run-tests", json!({"FilterType": "regex", "FilterValue": "ScoreKeeperTests"})),
+                Call("get-logs", json!({"LogType": "Error"})),
+            ],
+        },
+        Workflow {
+            name: "search-assets",
+            what: "two Unity Search queries and the menu items",
+            steps: vec![
+                Call("unity-search", json!({"SearchQuery": "Player"})),
+                Call("unity-search", json!({"SearchQuery": "t:Material", "IncludeMetadata": true})),
+                Call("get-menu-items", json!({"FilterText": "Fixture"})),
+            ],
+        },
+        Workflow {
+            name: "reload-moves-port",
+            what: "the Editor reloads between two calls and comes back on another port",
+            steps: vec![
+                Call("get-logs", json!({"MaxCount": 2})),
+                Reload { move_port: true },
+                Call("get-hierarchy", json!({"IncludeComponents": false})),
+            ],
+        },
+        Workflow {
+            name: "tools-list",
+            what: "the tools an agent is offered, with their schemas",
+            steps: vec![ListTools],
+        },
+        Workflow {
+            name: "refusals",
+            what: "what a model reads when a call cannot be done: invalid arguments, a call that fails in Unity, an unknown tool",
+            steps: vec![
+                Call("get-logs", json!({"LogType": "Nope"})),
+                Call("find-game-objects", json!({"SearchMode": "Sideways"})),
+                Call("execute-menu-item", json!({"MenuItemPath": "Conformance/Does Not Exist"})),
+                Call("no-such-tool", json!({})),
+            ],
+        },
+        Workflow {
+            name: "scene-queries",
+            what: "each search mode of find-game-objects, hierarchy depth and root, a component filter",
+            steps: vec![
+                Call("find-game-objects", json!({"NamePattern": "Player", "SearchMode": "Exact"})),
+                Call("find-game-objects", json!({"NamePattern": "^Enemy_0[12]$", "SearchMode": "Regex"})),
+                Call("find-game-objects", json!({"NamePattern": "Environment/Props", "SearchMode": "Path"})),
+                Call("find-game-objects", json!({"RequiredComponents": ["Rigidbody"]})),
+                Call("get-hierarchy", json!({"RootPath": "Environment", "MaxDepth": 1})),
+            ],
+        },
+    ]
+}
+
+/// The committed snapshot of each workflow.
+const SNAPSHOTS: &[(&str, &str)] = &[
+    ("inspect-scene", include_str!("../../../fixtures/snapshots/mcp/inspect-scene.snap")),
+    ("edit-compile-fix", include_str!("../../../fixtures/snapshots/mcp/edit-compile-fix.snap")),
+    ("run-tests-read-failures", include_str!("../../../fixtures/snapshots/mcp/run-tests-read-failures.snap")),
+    ("search-assets", include_str!("../../../fixtures/snapshots/mcp/search-assets.snap")),
+    ("reload-moves-port", include_str!("../../../fixtures/snapshots/mcp/reload-moves-port.snap")),
+    ("tools-list", include_str!("../../../fixtures/snapshots/mcp/tools-list.snap")),
+    ("refusals", include_str!("../../../fixtures/snapshots/mcp/refusals.snap")),
+    ("scene-queries", include_str!("../../../fixtures/snapshots/mcp/scene-queries.snap")),
+];
+
+/// The snapshot of `name`, as built into this program.
+pub fn snapshot_of(name: &str) -> Option<&'static str> {
+    SNAPSHOTS.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+}
+
+/// Runs `workflow` through the bridge against the session's Editor; the
+/// redacted answers, one `{"call", "arguments", "answer"}` per call.
+///
+/// Every workflow starts from an empty console (`clear-console`, not part of
+/// the answers), so a snapshot does not depend on what the Editor logged
+/// before; files it writes into the project are put back afterwards.
+pub async fn run_workflow(s: &Session, workflow: &Workflow) -> Result<Value, Finding> {
+    let mut written = Vec::new();
+    let outcome = run_steps(s, workflow, &mut written).await;
+    for (path, original) in written.into_iter().rev() {
+        let _ = match original {
+            Some(bytes) => std::fs::write(&path, bytes),
+            None => std::fs::remove_file(&path),
+        };
+    }
+    outcome
+}
+
+async fn run_steps(
+    s: &Session,
+    workflow: &Workflow,
+    written: &mut Vec<(std::path::PathBuf, Option<Vec<u8>>)>,
+) -> Result<Value, Finding> {
+    let project = s
+        .project
+        .as_ref()
+        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()).to_string_lossy().into_owned());
+    let mut mcp = s.mcp().await?;
+    mcp.initialize().await?;
+    mcp.call_ok("clear-console", json!({})).await?;
+    let mut answers = Vec::new();
+    for step in &workflow.steps {
+        match step {
+            Step::Call(tool, arguments) => {
+                let answer = mcp.call(tool, arguments.clone()).await?;
+                answers.push(json!({"call": tool, "arguments": arguments,
+                                    "answer": snapshot::comparable(answer, project.as_deref())}));
+            }
+            Step::ListTools => {
+                let tools = mcp.list_tools().await?;
+                answers.push(json!({"list": "tools", "tools": tools}));
+            }
+            Step::Write(path, text) => {
+                let dir =
+                    s.project.as_ref().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+                let file = dir.join(path);
+                if !written.iter().any(|(p, _)| *p == file) {
+                    written.push((file.clone(), std::fs::read(&file).ok()));
+                }
+                std::fs::write(&file, text)
+                    .map_err(|e| Finding::Harness(format!("writing {path} into the project: {e}")))?;
+            }
+            Step::Reload { move_port } => {
+                s.control()?
+                    .reload(200, *move_port)
+                    .await
+                    .map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))?;
+            }
+        }
+    }
+    mcp.finish().await?;
+    Ok(Value::Array(answers))
+}
+
+pub fn cases() -> Vec<Case> {
+    workflows()
+        .into_iter()
+        .map(|workflow| {
+            let needs = workflow.needs();
+            let id = format!("mcp.snapshot.{}", workflow.name);
+            let requirement = format!(
+                "Through the bridge, {} gives the MCP answers of fixtures/snapshots/mcp/{}.snap (ids, times, paths, ports, durations redacted).",
+                workflow.what, workflow.name
+            );
+            Case {
+                id: id.into(),
+                requirement: requirement.into(),
+                reference: "MCP 2025-11-25 §server/tools; editor-link-protocol.md §6",
+                level: Level::Must,
+                needs,
+                check: check(move |s| {
+                    let workflow = workflow.clone();
+                    Box::pin(async move {
+                        let text = snapshot_of(workflow.name)
+                            .ok_or_else(|| Finding::Harness(format!("no snapshot for {}", workflow.name)))?;
+                        let expected = snapshot::parse_insta(text).map_err(Finding::Harness)?;
+                        let actual = run_workflow(&s, &workflow).await?;
+                        let differences = snapshot::differences(&expected, &actual, 8);
+                        if differences.is_empty() {
+                            return Ok(());
+                        }
+                        Err(Finding::Violation(format!(
+                            "the answers differ from fixtures/snapshots/mcp/{}.snap (the Editor changed, or the fake drifted from it): {}",
+                            workflow.name,
+                            differences.iter().map(|d| describe(&actual, d)).collect::<Vec<_>>().join("; ")
+                        )))
+                    })
+                }),
+            }
+        })
+        .collect()
+}
+
+/// A difference with the step it is in named (`step 2 (get-logs)`).
+fn describe(actual: &Value, difference: &str) -> String {
+    let step = difference.trim_start_matches('/').split('/').next().and_then(|n| n.parse::<usize>().ok());
+    match step.and_then(|n| actual.get(n).map(|a| (n, a))) {
+        Some((n, a)) => {
+            let what = a["call"].as_str().or(a["list"].as_str()).unwrap_or("?");
+            format!("step {} ({what}) {difference}", n + 1)
+        }
+        None => difference.to_owned(),
+    }
+}

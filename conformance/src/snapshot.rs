@@ -1,0 +1,189 @@
+//! MCP output snapshots: redacting what differs from run to run, reading
+//! insta's `.snap` files, and saying field by field where an answer differs
+//! from its snapshot.
+
+use serde_json::{Value, json};
+
+/// Keys whose values differ from run to run (and Editor to Editor).
+const VOLATILE_KEYS: &[&str] = &[
+    "id",
+    "instanceId",
+    "InstanceId",
+    "InstanceID",
+    "ImagePath",
+    "XmlPath",
+    "ResultsFilePath",
+    "hierarchyFilePath",
+    "DataPath",
+    "serverSessionId",
+    "port",
+    "project",
+    "pid",
+    "timestamp",
+    // The package version: a snapshot holds for every release.
+    "Ver",
+];
+
+/// Key suffixes of times and durations (`CompletedAt`, `SearchDurationMs`,
+/// `uptimeSeconds`, `Duration`).
+const VOLATILE_SUFFIXES: &[&str] = &["At", "Ms", "Seconds", "Duration"];
+
+fn is_volatile(key: &str) -> bool {
+    VOLATILE_KEYS.contains(&key) || VOLATILE_SUFFIXES.iter().any(|s| key.ends_with(s) && key.len() > s.len())
+}
+
+/// Replaces volatile values by `[KEY]`, timestamps by `[time]`, and the
+/// project folder inside strings by `[project]`.
+pub fn redact(value: &mut Value, project: Option<&str>) {
+    match value {
+        Value::Object(map) => {
+            for (key, v) in map.iter_mut() {
+                if is_volatile(key) && !v.is_null() && v.as_str() != Some("") && !v.is_object() && !v.is_array() {
+                    *v = json!(format!("[{key}]"));
+                } else {
+                    redact(v, project);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, project)),
+        Value::String(s) => {
+            if unity_mcp_bridge::transcript::is_timestamp(s) {
+                *s = "[time]".into();
+            } else if let Some(project) = project.filter(|p| !p.is_empty() && s.contains(*p)) {
+                *s = s.replace(project, "[project]");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// An MCP answer made comparable: a text block that is exactly the result's
+/// structuredContent as JSON is shown as a placeholder (so a snapshot shows
+/// the content once), then [`redact`]. A text block that is *not* the
+/// structured content stays, and so shows up in a difference.
+pub fn comparable(mut answer: Value, project: Option<&str>) -> Value {
+    if let Some(result) = answer.get_mut("result") {
+        if let (Some(text), Some(structured)) = (result["content"][0]["text"].as_str(), result.get("structuredContent"))
+        {
+            let parsed: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            if &parsed == structured {
+                result["content"][0]["text"] = json!("[the structuredContent, as JSON text]");
+            }
+        }
+    }
+    if let Some(object) = answer.as_object_mut() {
+        // The client's own numbering, not the bridge's answer.
+        object.remove("id");
+    }
+    redact(&mut answer, project);
+    answer
+}
+
+/// The value of an insta `.snap` file (its `---` header skipped).
+pub fn parse_insta(text: &str) -> Result<Value, String> {
+    let body = match text.strip_prefix("---\n") {
+        Some(rest) => match rest.find("\n---\n") {
+            Some(end) => &rest[end + 5..],
+            None => return Err("the snapshot's header does not end (no second ---)".into()),
+        },
+        None => text,
+    };
+    serde_json::from_str(body).map_err(|e| format!("the snapshot is not JSON: {e}"))
+}
+
+/// Where `actual` differs from `expected`, as `/json/pointer: expected …,
+/// got …` (at most `limit` of them).
+pub fn differences(expected: &Value, actual: &Value, limit: usize) -> Vec<String> {
+    let mut out = Vec::new();
+    diff(expected, actual, &mut String::new(), &mut out, limit);
+    out
+}
+
+fn short(value: &Value) -> String {
+    crate::target::excerpt(value.to_string().as_bytes()).chars().take(160).collect()
+}
+
+fn diff(expected: &Value, actual: &Value, path: &mut String, out: &mut Vec<String>, limit: usize) {
+    if out.len() >= limit {
+        return;
+    }
+    let at = |path: &str| if path.is_empty() { "/".to_owned() } else { path.to_owned() };
+    match (expected, actual) {
+        (Value::Object(e), Value::Object(a)) => {
+            for (key, ev) in e {
+                let len = path.len();
+                path.push('/');
+                path.push_str(&key.replace('~', "~0").replace('/', "~1"));
+                match a.get(key) {
+                    Some(av) => diff(ev, av, path, out, limit),
+                    None if out.len() < limit => out.push(format!("{}: missing (expected {})", at(path), short(ev))),
+                    None => {}
+                }
+                path.truncate(len);
+            }
+            for key in a.keys().filter(|k| !e.contains_key(*k)) {
+                if out.len() < limit {
+                    out.push(format!(
+                        "{}/{key}: not expected (got {})",
+                        at(path).trim_end_matches('/'),
+                        short(&a[key])
+                    ));
+                }
+            }
+        }
+        (Value::Array(e), Value::Array(a)) => {
+            for (n, (ev, av)) in e.iter().zip(a).enumerate() {
+                let len = path.len();
+                path.push_str(&format!("/{n}"));
+                diff(ev, av, path, out, limit);
+                path.truncate(len);
+            }
+            if e.len() != a.len() && out.len() < limit {
+                out.push(format!("{}: {} items expected, got {}", at(path), e.len(), a.len()));
+            }
+        }
+        (e, a) if e != a => out.push(format!("{}: expected {}, got {}", at(path), short(e), short(a))),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn redacts_volatile_values_and_keeps_the_rest() {
+        let mut v = json!({"id": 21002, "name": "Main Camera", "CompletedAt": "x", "SearchDurationMs": 3,
+                           "Path": "/tmp/p/Assets/a.cs", "when": "2026-01-01T00:00:00Z", "children": [{"id": 3}]});
+        redact(&mut v, Some("/tmp/p"));
+        assert_eq!(
+            v,
+            json!({"id": "[id]", "name": "Main Camera", "CompletedAt": "[CompletedAt]", "SearchDurationMs": "[SearchDurationMs]",
+                   "Path": "[project]/Assets/a.cs", "when": "[time]", "children": [{"id": "[id]"}]})
+        );
+    }
+
+    #[test]
+    fn differences_name_the_field() {
+        let expected = json!([{"result": {"a": 1, "list": [1, 2], "gone": true}}]);
+        let actual = json!([{"result": {"a": 2, "list": [1, 2, 3], "new": 0}}]);
+        let d = differences(&expected, &actual, 10);
+        assert_eq!(
+            d,
+            vec![
+                "/0/result/a: expected 1, got 2",
+                "/0/result/list: 2 items expected, got 3",
+                "/0/result/gone: missing (expected true)",
+                "/0/result/new: not expected (got 0)",
+            ]
+        );
+        assert!(differences(&expected, &expected, 10).is_empty());
+    }
+
+    #[test]
+    fn reads_insta_files() {
+        let text = "---\nsource: x.rs\nexpression: y\n---\n[\n  1\n]\n";
+        assert_eq!(parse_insta(text).unwrap(), json!([1]));
+        assert!(parse_insta("---\nsource: x\n").is_err());
+    }
+}

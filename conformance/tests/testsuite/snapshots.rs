@@ -1,0 +1,98 @@
+//! The MCP output snapshots of `fixtures/snapshots/mcp/`: written and
+//! reviewed with insta (`cargo insta test -p unity-conformance`, then
+//! `cargo insta review`) from runs against the embedded fake. The suite's
+//! `mcp.snapshot.*` cases compare any target with the same files.
+
+use std::collections::BTreeSet;
+
+use serde_json::{Value, json};
+use unity_conformance::{
+    cases::{
+        scenarios::{SCENARIOS, scenarios_dir},
+        snapshots::{Step, run_workflow, workflows},
+    },
+    target::{Target, WireLog, fixture_project},
+};
+use unity_mcp_bridge::transcript::{Direction, Transcript};
+
+use crate::embedded_bridge;
+
+fn names_in(dir: &std::path::Path, extension: &str) -> BTreeSet<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .filter_map(|e| {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            name.strip_suffix(extension).map(str::to_owned)
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_workflow_gives_its_snapshot_against_the_fake() {
+    for workflow in workflows() {
+        let session = Target::Fake { defect: None }.open(WireLog::default(), &embedded_bridge()).await.unwrap();
+        let answers = run_workflow(&session, &workflow).await.unwrap_or_else(|e| panic!("{}: {e:?}", workflow.name));
+        insta::with_settings!({
+            snapshot_path => "../../../fixtures/snapshots/mcp",
+            prepend_module_to_snapshot => false,
+            omit_expression => true,
+        }, {
+            insta::assert_json_snapshot!(workflow.name, answers);
+        });
+    }
+}
+
+#[test]
+fn every_snapshot_file_belongs_to_a_workflow() {
+    let files = names_in(&fixture_project().join("../snapshots/mcp"), ".snap");
+    let names: BTreeSet<String> = workflows().iter().map(|w| w.name.to_owned()).collect();
+    assert_eq!(files, names);
+}
+
+/// The editor-link requests a recorded session made for its MCP calls
+/// (once each: a resent request keeps its id), without the bridge's own.
+fn calls_in(transcript: &Transcript) -> Vec<(String, Value)> {
+    const INTERNAL: &[&str] = &["set-client-name", "get-version", "get-tool-details", "ping"];
+    let mut seen = Vec::new();
+    let mut calls = Vec::new();
+    for record in &transcript.records {
+        let Some(message) = record.message(Direction::ToEditor) else { continue };
+        let (Some(method), Some(id)) = (message["method"].as_str(), message.get("id")) else { continue };
+        if INTERNAL.contains(&method) || seen.contains(id) {
+            continue;
+        }
+        seen.push(id.clone());
+        calls.push((method.to_owned(), message.get("params").cloned().unwrap_or_else(|| json!({}))));
+    }
+    calls
+}
+
+#[test]
+fn the_recorded_sessions_are_workflows_of_the_suite() {
+    let dir = fixture_project().join("../sessions");
+    let sessions = names_in(&dir, ".jsonl");
+    assert!(!sessions.is_empty());
+    for name in sessions {
+        let workflow = workflows().into_iter().find(|w| w.name == name);
+        let workflow =
+            workflow.unwrap_or_else(|| panic!("fixtures/sessions/{name}.jsonl has no workflow in the suite"));
+        let transcript = Transcript::read(&dir.join(format!("{name}.jsonl"))).unwrap();
+        let recorded = calls_in(&transcript);
+        let scripted: Vec<(String, Value)> = workflow
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::Call(tool, args) => Some((tool.to_string(), args.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(recorded, scripted, "{name}: the workflow makes the calls the session recorded");
+    }
+}
+
+#[test]
+fn every_scenario_file_has_a_case() {
+    let files = names_in(&scenarios_dir(), ".toml");
+    let cases: BTreeSet<String> = SCENARIOS.iter().map(|s| s.to_string()).collect();
+    assert_eq!(files, cases, "keep SCENARIOS in step with fixtures/scenarios/");
+}
