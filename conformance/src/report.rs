@@ -90,7 +90,7 @@ pub fn junit_report(target: &str, results: &[CaseResult]) -> String {
     );
     let _ = writeln!(
         xml,
-        r#"  <testsuite name="editor-link against {}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{seconds:.3}">"#,
+        r#"  <testsuite name="unity-conformance against {}" tests="{}" failures="{}" errors="{}" skipped="{}" time="{seconds:.3}">"#,
         xml_escape(target),
         s.total,
         failures,
@@ -98,10 +98,17 @@ pub fn junit_report(target: &str, results: &[CaseResult]) -> String {
         skipped
     );
     for r in results {
-        let section = r.id.split('.').next().unwrap_or("");
+        // `editor-link.section-2`, or `mcp.snapshot` for the cases through the bridge.
+        let mut parts = r.id.split('.');
+        let classname = match (parts.next().unwrap_or(""), parts.next()) {
+            ("mcp", Some(group)) if r.id.matches('.').count() > 1 => format!("mcp.{group}"),
+            ("mcp", _) => "mcp".to_owned(),
+            (section, _) => format!("editor-link.section-{section}"),
+        };
         let _ = write!(
             xml,
-            r#"    <testcase classname="editor-link.section-{section}" name="{}" time="{:.3}">"#,
+            r#"    <testcase classname="{}" name="{}" time="{:.3}">"#,
+            xml_escape(&classname),
             xml_escape(&r.id),
             r.duration_ms as f64 / 1000.0
         );

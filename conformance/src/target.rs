@@ -331,6 +331,7 @@ pub struct Link {
     log: WireLog,
     next_id: u64,
     port: u16,
+    addr: SocketAddr,
 }
 
 impl Link {
@@ -349,6 +350,7 @@ impl Link {
             log,
             next_id: 1,
             port: addr.port(),
+            addr,
         })
     }
 
@@ -361,6 +363,11 @@ impl Link {
     /// The Editor's port this link is connected to.
     pub fn peer_port(&self) -> u16 {
         self.port
+    }
+
+    /// The Editor's address this link is connected to.
+    pub fn peer_addr(&self) -> SocketAddr {
+        self.addr
     }
 
     /// Sends bytes exactly as given.

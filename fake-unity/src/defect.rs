@@ -86,10 +86,13 @@ pub enum Defect {
     LeaksConnections,
     /// §5, §7: after a quit the discovery file still says ready.
     QuitLeavesReady,
+    /// §1: the Editor waits for a connection's first byte before accepting
+    /// the next, so a silent probe connection holds up every other client.
+    BlockingAccept,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 39] = [
+    pub const ALL: [Defect; 40] = [
         Defect::IdsAsStrings,
         Defect::NoVer,
         Defect::AnswersNotifications,
@@ -129,6 +132,7 @@ impl Defect {
         Defect::SerializesClients,
         Defect::LeaksConnections,
         Defect::QuitLeavesReady,
+        Defect::BlockingAccept,
     ];
 
     pub fn name(self) -> &'static str {
@@ -172,6 +176,7 @@ impl Defect {
             Defect::SerializesClients => "serializes-clients",
             Defect::LeaksConnections => "leaks-connections",
             Defect::QuitLeavesReady => "quit-leaves-ready",
+            Defect::BlockingAccept => "blocking-accept",
         }
     }
 }

@@ -94,6 +94,10 @@ pub async fn accept_loop(listener: TcpListener, editor: Arc<Editor>, stop: Cance
                     refuse(&editor, stream, &fired);
                     continue;
                 }
+                if editor.has_defect(Defect::BlockingAccept) {
+                    // The framing sniffed in the accept loop itself.
+                    let _ = stream.peek(&mut [0u8; 1]).await;
+                }
                 let editor_for_task = editor.clone();
                 editor.connections.spawn(serve_connection(editor_for_task, number, stream, peer));
             }

@@ -39,11 +39,19 @@ pub fn cases() -> Vec<Case> {
         },
         Case {
             id: "1.concurrent-clients".into(),
-            requirement: "20 clients connected at once are each answered while all stay connected.".into(),
+            requirement: "64 clients connected at once, each with two requests in flight, are each answered while all stay connected.".into(),
             reference: "editor-link-protocol.md §1",
             level: Level::Must,
             needs: Needs::Link,
             check: check(concurrent_clients),
+        },
+        Case {
+            id: "1.probe-connections".into(),
+            requirement: "Probe connections that connect and close at once without a byte (100, some at the same time), and one that stays open and silent, do not keep the Editor from serving other clients.".into(),
+            reference: "editor-link-protocol.md §1",
+            level: Level::Must,
+            needs: Needs::Link,
+            check: check(probe_connections),
         },
     ]
 }
@@ -102,17 +110,57 @@ fn connection_churn(s: Session) -> CheckFuture {
 fn concurrent_clients(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut links = Vec::new();
-        for _ in 0..20 {
-            links.push(s.link(Framing::Header).await?);
+        for n in 0..64 {
+            let framing = if n % 4 == 3 { Framing::Newline } else { Framing::Header };
+            links.push(s.link(framing).await?);
         }
         for (n, link) in links.iter_mut().enumerate() {
             link.send_json(&json!({"jsonrpc": "2.0", "id": n, "method": "ping", "params": {}})).await?;
+            link.send_json(&json!({"jsonrpc": "2.0", "id": format!("logs-{n}"), "method": "get-logs",
+                                   "params": {"MaxCount": 1}}))
+                .await?;
         }
         // Answered in any order of clients; every client keeps its connection.
         for (n, link) in links.iter_mut().enumerate().rev() {
-            let answer = link.response(&json!(n)).await?;
-            ensure!(answer.get("result").is_some(), "client {n} was answered {answer}");
+            let mut waiting = vec![json!(n), json!(format!("logs-{n}"))];
+            while !waiting.is_empty() {
+                let answer = link.message().await.map_err(|e| match e {
+                    Finding::Violation(why) => Finding::Violation(format!("client {n}: {why}")),
+                    other => other,
+                })?;
+                if answer.get("method").is_some() {
+                    continue;
+                }
+                let Some(at) = waiting.iter().position(|id| answer.get("id") == Some(id)) else {
+                    return crate::case::violation(format!("client {n} got an answer meant for another: {answer}"));
+                };
+                waiting.remove(at);
+                ensure!(answer.get("result").is_some(), "client {n} was answered {answer}");
+            }
         }
         Ok(())
+    })
+}
+
+fn probe_connections(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let addr = s.link(Framing::Header).await?.peer_addr();
+        // Connect and close at once, ten at a time.
+        for _ in 0..10 {
+            let probes: Vec<_> = (0..10).map(|_| tokio::net::TcpStream::connect(addr)).collect();
+            for probe in futures_util::future::join_all(probes).await {
+                drop(probe.map_err(|e| Finding::Violation(format!("a probe connection was refused: {e}")))?);
+            }
+        }
+        // One stays open and silent, as a port scanner's does.
+        let _silent = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| Finding::Violation(format!("a probe connection was refused: {e}")))?;
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        still_serving(&s).await.map_err(|e| match e {
+            Finding::Harness(why) | Finding::Violation(why) => {
+                Finding::Violation(format!("with a silent probe connection open: {why}"))
+            }
+        })
     })
 }

@@ -71,6 +71,7 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
         Defect::SerializesClients => &["1.concurrent-clients"],
         Defect::LeaksConnections => &["1.connection-churn"],
         Defect::QuitLeavesReady => &["5.quit"],
+        Defect::BlockingAccept => &["1.probe-connections"],
     }
 }
 
