@@ -89,10 +89,15 @@ pub enum Defect {
     /// §1: the Editor waits for a connection's first byte before accepting
     /// the next, so a silent probe connection holds up every other client.
     BlockingAccept,
+    /// §7: the discovery file is rewritten in place, not atomically (a reader
+    /// can find it empty or cut).
+    DiscoveryInPlace,
+    /// §7: the discovery file keeps saying `ready` while the domain reloads.
+    DiscoveryStaysReady,
 }
 
 impl Defect {
-    pub const ALL: [Defect; 40] = [
+    pub const ALL: [Defect; 42] = [
         Defect::IdsAsStrings,
         Defect::NoVer,
         Defect::AnswersNotifications,
@@ -133,6 +138,8 @@ impl Defect {
         Defect::LeaksConnections,
         Defect::QuitLeavesReady,
         Defect::BlockingAccept,
+        Defect::DiscoveryInPlace,
+        Defect::DiscoveryStaysReady,
     ];
 
     pub fn name(self) -> &'static str {
@@ -177,6 +184,8 @@ impl Defect {
             Defect::LeaksConnections => "leaks-connections",
             Defect::QuitLeavesReady => "quit-leaves-ready",
             Defect::BlockingAccept => "blocking-accept",
+            Defect::DiscoveryInPlace => "discovery-in-place",
+            Defect::DiscoveryStaysReady => "discovery-stays-ready",
         }
     }
 }

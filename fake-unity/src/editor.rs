@@ -605,7 +605,15 @@ impl Editor {
             }
             self.discovery(&link)
         };
-        if let Err(err) = file.write_atomic(&self.project) {
+        let mut file = file;
+        if phase == EditorState::Reloading && self.has_defect(Defect::DiscoveryStaysReady) {
+            file.state = Some(EditorState::Ready);
+        }
+        let written = match self.has_defect(Defect::DiscoveryInPlace) {
+            true => write_in_place(&DiscoveryFile::path_in(&self.project), &file),
+            false => file.write_atomic(&self.project),
+        };
+        if let Err(err) = written {
             tracing::error!(%err, "cannot write the discovery file");
         }
     }
@@ -1130,4 +1138,20 @@ fn new_session_id(rng: &mut ChaCha8Rng) -> String {
     let bytes: [u8; 16] = rng.random();
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
     format!("{}-{}-{}-{}-{}", &hex[..8], &hex[8..12], &hex[12..16], &hex[16..20], &hex[20..])
+}
+
+/// The `DiscoveryInPlace` defect: the file truncated and written in two
+/// halves, so a reader can catch it empty or cut.
+fn write_in_place(path: &std::path::Path, file: &DiscoveryFile) -> std::io::Result<()> {
+    use std::io::Write;
+    let bytes = serde_json::to_vec_pretty(file).map_err(std::io::Error::other)?;
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let mut out = std::fs::File::create(path)?;
+    let half = bytes.len() / 2;
+    out.write_all(&bytes[..half])?;
+    out.flush()?;
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    out.write_all(&bytes[half..])
 }

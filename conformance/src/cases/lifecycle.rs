@@ -3,7 +3,10 @@
 use std::time::Duration;
 
 use serde_json::json;
-use unity_mcp_bridge::{discovery::EditorState, framing::Framing};
+use unity_mcp_bridge::{
+    discovery::{DiscoveryFile, EditorState},
+    framing::Framing,
+};
 
 use crate::{
     case::{Case, CheckFuture, Finding, Level, Needs, check},
@@ -52,6 +55,22 @@ pub fn cases() -> Vec<Case> {
             level: Level::Must,
             needs: Needs::Control,
             check: check(discovery_fields),
+        },
+        Case {
+            id: "7.discovery-atomic".into(),
+            requirement: "The discovery file is replaced atomically: read continuously through a reload, it is never missing, empty or cut.".into(),
+            reference: "editor-link-protocol.md §7",
+            level: Level::Must,
+            needs: Needs::Control,
+            check: check(discovery_atomic),
+        },
+        Case {
+            id: "7.discovery-reload-state".into(),
+            requirement: "While the domain reloads the discovery file says reloading; once the Editor listens again, ready.".into(),
+            reference: "editor-link-protocol.md §5, §7",
+            level: Level::Must,
+            needs: Needs::Control,
+            check: check(discovery_reload_state),
         },
         Case {
             id: "7.discovery-pid".into(),
@@ -119,6 +138,61 @@ async fn reload(s: &Session, move_port: bool) -> Result<serde_json::Value, Findi
         .reload(100, move_port)
         .await
         .map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))
+}
+
+/// Reads the discovery file continuously while the Editor reloads; every
+/// read's outcome (the state, or why the file could not be read).
+async fn discovery_during_reload(s: &Session) -> Result<Vec<Result<Option<EditorState>, String>>, Finding> {
+    let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+    let stop = tokio_util::sync::CancellationToken::new();
+    let reader = tokio::task::spawn_blocking({
+        let stop = stop.clone();
+        move || {
+            let mut reads = Vec::new();
+            while !stop.is_cancelled() && reads.len() < 200_000 {
+                reads.push(DiscoveryFile::read(&project).map(|f| f.state).map_err(|e| e.to_string()));
+                std::thread::sleep(Duration::from_micros(200));
+            }
+            reads
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let reloaded = s.control()?.post("/reload", json!({"downtimeMs": 300, "wait": true})).await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    stop.cancel();
+    let reads = reader.await.map_err(|e| Finding::Harness(format!("the reader: {e}")))?;
+    reloaded.map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))?;
+    Ok(reads)
+}
+
+fn discovery_atomic(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let reads = discovery_during_reload(&s).await?;
+        let bad: Vec<&String> = reads.iter().filter_map(|r| r.as_ref().err()).collect();
+        ensure!(
+            bad.is_empty(),
+            "{} of {} reads of the discovery file during a reload failed, first: {}",
+            bad.len(),
+            reads.len(),
+            bad[0]
+        );
+        Ok(())
+    })
+}
+
+fn discovery_reload_state(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let reads = discovery_during_reload(&s).await?;
+        let states: Vec<Option<EditorState>> = reads.into_iter().filter_map(Result::ok).collect();
+        let reloading = states.iter().position(|st| *st == Some(EditorState::Reloading));
+        ensure!(reloading.is_some(), "the discovery file never said reloading during a 300 ms reload");
+        ensure!(
+            states.last() == Some(&Some(EditorState::Ready)),
+            "after the reload the discovery file says {:?}, not ready",
+            states.last()
+        );
+        Ok(())
+    })
 }
 
 fn reload_shutdown_notification(s: Session) -> CheckFuture {

@@ -72,6 +72,8 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
         Defect::LeaksConnections => &["1.connection-churn"],
         Defect::QuitLeavesReady => &["5.quit"],
         Defect::BlockingAccept => &["1.probe-connections"],
+        Defect::DiscoveryInPlace => &["7.discovery-atomic"],
+        Defect::DiscoveryStaysReady => &["7.discovery-reload-state"],
     }
 }
 
