@@ -249,6 +249,9 @@ fn run(args: RunArgs) -> ExitCode {
         for case in &selected {
             let mut result = runner::run_case(&target, &bridge, case).await;
             baseline.apply(&mut result);
+            if let Some(heading) = report::group_heading(results.last(), &result) {
+                let _ = write!(stdout, "{heading}");
+            }
             let _ = writeln!(stdout, "{}", report::case_line(&result));
             results.push(result);
         }

@@ -10,17 +10,27 @@ use crate::{
     runner::{CaseResult, Summary},
 };
 
-/// One console line for a finished case.
+/// The group heading to print before `result`, when it starts a new group
+/// of the console tree (`previous` is the case printed before it).
+pub fn group_heading(previous: Option<&CaseResult>, result: &CaseResult) -> Option<String> {
+    let group = crate::cases::group_of(&result.id).1;
+    match previous {
+        Some(p) if crate::cases::group_of(&p.id).1 == group => None,
+        _ => Some(format!("{group}\n")),
+    }
+}
+
+/// One console line for a finished case (indented under its group).
 pub fn case_line(result: &CaseResult) -> String {
     let mut line = format!(
-        "{:<5} {:<7} {} ({} ms)",
+        "  {:<5} {:<7} {} ({} ms)",
         result.status.to_string(),
         result.level.to_string(),
         result.id,
         result.duration_ms
     );
     if !result.detail.is_empty() {
-        let _ = write!(line, "\n      {}", result.detail);
+        let _ = write!(line, "\n        {}", result.detail);
     }
     line
 }

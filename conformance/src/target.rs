@@ -147,16 +147,19 @@ impl WireLog {
     }
 }
 
+/// At most 300 bytes of `bytes` as one line of text (CR and LF shown as
+/// `\r` and `\n`, so a header frame stays on its line of the wire log).
 pub(crate) fn excerpt(bytes: &[u8]) -> String {
     let text = String::from_utf8_lossy(bytes);
+    let one_line = |s: &str| s.replace('\r', "\\r").replace('\n', "\\n");
     if text.len() <= 300 {
-        return text.into_owned();
+        return one_line(&text);
     }
     let mut end = 300;
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    format!("{}… ({} bytes)", &text[..end], bytes.len())
+    format!("{}… ({} bytes)", one_line(&text[..end]), bytes.len())
 }
 
 /// `fixtures/unity-project` of this repository.

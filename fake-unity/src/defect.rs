@@ -4,8 +4,9 @@
 
 use std::{fmt, str::FromStr};
 
-/// One deliberately broken rule.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// One deliberately broken rule (its doc comment is its description in
+/// `fake-unity defects`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Defect {
     /// §3: numeric ids are echoed as strings.
     IdsAsStrings,
@@ -190,6 +191,15 @@ impl Defect {
     }
 }
 
+impl Defect {
+    /// What the defect breaks, in words.
+    pub fn description(self) -> String {
+        clap::ValueEnum::to_possible_value(&self)
+            .and_then(|v| v.get_help().map(ToString::to_string))
+            .unwrap_or_default()
+    }
+}
+
 impl fmt::Display for Defect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
@@ -203,5 +213,22 @@ impl FromStr for Defect {
             let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
             format!("unknown defect {s:?}; known defects: {}", names.join(", "))
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_defect_is_listed_named_and_described() {
+        let variants = <Defect as clap::ValueEnum>::value_variants();
+        assert_eq!(variants.len(), Defect::ALL.len(), "ALL lists every defect");
+        for defect in Defect::ALL {
+            let value = clap::ValueEnum::to_possible_value(&defect).unwrap();
+            assert_eq!(value.get_name(), defect.name());
+            assert_eq!(defect.name().parse::<Defect>().unwrap(), defect);
+            assert!(defect.description().starts_with('§'), "{defect}: {}", defect.description());
+        }
     }
 }

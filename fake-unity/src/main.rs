@@ -175,7 +175,7 @@ fn main() -> anyhow::Result<()> {
         Command::Defects => {
             let mut stdout = std::io::stdout().lock();
             for defect in fake_unity::Defect::ALL {
-                writeln!(stdout, "{defect}")?;
+                writeln!(stdout, "{:<28} {}", defect.to_string(), defect.description())?;
             }
             Ok(())
         }

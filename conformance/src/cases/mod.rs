@@ -14,7 +14,32 @@ mod tools;
 
 use crate::case::Case;
 
-/// Every case, in report order.
+/// The report group of a case id, in report order: the protocol's sections,
+/// then MCP through the bridge, its fault scenarios and its snapshots.
+pub fn group_of(id: &str) -> (usize, &'static str) {
+    const GROUPS: [(&str, &str); 10] = [
+        ("1.", "§1 Roles and transport"),
+        ("2.", "§2 Framing"),
+        ("3.", "§3 Messages (JSON-RPC 2.0)"),
+        ("4.", "§4 Notifications"),
+        ("5.", "§5 Lifecycle"),
+        ("6.", "§6 Tools"),
+        ("7.", "§7 Discovery"),
+        ("mcp.scenario.", "MCP through the bridge: fault scenarios"),
+        ("mcp.snapshot.", "MCP through the bridge: output snapshots"),
+        ("mcp.", "MCP through the bridge"),
+    ];
+    let rank = |prefix: &str| match prefix {
+        "mcp.scenario." => 8,
+        "mcp.snapshot." => 9,
+        "mcp." => 7,
+        _ => prefix[..1].parse::<usize>().map_or(10, |n| n - 1),
+    };
+    GROUPS.iter().find(|(prefix, _)| id.starts_with(prefix)).map_or((10, "other"), |(p, title)| (rank(p), *title))
+}
+
+/// Every case, in report order (grouped as [`group_of`] says; `5.quit` last,
+/// as nothing can run after it).
 pub fn catalogue() -> Vec<Case> {
     let mut cases = Vec::new();
     cases.extend(framing::cases());
@@ -28,6 +53,7 @@ pub fn catalogue() -> Vec<Case> {
     cases.extend(mcp::cases());
     cases.extend(scenarios::cases());
     cases.extend(snapshots::cases());
+    cases.sort_by_key(|c| group_of(&c.id).0);
     cases.extend(lifecycle::last_cases());
     cases
 }
