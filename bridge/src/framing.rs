@@ -328,6 +328,9 @@ impl FrameDecoder {
         let mut pos = self.scanned;
         while pos < src.len() {
             if src[pos] == b'\n' {
+                // The name first, as when the line arrives in pieces: the
+                // same bytes give the same error however they are read.
+                check_partial_header_line(&src[line_start..pos])?;
                 if pos == 0 || src[pos - 1] != b'\r' {
                     return Err(FramingError::BareLineFeed);
                 }

@@ -3,6 +3,7 @@
 mod cli;
 mod e2e;
 mod framing_props;
+mod framing_vectors;
 mod link;
 mod service;
 mod sessions;

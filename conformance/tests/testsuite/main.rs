@@ -3,6 +3,7 @@
 mod cli;
 mod defects;
 mod snapshots;
+mod unity_package;
 
 /// The bridge embedded in the `unity-conformance` binary, as the `mcp` cases start it.
 pub fn embedded_bridge() -> unity_conformance::bridge::BridgeCommand {
