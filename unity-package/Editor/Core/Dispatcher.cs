@@ -1,0 +1,132 @@
+// From a frame's body to the bytes of its answer: parse (§3), find the
+// tool, check the settings, bind the parameters, run with the deadline of
+// TimeoutSeconds, add Ver. Every failure becomes the error the table of §3
+// names; a tool that throws is an internal_error, never a dead connection.
+
+using System;
+using System.Threading;
+using System.Threading.Tasks;
+using Newtonsoft.Json.Linq;
+
+namespace UnityMcp.Core
+{
+    /// <summary>Answers requests with the registered tools.</summary>
+    public sealed class Dispatcher
+    {
+        readonly ToolRegistry registry;
+        readonly SecurityChecker security;
+        readonly string version;
+
+        /// <param name="version">The package version every result carries as Ver.</param>
+        public Dispatcher(ToolRegistry registry, SecurityChecker security, string version)
+        {
+            this.registry = registry;
+            this.security = security;
+            this.version = version;
+        }
+
+        public ToolRegistry Registry => registry;
+
+        public SecurityChecker Security => security;
+
+        /// <summary>
+        /// The answer to one frame's body, or null when none is due (a
+        /// notification). Never throws.
+        /// </summary>
+        public async Task<byte[]> Answer(byte[] body, ToolContext context)
+        {
+            JToken id = null;
+            RpcRequest request;
+            try
+            {
+                request = RpcRequest.Parse(body, out id);
+            }
+            catch (RpcError error)
+            {
+                return RpcWriter.Error(id, error);
+            }
+            if (request.IsNotification)
+            {
+                // Editors ignore client notifications (§4): nothing runs.
+                return null;
+            }
+            try
+            {
+                var result = await Call(request.Method, request.Params, context);
+                return RpcWriter.Result(request.Id, result);
+            }
+            catch (RpcError error)
+            {
+                return RpcWriter.Error(request.Id, error);
+            }
+            catch (Exception e)
+            {
+                return RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.InternalError, request.Method + " failed: " + e.Message));
+            }
+        }
+
+        /// <summary>Runs a tool by name: its result with Ver, or an <see cref="RpcError"/>.</summary>
+        public async Task<JObject> Call(string method, JObject parameters, ToolContext context)
+        {
+            var tool = registry.Find(method);
+            if (tool == null)
+            {
+                throw new RpcError(RpcErrorKind.MethodNotFound, "Unknown tool: " + method);
+            }
+            security.Check(tool, registry.IsThirdParty(method));
+            var timeout = Timeout(parameters);
+            JObject result;
+            if (timeout == null)
+            {
+                result = await tool.Execute(parameters, context);
+            }
+            else
+            {
+                using (var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.Cancellation))
+                {
+                    var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, ClientName = context.ClientName };
+                    var running = tool.Execute(parameters, bounded);
+                    var finished = await Task.WhenAny(running, Task.Delay(timeout.Value));
+                    if (finished != running)
+                    {
+                        deadline.Cancel();
+                        Observe(running);
+                        throw new RpcError(RpcErrorKind.Timeout, method + " did not finish within " + timeout.Value.TotalSeconds + " s (TimeoutSeconds)");
+                    }
+                    result = await running;
+                }
+            }
+            result = result ?? new JObject();
+            result["Ver"] = version;
+            return result;
+        }
+
+        static TimeSpan? Timeout(JObject parameters)
+        {
+            foreach (var property in parameters.Properties())
+            {
+                if (!string.Equals(property.Name, ToolSchema.TimeoutParameter, StringComparison.OrdinalIgnoreCase) || property.Value.Type == JTokenType.Null)
+                {
+                    continue;
+                }
+                if (property.Value.Type != JTokenType.Integer && property.Value.Type != JTokenType.Float)
+                {
+                    throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'TimeoutSeconds' must be a number, not " + property.Value.ToString(Newtonsoft.Json.Formatting.None));
+                }
+                var seconds = (double)property.Value;
+                if (seconds <= 0 || double.IsNaN(seconds) || seconds > 24 * 3600)
+                {
+                    throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'TimeoutSeconds' must be between 0 and 86400 seconds");
+                }
+                return TimeSpan.FromSeconds(seconds);
+            }
+            return null;
+        }
+
+        // A tool given up on may still fail later: its exception is observed, not lost.
+        static void Observe(Task task)
+        {
+            task.ContinueWith(t => { var unused = t.Exception; }, TaskContinuationOptions.OnlyOnFaulted);
+        }
+    }
+}

@@ -1,0 +1,86 @@
+// The security checker of the seeds: settings a person controls in Unity's
+// MCP settings window, checked before every tool call (§3 error shapes, §6
+// settings). Default deny: run-tests, execute-menu-item and third-party
+// tools stay blocked until a person allows them.
+
+using System;
+using System.Collections.Generic;
+
+namespace UnityMcp.Core
+{
+    /// <summary>How much execute-dynamic-code may do.</summary>
+    public enum DynamicCodeSecurityLevel
+    {
+        /// <summary>No dynamic code at all.</summary>
+        Disabled,
+        /// <summary>Code that only uses a vetted set of APIs.</summary>
+        Restricted,
+        /// <summary>Any code.</summary>
+        FullAccess,
+    }
+
+    /// <summary>The security settings (§6).</summary>
+    public sealed class SecuritySettings
+    {
+        public bool EnableTestsExecution;
+        public bool AllowMenuItemExecution;
+        public DynamicCodeSecurityLevel DynamicCodeSecurityLevel = DynamicCodeSecurityLevel.Restricted;
+        /// <summary>Tools from other packages (assemblies) are blocked unless allowed.</summary>
+        public bool AllowThirdPartyTools;
+        /// <summary>Public tools switched off.</summary>
+        public List<string> DisabledTools = new List<string>();
+    }
+
+    /// <summary>Checks a call against the settings before it runs.</summary>
+    public sealed class SecurityChecker
+    {
+        readonly Func<SecuritySettings> settings;
+
+        /// <param name="settings">The current settings (read at every check: they change while the Editor runs).</param>
+        public SecurityChecker(Func<SecuritySettings> settings)
+        {
+            this.settings = settings;
+        }
+
+        /// <summary>Is the tool switched off (hidden from get-tool-details, refused)?</summary>
+        public bool IsDisabled(IUnityTool tool)
+        {
+            return !tool.Info.DisplayDevelopmentOnly && settings().DisabledTools.Contains(tool.Info.Name);
+        }
+
+        /// <summary>Throws tool_disabled or security_blocked when the call may not run.</summary>
+        public void Check(IUnityTool tool, bool isThirdParty)
+        {
+            var name = tool.Info.Name;
+            if (IsDisabled(tool))
+            {
+                throw new RpcError(RpcErrorKind.ToolDisabled, "Tool '" + name + "' is disabled in settings").With("command", name);
+            }
+            var reason = BlockedBecause(name, isThirdParty, settings());
+            if (reason != null)
+            {
+                throw new RpcError(RpcErrorKind.SecurityBlocked, reason).With("command", name).With("reason", reason);
+            }
+        }
+
+        /// <summary>Why the settings block the tool, or null.</summary>
+        public static string BlockedBecause(string tool, bool isThirdParty, SecuritySettings settings)
+        {
+            if (isThirdParty && !settings.AllowThirdPartyTools)
+            {
+                return "Third-party tools are blocked. Enable 'Allow Third Party Tools' in the security settings to run " + tool + ".";
+            }
+            switch (tool)
+            {
+                case "run-tests":
+                    return settings.EnableTestsExecution ? null : "Test execution is disabled. Enable 'Enable Tests Execution' in the security settings.";
+                case "execute-menu-item":
+                    return settings.AllowMenuItemExecution ? null : "Menu item execution is disabled. Enable 'Allow Menu Item Execution' in the security settings.";
+                case "execute-dynamic-code":
+                    return settings.DynamicCodeSecurityLevel != DynamicCodeSecurityLevel.Disabled ? null : "Dynamic code execution is disabled (security level Disabled).";
+                default:
+                    return null;
+            }
+        }
+    }
+}

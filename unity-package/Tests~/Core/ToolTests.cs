@@ -1,0 +1,222 @@
+// Tools: schemas generated from parameter classes, binding with
+// invalid_params errors, discovery by attribute, the security checker and
+// the dispatcher (the §3 error table end to end).
+
+using System;
+using System.Collections.Generic;
+using System.Reflection;
+using System.Text;
+using System.Threading;
+using System.Threading.Tasks;
+using Newtonsoft.Json.Linq;
+using NUnit.Framework;
+using UnityMcp.Core;
+
+namespace UnityMcp.Core.Tests
+{
+    public enum LogKind
+    {
+        Error = 4,
+        Warning = 2,
+        Log = 3,
+        All = 0,
+    }
+
+    public class LogParams
+    {
+        [Param("Log type to filter")]
+        public LogKind LogType = LogKind.All;
+
+        [Param("Maximum number of logs to retrieve")]
+        public int MaxCount = 100;
+
+        [Param("Text to search for")]
+        public string SearchText = "";
+
+        public bool UseRegex;
+
+        public List<string> Components = new List<string>();
+
+        public double Scale { get; set; } = 1.0;
+    }
+
+    [McpTool("get-logs", Description = "Logs of the console", ReadOnly = true)]
+    public class FakeLogsTool : UnityTool<LogParams>
+    {
+        protected override Task<JObject> Run(LogParams p, ToolContext context)
+        {
+            return Task.FromResult(new JObject { ["LogType"] = p.LogType.ToString(), ["MaxCount"] = p.MaxCount, ["Count"] = p.Components.Count });
+        }
+    }
+
+    public class NoParams
+    {
+    }
+
+    [McpTool("run-tests", Description = "Runs tests")]
+    public class FakeRunTestsTool : UnityTool<NoParams>
+    {
+        protected override Task<JObject> Run(NoParams p, ToolContext context) => Task.FromResult(new JObject { ["Success"] = true });
+    }
+
+    [McpTool("slow", Description = "Waits until cancelled")]
+    public class SlowTool : UnityTool<NoParams>
+    {
+        protected override async Task<JObject> Run(NoParams p, ToolContext context)
+        {
+            await Task.Delay(Timeout.Infinite, context.Cancellation);
+            return new JObject();
+        }
+    }
+
+    [McpTool("broken", Description = "Throws")]
+    public class BrokenTool : UnityTool<NoParams>
+    {
+        protected override Task<JObject> Run(NoParams p, ToolContext context)
+        {
+            throw new InvalidOperationException("the scene is not loaded");
+        }
+    }
+
+    [McpTool("ping", Description = "Internal", DisplayDevelopmentOnly = true)]
+    public class FakePingTool : UnityTool<NoParams>
+    {
+        protected override Task<JObject> Run(NoParams p, ToolContext context) => Task.FromResult(new JObject { ["Message"] = "pong" });
+    }
+
+    [TestFixture]
+    public class ToolTests
+    {
+        [Test]
+        public void TheSchemaFollowsTheParameterClass()
+        {
+            var schema = new FakeLogsTool().ParameterSchema;
+            var properties = (JObject)schema["Properties"];
+            var names = new List<string>();
+            foreach (var p in properties.Properties())
+            {
+                names.Add(p.Name);
+            }
+            CollectionAssert.AreEqual(new[] { "LogType", "MaxCount", "SearchText", "UseRegex", "Components", "Scale", "TimeoutSeconds" }, names, "declaration order, then the common parameter");
+            Assert.AreEqual("string", (string)properties["LogType"]["Type"]);
+            Assert.AreEqual("Log type to filter", (string)properties["LogType"]["Description"]);
+            Assert.AreEqual("All", (string)properties["LogType"]["DefaultValue"], "an enum default is its name, never its value");
+            CollectionAssert.AreEqual(new[] { "Error", "Warning", "Log", "All" }, ((JArray)properties["LogType"]["Enum"]).ToObject<string[]>(), "declaration order, not value order");
+            Assert.AreEqual("number", (string)properties["MaxCount"]["Type"]);
+            Assert.AreEqual(100, (int)properties["MaxCount"]["DefaultValue"]);
+            Assert.AreEqual(JTokenType.Null, properties["MaxCount"]["Enum"].Type);
+            Assert.AreEqual("boolean", (string)properties["UseRegex"]["Type"]);
+            Assert.AreEqual("array", (string)properties["Components"]["Type"]);
+            Assert.AreEqual("number", (string)properties["Scale"]["Type"]);
+            Assert.AreEqual("number", (string)properties["TimeoutSeconds"]["Type"]);
+            Assert.AreEqual(0, ((JArray)schema["Required"]).Count);
+        }
+
+        [Test]
+        public void BindingMatchesNamesCaseInsensitivelyAndKeepsDefaults()
+        {
+            var p = ToolSchema.Bind<LogParams>(JObject.Parse("{\"logtype\":\"warning\",\"MAXCOUNT\":5,\"Unknown\":1,\"SearchText\":null}"));
+            Assert.AreEqual(LogKind.Warning, p.LogType);
+            Assert.AreEqual(5, p.MaxCount);
+            Assert.AreEqual("", p.SearchText);
+            Assert.AreEqual(1.0, p.Scale);
+        }
+
+        [TestCase("{\"LogType\":\"Nope\"}", "Parameter 'LogType' must be one of Error, Warning, Log, All, not \"Nope\"")]
+        [TestCase("{\"LogType\":3}", "Parameter 'LogType' must be one of Error, Warning, Log, All, not 3")]
+        [TestCase("{\"MaxCount\":\"ten\"}", "Parameter 'MaxCount' must be a number, not \"ten\"")]
+        [TestCase("{\"MaxCount\":2.5}", "Parameter 'MaxCount' must be a whole number, not 2.5")]
+        [TestCase("{\"UseRegex\":\"yes\"}", "Parameter 'UseRegex' must be a boolean, not \"yes\"")]
+        [TestCase("{\"Components\":\"Rigidbody\"}", "Parameter 'Components' must be a array, not \"Rigidbody\"")]
+        [TestCase("{\"SearchText\":{}}", "Parameter 'SearchText' must be a string, not {}")]
+        public void AWrongValueIsInvalidParamsNamingTheParameter(string parameters, string message)
+        {
+            var error = Assert.Throws<RpcError>(() => ToolSchema.Bind<LogParams>(JObject.Parse(parameters)));
+            Assert.AreEqual(RpcErrorKind.InvalidParams, error.Kind);
+            Assert.AreEqual(message, error.Message);
+        }
+
+        [Test]
+        public void DiscoveryFindsMarkedToolsAndTellsThirdPartyOnes()
+        {
+            var assembly = typeof(ToolTests).Assembly;
+            var own = ToolRegistry.Discover(new[] { assembly }, new[] { assembly });
+            Assert.IsNotNull(own.Find("get-logs"));
+            Assert.IsNotNull(own.Find("ping"));
+            Assert.IsFalse(own.IsThirdParty("get-logs"));
+            var foreign = ToolRegistry.Discover(new[] { assembly }, new Assembly[0]);
+            Assert.IsTrue(foreign.IsThirdParty("get-logs"));
+        }
+
+        static Dispatcher Dispatcher(SecuritySettings settings, bool thirdParty = false)
+        {
+            var assembly = typeof(ToolTests).Assembly;
+            var registry = ToolRegistry.Discover(new[] { assembly }, thirdParty ? new Assembly[0] : new[] { assembly });
+            return new Dispatcher(registry, new SecurityChecker(() => settings), "0.1.0");
+        }
+
+        static JObject Answer(Dispatcher dispatcher, string request)
+        {
+            var answer = dispatcher.Answer(Encoding.UTF8.GetBytes(request), new ToolContext()).Result;
+            return answer == null ? null : JObject.Parse(Encoding.UTF8.GetString(answer));
+        }
+
+        [Test]
+        public void AResultCarriesVerAndTheEchoedId()
+        {
+            var answer = Answer(Dispatcher(new SecuritySettings()), "{\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"method\":\"get-logs\",\"params\":{\"LogType\":\"Error\",\"Components\":[\"a\",\"b\"]}}");
+            Assert.AreEqual("c-1", (string)answer["id"]);
+            Assert.AreEqual("Error", (string)answer["result"]["LogType"]);
+            Assert.AreEqual(2, (int)answer["result"]["Count"]);
+            Assert.AreEqual("0.1.0", (string)answer["result"]["Ver"]);
+        }
+
+        [Test]
+        public void ANotificationRunsNothingAndIsNotAnswered()
+        {
+            Assert.IsNull(Answer(Dispatcher(new SecuritySettings()), "{\"jsonrpc\":\"2.0\",\"method\":\"get-logs\"}"));
+        }
+
+        [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"no-such-tool\"}", -32601, "method_not_found")]
+        [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-logs\",\"params\":{\"LogType\":\"Nope\"}}", -32602, "invalid_params")]
+        [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"run-tests\"}", -32603, "security_blocked")]
+        [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"broken\"}", -32603, "internal_error")]
+        [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"slow\",\"params\":{\"TimeoutSeconds\":0.1}}", -32603, "timeout")]
+        [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"slow\",\"params\":{\"TimeoutSeconds\":\"soon\"}}", -32602, "invalid_params")]
+        [TestCase("[]", -32600, "invalid_request")]
+        [TestCase("{\"jsonrpc\"", -32700, "parse_error")]
+        public void FailuresAreAnsweredAsTheErrorTableSays(string request, int code, string type)
+        {
+            var answer = Answer(Dispatcher(new SecuritySettings()), request);
+            Assert.AreEqual(code, (int)answer["error"]["code"], answer.ToString());
+            Assert.AreEqual(type, (string)answer["error"]["data"]["type"], answer.ToString());
+        }
+
+        [Test]
+        public void SecurityBlockedSaysWhichCommandAndWhy()
+        {
+            var answer = Answer(Dispatcher(new SecuritySettings()), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"run-tests\"}");
+            Assert.AreEqual("run-tests", (string)answer["error"]["data"]["command"]);
+            StringAssert.Contains("Enable Tests Execution", (string)answer["error"]["data"]["reason"]);
+            var allowed = Answer(Dispatcher(new SecuritySettings { EnableTestsExecution = true }), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"run-tests\"}");
+            Assert.AreEqual(true, (bool)allowed["result"]["Success"]);
+        }
+
+        [Test]
+        public void ADisabledToolIsRefusedButInternalToolsNeverAre()
+        {
+            var settings = new SecuritySettings { DisabledTools = new List<string> { "get-logs", "ping" } };
+            var answer = Answer(Dispatcher(settings), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-logs\"}");
+            Assert.AreEqual("tool_disabled", (string)answer["error"]["data"]["type"]);
+            Assert.AreEqual("pong", (string)Answer(Dispatcher(settings), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}")["result"]["Message"]);
+        }
+
+        [Test]
+        public void ThirdPartyToolsAreBlockedUnlessAllowed()
+        {
+            var request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-logs\"}";
+            Assert.AreEqual("security_blocked", (string)Answer(Dispatcher(new SecuritySettings(), true), request)["error"]["data"]["type"]);
+            Assert.IsNotNull(Answer(Dispatcher(new SecuritySettings { AllowThirdPartyTools = true }, true), request)["result"]);
+        }
+    }
+}
