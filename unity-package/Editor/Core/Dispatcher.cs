@@ -84,7 +84,7 @@ namespace UnityMcp.Core
             {
                 using (var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.Cancellation))
                 {
-                    var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, ClientName = context.ClientName };
+                    var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection };
                     var running = tool.Execute(parameters, bounded);
                     var finished = await Task.WhenAny(running, Task.Delay(timeout.Value));
                     if (finished != running)
@@ -126,7 +126,7 @@ namespace UnityMcp.Core
         // A tool given up on may still fail later: its exception is observed, not lost.
         static void Observe(Task task)
         {
-            task.ContinueWith(t => { var unused = t.Exception; }, TaskContinuationOptions.OnlyOnFaulted);
+            task.ContinueWith(t => { _ = t.Exception; }, TaskContinuationOptions.OnlyOnFaulted);
         }
     }
 }

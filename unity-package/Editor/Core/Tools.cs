@@ -65,8 +65,8 @@ namespace UnityMcp.Core
         /// <summary>Reports progress (notifications/progress) for this request.</summary>
         public Action<double, double?, string> Progress { get; set; } = delegate { };
 
-        /// <summary>The name the calling client gave (set-client-name).</summary>
-        public string ClientName { get; set; } = "";
+        /// <summary>The calling client's connection (null outside a server).</summary>
+        public ClientConnection Connection { get; set; }
     }
 
     /// <summary>A tool.</summary>

@@ -1,0 +1,309 @@
+// The Editor's listener (§1, §2): loopback only, the preferred port or the
+// next ten, many concurrent connections, framing detected per connection,
+// requests dispatched concurrently (pipelining) and answered in completion
+// order, notifications to every client, and the shutdown of a domain reload
+// or a quit. Bad input gets the error of §2 and never takes the listener down.
+
+using System;
+using System.Collections.Generic;
+using System.Linq;
+using System.Net;
+using System.Net.Sockets;
+using System.Threading;
+using System.Threading.Tasks;
+using Newtonsoft.Json.Linq;
+
+namespace UnityMcp.Core
+{
+    /// <summary>One connected client.</summary>
+    public sealed class ClientConnection
+    {
+        readonly TcpClient client;
+        readonly NetworkStream stream;
+        readonly SemaphoreSlim writeLock = new SemaphoreSlim(1, 1);
+        readonly CancellationTokenSource closed = new CancellationTokenSource();
+
+        internal ClientConnection(long id, TcpClient client)
+        {
+            Id = id;
+            this.client = client;
+            stream = client.GetStream();
+            Endpoint = client.Client.RemoteEndPoint != null ? client.Client.RemoteEndPoint.ToString() : "";
+            ConnectedAt = DateTime.UtcNow;
+        }
+
+        public long Id { get; }
+
+        public string Endpoint { get; }
+
+        public DateTime ConnectedAt { get; }
+
+        /// <summary>What set-client-name said ("" until then).</summary>
+        public string ClientName { get; set; } = "";
+
+        /// <summary>The framing, once the first byte has come.</summary>
+        public Framing? Framing { get; internal set; }
+
+        internal NetworkStream Stream => stream;
+
+        internal CancellationToken Closed => closed.Token;
+
+        /// <summary>Writes one frame; false when the client has gone.</summary>
+        internal async Task<bool> Send(byte[] body)
+        {
+            var framing = Framing ?? Core.Framing.Header;
+            var frame = FrameEncoder.Encode(framing, body);
+            await writeLock.WaitAsync();
+            try
+            {
+                if (closed.IsCancellationRequested)
+                {
+                    return false;
+                }
+                await stream.WriteAsync(frame, 0, frame.Length);
+                return true;
+            }
+            catch (Exception)
+            {
+                Close();
+                return false;
+            }
+            finally
+            {
+                writeLock.Release();
+            }
+        }
+
+        internal void Close()
+        {
+            if (closed.IsCancellationRequested)
+            {
+                return;
+            }
+            closed.Cancel();
+            try
+            {
+                client.Close();
+            }
+            catch (Exception)
+            {
+                // Already gone.
+            }
+        }
+    }
+
+    /// <summary>The editor-link server.</summary>
+    public sealed class EditorServer
+    {
+        /// <summary>The default preferred port (§1).</summary>
+        public const int DefaultPort = 8700;
+
+        /// <summary>The largest request accepted (§2): 8 MiB.</summary>
+        public const int DefaultRequestLimit = 8 * 1024 * 1024;
+
+        readonly Dispatcher dispatcher;
+        readonly object gate = new object();
+        readonly Dictionary<long, ClientConnection> clients = new Dictionary<long, ClientConnection>();
+        TcpListener listener;
+        long nextId;
+
+        public EditorServer(Dispatcher dispatcher)
+        {
+            this.dispatcher = dispatcher;
+        }
+
+        public int RequestLimit { get; set; } = DefaultRequestLimit;
+
+        /// <summary>The port listened on (0 when stopped).</summary>
+        public int Port { get; private set; }
+
+        public bool IsRunning => listener != null;
+
+        /// <summary>The clients connected now.</summary>
+        public List<ClientConnection> Clients
+        {
+            get
+            {
+                lock (gate)
+                {
+                    return clients.Values.OrderBy(c => c.Id).ToList();
+                }
+            }
+        }
+
+        /// <summary>
+        /// Listens on 127.0.0.1: <paramref name="preferredPort"/>, else the
+        /// next ten (0: any free port). Returns the port.
+        /// </summary>
+        public int Start(int preferredPort)
+        {
+            if (listener != null)
+            {
+                throw new InvalidOperationException("the server is already running on port " + Port);
+            }
+            var candidates = preferredPort == 0 ? new[] { 0 } : Enumerable.Range(preferredPort, 11).Where(p => p <= 65535).ToArray();
+            SocketException last = null;
+            foreach (var port in candidates)
+            {
+                var candidate = new TcpListener(IPAddress.Loopback, port);
+                try
+                {
+                    candidate.Start(128);
+                }
+                catch (SocketException e)
+                {
+                    last = e;
+                    continue;
+                }
+                listener = candidate;
+                Port = ((IPEndPoint)candidate.LocalEndpoint).Port;
+                _ = AcceptLoop(candidate);
+                return Port;
+            }
+            throw new InvalidOperationException("no free port from " + preferredPort + " to " + candidates.Last() + ": " + (last != null ? last.Message : ""));
+        }
+
+        async Task AcceptLoop(TcpListener from)
+        {
+            while (true)
+            {
+                TcpClient client;
+                try
+                {
+                    client = await from.AcceptTcpClientAsync();
+                }
+                catch (ObjectDisposedException)
+                {
+                    return;
+                }
+                catch (SocketException)
+                {
+                    if (listener != from)
+                    {
+                        return;
+                    }
+                    // Out of descriptors and the like: back off, keep serving.
+                    await Task.Delay(50);
+                    continue;
+                }
+                catch (InvalidOperationException)
+                {
+                    return;
+                }
+                client.NoDelay = true;
+                var connection = new ClientConnection(Interlocked.Increment(ref nextId), client);
+                lock (gate)
+                {
+                    clients[connection.Id] = connection;
+                }
+                _ = Serve(connection);
+            }
+        }
+
+        async Task Serve(ClientConnection connection)
+        {
+            var decoder = FrameDecoder.Detect(RequestLimit);
+            var buffer = new byte[64 * 1024];
+            try
+            {
+                while (!connection.Closed.IsCancellationRequested)
+                {
+                    int read;
+                    try
+                    {
+                        read = await connection.Stream.ReadAsync(buffer, 0, buffer.Length);
+                    }
+                    catch (Exception)
+                    {
+                        break;
+                    }
+                    if (read == 0)
+                    {
+                        break;
+                    }
+                    decoder.Feed(buffer, 0, read);
+                    try
+                    {
+                        Frame frame;
+                        while (decoder.TryDecode(out frame))
+                        {
+                            connection.Framing = decoder.Framing;
+                            if (frame.Kind == FrameKind.TooLarge)
+                            {
+                                var error = new RpcError(RpcErrorKind.FrameTooLarge, "a frame of " + frame.Size + " bytes is over the limit of " + RequestLimit)
+                                    .With("size", frame.Size).With("limit", RequestLimit);
+                                await connection.Send(RpcWriter.Error(null, error));
+                                continue;
+                            }
+                            _ = Handle(connection, frame.Body);
+                        }
+                        connection.Framing = decoder.Framing;
+                    }
+                    catch (FramingException e)
+                    {
+                        connection.Framing = decoder.Framing;
+                        await connection.Send(RpcWriter.Error(null, new RpcError(RpcErrorKind.FramingError, e.Message)));
+                        break;
+                    }
+                }
+            }
+            finally
+            {
+                connection.Close();
+                lock (gate)
+                {
+                    clients.Remove(connection.Id);
+                }
+            }
+        }
+
+        async Task Handle(ClientConnection connection, byte[] body)
+        {
+            var context = new ToolContext { Cancellation = connection.Closed, Connection = connection };
+            byte[] answer;
+            try
+            {
+                answer = await dispatcher.Answer(body, context);
+            }
+            catch (Exception e)
+            {
+                answer = RpcWriter.Error(null, new RpcError(RpcErrorKind.InternalError, e.Message));
+            }
+            if (answer != null)
+            {
+                await connection.Send(answer);
+            }
+        }
+
+        /// <summary>Sends a notification to every client.</summary>
+        public async Task Broadcast(string method, JObject parameters)
+        {
+            var body = RpcWriter.Notification(method, parameters);
+            foreach (var client in Clients)
+            {
+                await client.Send(body);
+            }
+        }
+
+        /// <summary>
+        /// Stops: every client gets notifications/server/shutdown with
+        /// <paramref name="reason"/> (DomainReload, EditorQuit), then the
+        /// sockets close. Requests in flight get no answer.
+        /// </summary>
+        public async Task Shutdown(string reason)
+        {
+            var stopping = listener;
+            listener = null;
+            Port = 0;
+            if (stopping != null)
+            {
+                stopping.Stop();
+            }
+            await Broadcast("notifications/server/shutdown", new JObject { ["reason"] = reason });
+            foreach (var client in Clients)
+            {
+                client.Close();
+            }
+        }
+    }
+}
