@@ -27,6 +27,9 @@ namespace UnityMcp.Core
 
         public ToolRegistry Registry => registry;
 
+        /// <summary>What get-version reports.</summary>
+        public EditorInfo Editor { get; set; } = new EditorInfo();
+
         public SecurityChecker Security => security;
 
         /// <summary>
@@ -75,6 +78,7 @@ namespace UnityMcp.Core
             }
             security.Check(tool, registry.IsThirdParty(method));
             var timeout = Timeout(parameters);
+            context.Dispatcher = this;
             JObject result;
             if (timeout == null)
             {
@@ -84,7 +88,7 @@ namespace UnityMcp.Core
             {
                 using (var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.Cancellation))
                 {
-                    var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection };
+                    var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection, Dispatcher = this };
                     var running = tool.Execute(parameters, bounded);
                     var finished = await Task.WhenAny(running, Task.Delay(timeout.Value));
                     if (finished != running)

@@ -67,6 +67,9 @@ namespace UnityMcp.Core
 
         /// <summary>The calling client's connection (null outside a server).</summary>
         public ClientConnection Connection { get; set; }
+
+        /// <summary>The dispatcher running the call (its tools, settings, Editor).</summary>
+        public Dispatcher Dispatcher { get; set; }
     }
 
     /// <summary>A tool.</summary>

@@ -2,6 +2,7 @@
 // §2 answers to bad frames, probes, shutdown and the port fallback.
 
 using System;
+using System.Linq;
 using System.Net;
 using System.Net.Sockets;
 using System.Reflection;
@@ -20,9 +21,7 @@ namespace UnityMcp.Core.Tests
         [SetUp]
         public void Start()
         {
-            var assembly = typeof(ServerTests).Assembly;
-            var registry = ToolRegistry.Discover(new[] { assembly }, new[] { assembly });
-            server = new EditorServer(new Dispatcher(registry, new SecurityChecker(() => new SecuritySettings()), "0.1.0")) { RequestLimit = 1024 };
+            server = new EditorServer(new Dispatcher(ToolTests.Registry(), new SecurityChecker(() => new SecuritySettings()), "0.1.0")) { RequestLimit = 1024 };
             server.Start(0);
         }
 
@@ -104,7 +103,7 @@ namespace UnityMcp.Core.Tests
                 client.Send("{\"jsonrpc\":\"2.0\",\"id\":\"b-1\",\"method\":\"ping\",\"params\":{}}");
                 var answer = client.Receive();
                 Assert.AreEqual("b-1", (string)answer["id"]);
-                Assert.AreEqual("pong", (string)answer["result"]["Message"]);
+                Assert.AreEqual("Unity MCP Bridge received: ", (string)answer["result"]["Message"]);
             }
         }
 
@@ -216,8 +215,7 @@ namespace UnityMcp.Core.Tests
             var taken = ((IPEndPoint)holder.LocalEndpoint).Port;
             try
             {
-                var assembly = typeof(ServerTests).Assembly;
-                var other = new EditorServer(new Dispatcher(ToolRegistry.Discover(new[] { assembly }, new[] { assembly }), new SecurityChecker(() => new SecuritySettings()), "0.1.0"));
+                var other = new EditorServer(new Dispatcher(ToolTests.Registry(), new SecurityChecker(() => new SecuritySettings()), "0.1.0"));
                 var port = other.Start(taken);
                 Assert.AreNotEqual(taken, port);
                 Assert.That(port, Is.InRange(taken + 1, taken + 10));
@@ -226,6 +224,17 @@ namespace UnityMcp.Core.Tests
             finally
             {
                 holder.Stop();
+            }
+        }
+
+        [Test]
+        public void SetClientNameNamesTheConnection()
+        {
+            using (var client = new Client(server.Port, Framing.Header))
+            {
+                client.Send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"set-client-name\",\"params\":{\"ClientName\":\"claude-code\"}}");
+                Assert.AreEqual("claude-code", (string)client.Receive()["result"]["ClientName"]);
+                CollectionAssert.Contains(server.Clients.Select(c => c.ClientName).ToList(), "claude-code");
             }
         }
 

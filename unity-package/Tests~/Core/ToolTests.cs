@@ -4,6 +4,7 @@
 
 using System;
 using System.Collections.Generic;
+using System.Linq;
 using System.Reflection;
 using System.Text;
 using System.Threading;
@@ -78,8 +79,8 @@ namespace UnityMcp.Core.Tests
         }
     }
 
-    [McpTool("ping", Description = "Internal", DisplayDevelopmentOnly = true)]
-    public class FakePingTool : UnityTool<NoParams>
+    [McpTool("internal-echo", Description = "Internal", DisplayDevelopmentOnly = true)]
+    public class InternalEchoTool : UnityTool<NoParams>
     {
         protected override Task<JObject> Run(NoParams p, ToolContext context) => Task.FromResult(new JObject { ["Message"] = "pong" });
     }
@@ -87,6 +88,14 @@ namespace UnityMcp.Core.Tests
     [TestFixture]
     public class ToolTests
     {
+        /// <summary>The core's tools and this assembly's.</summary>
+        public static ToolRegistry Registry(bool testToolsAreThirdParty = false)
+        {
+            var core = typeof(Dispatcher).Assembly;
+            var tests = typeof(ToolTests).Assembly;
+            return ToolRegistry.Discover(new[] { core, tests }, testToolsAreThirdParty ? new[] { core } : new[] { core, tests });
+        }
+
         [Test]
         public void TheSchemaFollowsTheParameterClass()
         {
@@ -142,7 +151,7 @@ namespace UnityMcp.Core.Tests
             var assembly = typeof(ToolTests).Assembly;
             var own = ToolRegistry.Discover(new[] { assembly }, new[] { assembly });
             Assert.IsNotNull(own.Find("get-logs"));
-            Assert.IsNotNull(own.Find("ping"));
+            Assert.IsNotNull(own.Find("internal-echo"));
             Assert.IsFalse(own.IsThirdParty("get-logs"));
             var foreign = ToolRegistry.Discover(new[] { assembly }, new Assembly[0]);
             Assert.IsTrue(foreign.IsThirdParty("get-logs"));
@@ -150,15 +159,37 @@ namespace UnityMcp.Core.Tests
 
         static Dispatcher Dispatcher(SecuritySettings settings, bool thirdParty = false)
         {
-            var assembly = typeof(ToolTests).Assembly;
-            var registry = ToolRegistry.Discover(new[] { assembly }, thirdParty ? new Assembly[0] : new[] { assembly });
-            return new Dispatcher(registry, new SecurityChecker(() => settings), "0.1.0");
+            return new Dispatcher(Registry(thirdParty), new SecurityChecker(() => settings), "0.1.0");
         }
 
         static JObject Answer(Dispatcher dispatcher, string request)
         {
             var answer = dispatcher.Answer(Encoding.UTF8.GetBytes(request), new ToolContext()).Result;
             return answer == null ? null : JObject.Parse(Encoding.UTF8.GetString(answer));
+        }
+
+        [Test]
+        public void InternalToolsAnswerAsSection6Says()
+        {
+            var dispatcher = Dispatcher(new SecuritySettings { DisabledTools = new List<string> { "run-tests" } });
+            dispatcher.Editor = new EditorInfo { UnityVersion = "6000.0.65f1", PackageVersion = "0.1.0", Capabilities = new[] { "resume", "progress" } };
+            Assert.AreEqual("Unity MCP Bridge received: hi", (string)Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"Message\":\"hi\"}}")["result"]["Message"]);
+            var version = Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"get-version\"}")["result"];
+            Assert.AreEqual("6000.0.65f1", (string)version["UnityVersion"]);
+            Assert.AreEqual(1, (int)version["ProtocolVersion"]);
+            CollectionAssert.AreEqual(new[] { "resume", "progress" }, version["Capabilities"].ToObject<string[]>());
+
+            var details = (JArray)Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"get-tool-details\"}")["result"]["Tools"];
+            var names = details.Select(t => (string)t["name"]).ToList();
+            CollectionAssert.Contains(names, "get-logs");
+            CollectionAssert.DoesNotContain(names, "ping", "internal tools only when asked");
+            CollectionAssert.DoesNotContain(names, "run-tests", "disabled tools are not listed");
+            var logs = details.First(t => (string)t["name"] == "get-logs");
+            Assert.AreEqual("All", (string)logs["parameterSchema"]["Properties"]["LogType"]["DefaultValue"]);
+            Assert.AreEqual(true, (bool)logs["annotations"]["readOnlyHint"]);
+            Assert.AreEqual(false, (bool)logs["displayDevelopmentOnly"]);
+            var all = (JArray)Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"get-tool-details\",\"params\":{\"IncludeDevelopmentOnly\":true}}")["result"]["Tools"];
+            CollectionAssert.IsSubsetOf(new[] { "ping", "set-client-name", "get-tool-details", "get-version" }, all.Select(t => (string)t["name"]).ToList());
         }
 
         [Test]
@@ -205,10 +236,10 @@ namespace UnityMcp.Core.Tests
         [Test]
         public void ADisabledToolIsRefusedButInternalToolsNeverAre()
         {
-            var settings = new SecuritySettings { DisabledTools = new List<string> { "get-logs", "ping" } };
+            var settings = new SecuritySettings { DisabledTools = new List<string> { "get-logs", "internal-echo" } };
             var answer = Answer(Dispatcher(settings), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-logs\"}");
             Assert.AreEqual("tool_disabled", (string)answer["error"]["data"]["type"]);
-            Assert.AreEqual("pong", (string)Answer(Dispatcher(settings), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"ping\"}")["result"]["Message"]);
+            Assert.AreEqual("pong", (string)Answer(Dispatcher(settings), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"internal-echo\"}")["result"]["Message"]);
         }
 
         [Test]
