@@ -30,6 +30,9 @@ namespace UnityMcp.Core
         /// <summary>What get-version reports.</summary>
         public EditorInfo Editor { get; set; } = new EditorInfo();
 
+        /// <summary>The resume journal (§5); null: x-resume is ignored and requests run again.</summary>
+        public RequestJournal Journal { get; set; }
+
         public SecurityChecker Security => security;
 
         /// <summary>
@@ -53,19 +56,42 @@ namespace UnityMcp.Core
                 // Editors ignore client notifications (§4): nothing runs.
                 return null;
             }
+            context.RequestId = request.Id;
+            var journal = Journal;
+            if (journal != null && request.Message["x-resume"] is JValue resume && resume.Type == JTokenType.Boolean && (bool)resume)
+            {
+                JObject journaled;
+                switch (journal.StateOf(request.Id, request.Method, out journaled))
+                {
+                    case JournalState.Completed:
+                        return RpcWriter.Compact(journaled);
+                    case JournalState.Started:
+                        return RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.Interrupted, request.Method + " was cut off by a domain reload before it finished").With("reason", "DomainReload"));
+                }
+            }
+            if (journal != null)
+            {
+                journal.Started(request.Id, request.Method);
+            }
+            byte[] answer;
             try
             {
                 var result = await Call(request.Method, request.Params, context);
-                return RpcWriter.Result(request.Id, result);
+                answer = RpcWriter.Result(request.Id, result);
             }
             catch (RpcError error)
             {
-                return RpcWriter.Error(request.Id, error);
+                answer = RpcWriter.Error(request.Id, error);
             }
             catch (Exception e)
             {
-                return RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.InternalError, request.Method + " failed: " + e.Message));
+                answer = RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.InternalError, request.Method + " failed: " + e.Message));
             }
+            if (journal != null)
+            {
+                journal.Completed(request.Id, request.Method, JObject.Parse(System.Text.Encoding.UTF8.GetString(answer)));
+            }
+            return answer;
         }
 
         /// <summary>Runs a tool by name: its result with Ver, or an <see cref="RpcError"/>.</summary>
@@ -88,7 +114,7 @@ namespace UnityMcp.Core
             {
                 using (var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.Cancellation))
                 {
-                    var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection, Dispatcher = this };
+                    var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection, Dispatcher = this, RequestId = context.RequestId };
                     var running = tool.Execute(parameters, bounded);
                     var finished = await Task.WhenAny(running, Task.Delay(timeout.Value));
                     if (finished != running)

@@ -92,6 +92,63 @@ namespace UnityMcp.Core
         }
     }
 
+    /// <summary>
+    /// notifications/progress for one request (§4): progress only ever
+    /// increases, every notification is written before the answer, none after.
+    /// </summary>
+    sealed class ProgressReporter
+    {
+        readonly ClientConnection connection;
+        readonly ToolContext context;
+        double last = double.NegativeInfinity;
+        bool done;
+        Task sent = Task.FromResult(true);
+
+        public ProgressReporter(ClientConnection connection, ToolContext context)
+        {
+            this.connection = connection;
+            this.context = context;
+        }
+
+        public void Report(double progress, double? total, string message)
+        {
+            var id = context.RequestId;
+            if (id == null)
+            {
+                return;
+            }
+            var parameters = new JObject { ["requestId"] = id.DeepClone(), ["progress"] = progress };
+            if (total.HasValue)
+            {
+                parameters["total"] = total.Value;
+            }
+            if (!string.IsNullOrEmpty(message))
+            {
+                parameters["message"] = message;
+            }
+            var body = RpcWriter.Notification("notifications/progress", parameters);
+            lock (this)
+            {
+                if (done || !(progress > last))
+                {
+                    return;
+                }
+                last = progress;
+                sent = sent.ContinueWith(t => connection.Send(body)).Unwrap();
+            }
+        }
+
+        /// <summary>Waits for what was reported to be written; later reports are dropped.</summary>
+        public Task Finish()
+        {
+            lock (this)
+            {
+                done = true;
+                return sent;
+            }
+        }
+    }
+
     /// <summary>The editor-link server.</summary>
     public sealed class EditorServer
     {
@@ -260,6 +317,8 @@ namespace UnityMcp.Core
         async Task Handle(ClientConnection connection, byte[] body)
         {
             var context = new ToolContext { Cancellation = connection.Closed, Connection = connection };
+            var progress = new ProgressReporter(connection, context);
+            context.Progress = progress.Report;
             byte[] answer;
             try
             {
@@ -269,6 +328,7 @@ namespace UnityMcp.Core
             {
                 answer = RpcWriter.Error(null, new RpcError(RpcErrorKind.InternalError, e.Message));
             }
+            await progress.Finish();
             if (answer != null)
             {
                 await connection.Send(answer);

@@ -62,8 +62,11 @@ namespace UnityMcp.Core
         /// <summary>Cancelled when the request times out or the connection goes.</summary>
         public CancellationToken Cancellation { get; set; }
 
-        /// <summary>Reports progress (notifications/progress) for this request.</summary>
+        /// <summary>Reports progress (notifications/progress) for this request: progress, total, message.</summary>
         public Action<double, double?, string> Progress { get; set; } = delegate { };
+
+        /// <summary>The id of the request being answered.</summary>
+        public JToken RequestId { get; set; }
 
         /// <summary>The calling client's connection (null outside a server).</summary>
         public ClientConnection Connection { get; set; }

@@ -228,6 +228,30 @@ namespace UnityMcp.Core.Tests
         }
 
         [Test]
+        public void ProgressComesBeforeTheAnswerAndOnlyIncreases()
+        {
+            using (var client = new Client(server.Port, Framing.Header))
+            {
+                client.Send("{\"jsonrpc\":\"2.0\",\"id\":\"p-1\",\"method\":\"counted\"}");
+                var progress = new System.Collections.Generic.List<double>();
+                while (true)
+                {
+                    var message = client.Receive();
+                    if ((string)message["method"] == "notifications/progress")
+                    {
+                        Assert.AreEqual("p-1", (string)message["params"]["requestId"]);
+                        Assert.AreEqual(3, (double)message["params"]["total"]);
+                        progress.Add((double)message["params"]["progress"]);
+                        continue;
+                    }
+                    Assert.AreEqual("p-1", (string)message["id"]);
+                    break;
+                }
+                CollectionAssert.AreEqual(new[] { 1.0, 2.0, 3.0 }, progress);
+            }
+        }
+
+        [Test]
         public void SetClientNameNamesTheConnection()
         {
             using (var client = new Client(server.Port, Framing.Header))

@@ -85,6 +85,22 @@ namespace UnityMcp.Core.Tests
         protected override Task<JObject> Run(NoParams p, ToolContext context) => Task.FromResult(new JObject { ["Message"] = "pong" });
     }
 
+    [McpTool("counted", Description = "Counts its runs; reports progress")]
+    public class CountedTool : UnityTool<NoParams>
+    {
+        public static int Runs;
+
+        protected override Task<JObject> Run(NoParams p, ToolContext context)
+        {
+            var run = Interlocked.Increment(ref Runs);
+            context.Progress(1, 3, "one");
+            context.Progress(2, 3, "two");
+            context.Progress(2, 3, "two again");
+            context.Progress(3, 3, null);
+            return Task.FromResult(new JObject { ["Run"] = run });
+        }
+    }
+
     [TestFixture]
     public class ToolTests
     {
@@ -190,6 +206,31 @@ namespace UnityMcp.Core.Tests
             Assert.AreEqual(false, (bool)logs["displayDevelopmentOnly"]);
             var all = (JArray)Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"get-tool-details\",\"params\":{\"IncludeDevelopmentOnly\":true}}")["result"]["Tools"];
             CollectionAssert.IsSubsetOf(new[] { "ping", "set-client-name", "get-tool-details", "get-version" }, all.Select(t => (string)t["name"]).ToList());
+        }
+
+        [Test]
+        public void AResumedRequestGetsItsJournaledAnswerOrInterrupted()
+        {
+            var dispatcher = Dispatcher(new SecuritySettings());
+            dispatcher.Journal = new RequestJournal(new MemoryJournalStore());
+            var first = Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"counted\"}");
+            var runs = CountedTool.Runs;
+            var resumed = Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"counted\",\"x-resume\":true}");
+            Assert.AreEqual(first.ToString(), resumed.ToString(), "the journaled answer");
+            Assert.AreEqual(runs, CountedTool.Runs, "not run again");
+
+            dispatcher.Journal.Started(new JValue("r-2"), "counted");
+            var interrupted = Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":\"r-2\",\"method\":\"counted\",\"x-resume\":true}");
+            Assert.AreEqual("interrupted", (string)interrupted["error"]["data"]["type"]);
+            Assert.AreEqual("DomainReload", (string)interrupted["error"]["data"]["reason"]);
+            Assert.AreEqual(runs, CountedTool.Runs);
+
+            var unknown = Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":\"r-3\",\"method\":\"counted\",\"x-resume\":true}");
+            Assert.AreEqual(runs + 1, (int)unknown["result"]["Run"], "never seen: it runs");
+
+            dispatcher.Journal = null;
+            Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"method\":\"counted\",\"x-resume\":true}");
+            Assert.AreEqual(runs + 2, CountedTool.Runs, "without a journal (no resume capability) it runs again");
         }
 
         [Test]
