@@ -23,77 +23,18 @@ use fake_unity::{
     replay::{Outcome, Replay, ReplayConfig},
 };
 use serde_json::{Value, json};
-use unity_mcp_bridge::transcript::{Transcript, blank_timestamps};
+use unity_mcp_bridge::transcript::{Step, Transcript, Workflow, blank_timestamps};
 
 use crate::{
     e2e::{bridge, call, project},
     snapshots::tidy,
 };
 
-/// What an agent does in a workflow.
-enum Step {
-    /// An MCP tool call.
-    Call(&'static str, Value),
-    /// A file written into the project between calls (the agent editing).
-    Write(&'static str, &'static str),
-    /// The Editor reloads on its own (a play-mode change, an import).
-    Reload { move_port: bool },
-}
-
-struct Workflow {
-    name: &'static str,
-    steps: Vec<Step>,
-}
-
+/// The agent workflows (`fixtures/workflows.json`); the ones recorded in
+/// `fixtures/sessions/` are replayed here.
 fn workflows() -> Vec<Workflow> {
-    use Step::*;
-    vec![
-        Workflow {
-            name: "inspect-scene",
-            steps: vec![
-                Call("get-hierarchy", json!({"IncludeComponents": false})),
-                Call("find-game-objects", json!({"NamePattern": "Enemy", "SearchMode": "Contains"})),
-                Call("get-logs", json!({"LogType": "Warning", "MaxCount": 5})),
-            ],
-        },
-        Workflow {
-            name: "edit-compile-fix",
-            steps: vec![
-                Write("Assets/Scripts/Turret.cs", "public class Turret {\n#error Turret is not finished\n}\n"),
-                Call("compile", json!({})),
-                Call("get-logs", json!({"LogType": "Error"})),
-                Write("Assets/Scripts/Turret.cs", "public class Turret {\n    public int Range = 5;\n}\n"),
-                // The scripts changed: the domain reloads before the answer;
-                // the bridge resumes the call on the new connection.
-                Call("compile", json!({})),
-                Call("get-logs", json!({"LogType": "Error"})),
-            ],
-        },
-        Workflow {
-            name: "run-tests-read-failures",
-            steps: vec![
-                Call("run-tests", json!({"FilterType": "all"})),
-                Call("run-tests", json!({"FilterType": "regex", "FilterValue": "ScoreKeeperTests"})),
-                Call("get-logs", json!({"LogType": "Error"})),
-            ],
-        },
-        Workflow {
-            name: "search-assets",
-            steps: vec![
-                Call("unity-search", json!({"SearchQuery": "Player"})),
-                Call("unity-search", json!({"SearchQuery": "t:Material", "IncludeMetadata": true})),
-                Call("get-menu-items", json!({"FilterText": "Fixture"})),
-            ],
-        },
-        Workflow {
-            name: "reload-moves-port",
-            steps: vec![
-                Call("get-logs", json!({"MaxCount": 2})),
-                Reload { move_port: true },
-                Call("get-hierarchy", json!({"IncludeComponents": false})),
-            ],
-        },
-    ]
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/workflows.json");
+    Workflow::parse_all(&std::fs::read_to_string(path).unwrap()).unwrap()
 }
 
 fn sessions_dir() -> PathBuf {
@@ -119,9 +60,11 @@ async fn run_live(workflow: &Workflow, project: &Path, transcript: &Path, scenar
     let mut answers = Vec::new();
     for step in &workflow.steps {
         match step {
-            Step::Call(tool, args) => answers.push(call(client.peer(), tool, args.clone()).await),
-            Step::Write(path, text) => std::fs::write(project.join(path), text).unwrap(),
-            Step::Reload { move_port } => {
+            Step::Call { call: tool, arguments } => answers.push(call(client.peer(), tool, arguments.clone()).await),
+            Step::Write { write: path, text } => std::fs::write(project.join(path), text).unwrap(),
+            Step::ListTools { .. } => panic!("{}: a recorded workflow makes tool calls", workflow.name),
+            Step::Reload { reload } => {
+                let move_port = &reload.move_port;
                 let before = tool_fetches(client.peer()).await;
                 let options = ReloadOptions { downtime: None, move_port: *move_port };
                 fake.reload(options).await.unwrap();
@@ -152,25 +95,6 @@ async fn tool_fetches_reach(client: &rmcp::Peer<rmcp::RoleClient>, n: u64) {
         );
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
-}
-
-/// The MCP calls a transcript's session made: the requests the bridge
-/// forwarded, once each (a resent request keeps its id), without the
-/// bridge's own (handshake, tool list, watchdog pings).
-fn calls_in(transcript: &Transcript) -> Vec<(String, Value)> {
-    const INTERNAL: &[&str] = &["set-client-name", "get-version", "get-tool-details", "ping"];
-    let mut seen_ids = Vec::new();
-    let mut calls = Vec::new();
-    for record in &transcript.records {
-        let Some(message) = record.message(unity_mcp_bridge::transcript::Direction::ToEditor) else { continue };
-        let (Some(method), Some(id)) = (message["method"].as_str(), message.get("id")) else { continue };
-        if INTERNAL.contains(&method) || seen_ids.contains(id) {
-            continue;
-        }
-        seen_ids.push(id.clone());
-        calls.push((method.to_owned(), message.get("params").cloned().unwrap_or_else(|| json!({}))));
-    }
-    calls
 }
 
 /// Replays `transcript` to the bridge making `calls`; the answers and how
@@ -210,7 +134,9 @@ fn comparable(answers: &[Value], project: &Path) -> Vec<Value> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "writes fixtures/sessions; run to regenerate them"]
 async fn regenerate_session_fixtures() {
-    for workflow in workflows() {
+    // The workflows recorded in fixtures/sessions/ (the others are only run
+    // live, by the conformance suite).
+    for workflow in workflows().into_iter().filter(|w| sessions_dir().join(format!("{}.jsonl", w.name)).exists()) {
         let project = project();
         let out = sessions_dir().join(format!("{}.jsonl", workflow.name));
         run_live(&workflow, project.path(), &out, Scenario::default()).await;
@@ -222,7 +148,7 @@ async fn replay_fixture(name: &str) {
     let path = sessions_dir().join(format!("{name}.jsonl"));
     let transcript = Transcript::read(&path).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(transcript.header.producer, "unity-mcp-bridge");
-    let calls = calls_in(&transcript);
+    let calls = Transcript::tool_calls(&transcript);
     assert!(!calls.is_empty(), "{name}: no tool calls");
     let project = project();
     let (answers, outcome) = run_replayed(&path, &calls, project.path()).await;
@@ -254,9 +180,10 @@ macro_rules! replayed_sessions {
             let mut tested = vec![$($name.to_owned()),*];
             tested.sort();
             assert_eq!(files, tested, "a session file without a test, or a test without its file");
-            let mut workflows: Vec<String> = workflows().iter().map(|w| w.name.to_owned()).collect();
-            workflows.sort();
-            assert_eq!(workflows, tested, "each fixture is regenerated from a workflow");
+            let workflows: Vec<String> = workflows().iter().map(|w| w.name.clone()).collect();
+            for name in &tested {
+                assert!(workflows.contains(name), "{name}: each fixture is regenerated from a workflow");
+            }
         }
     };
 }
@@ -282,7 +209,7 @@ async fn a_fresh_recording_replays_with_identical_answers() {
         assert!(!text.contains(root.to_str().unwrap()), "{name}: the project path is redacted");
 
         let replay_project = project();
-        let calls = calls_in(&Transcript::read(&transcript).unwrap());
+        let calls = Transcript::tool_calls(&Transcript::read(&transcript).unwrap());
         let (replayed, outcome) = run_replayed(&transcript, &calls, replay_project.path()).await;
         assert!(outcome.ok, "{name}: {outcome:#?}");
         assert_eq!(
@@ -297,7 +224,7 @@ async fn a_fresh_recording_replays_with_identical_answers() {
 async fn a_changed_call_fails_the_replay_with_its_report() {
     let path = sessions_dir().join("inspect-scene.jsonl");
     let transcript = Transcript::read(&path).unwrap();
-    let mut calls = calls_in(&transcript);
+    let mut calls = Transcript::tool_calls(&transcript);
     calls[1].1["NamePattern"] = json!("Turret");
     let project = project();
     let (answers, outcome) = run_replayed(&path, &calls, project.path()).await;

@@ -7,123 +7,29 @@
 
 use serde_json::{Value, json};
 
+use unity_mcp_bridge::transcript::{Step, Workflow};
+
 use crate::{
     case::{Case, Finding, Level, Needs, check},
     snapshot,
     target::Session,
 };
 
-/// What an agent does in a workflow.
-#[derive(Clone, Debug)]
-pub enum Step {
-    /// An MCP tool call.
-    Call(&'static str, Value),
-    /// `tools/list`, every page.
-    ListTools,
-    /// A file written into the project (the agent editing).
-    Write(&'static str, &'static str),
-    /// The Editor reloads on its own (a play-mode change, an import).
-    Reload { move_port: bool },
-}
-
-#[derive(Clone, Debug)]
-pub struct Workflow {
-    pub name: &'static str,
-    pub what: &'static str,
-    pub steps: Vec<Step>,
-}
-
-impl Workflow {
-    fn needs(&self) -> Needs {
-        if self.steps.iter().any(|s| matches!(s, Step::Reload { .. })) {
-            Needs::Control
-        } else if self.steps.iter().any(|s| matches!(s, Step::Write(..))) {
-            Needs::Project
-        } else {
-            Needs::Link
-        }
-    }
-}
-
-/// The workflows; the first five are the sessions recorded in `fixtures/sessions/`.
+/// The workflows of `fixtures/workflows.json` (built in); the first five
+/// are the sessions recorded in `fixtures/sessions/`.
 pub fn workflows() -> Vec<Workflow> {
-    use Step::*;
-    vec![
-        Workflow {
-            name: "inspect-scene",
-            what: "the hierarchy, a search for GameObjects, the console's warnings",
-            steps: vec![
-                Call("get-hierarchy", json!({"IncludeComponents": false})),
-                Call("find-game-objects", json!({"NamePattern": "Enemy", "SearchMode": "Contains"})),
-                Call("get-logs", json!({"LogType": "Warning", "MaxCount": 5})),
-            ],
-        },
-        Workflow {
-            name: "edit-compile-fix",
-            what: "a script with an #error compiled, the errors read, the script fixed and compiled again through the domain reload it causes",
-            steps: vec![
-                Write("Assets/Scripts/Turret.cs", "public class Turret {\n#error Turret is not finished\n}\n"),
-                Call("compile", json!({})),
-                Call("get-logs", json!({"LogType": "Error"})),
-                Write("Assets/Scripts/Turret.cs", "public class Turret {\n    public int Range = 5;\n}\n"),
-                Call("compile", json!({})),
-                Call("get-logs", json!({"LogType": "Error"})),
-            ],
-        },
-        Workflow {
-            name: "run-tests-read-failures",
-            what: "every test, then one fixture's, then the errors in the console",
-            steps: vec![
-                Call("run-tests", json!({"FilterType": "all"})),
-                Call("run-tests", json!({"FilterType": "regex", "FilterValue": "ScoreKeeperTests"})),
-                Call("get-logs", json!({"LogType": "Error"})),
-            ],
-        },
-        Workflow {
-            name: "search-assets",
-            what: "two Unity Search queries and the menu items",
-            steps: vec![
-                Call("unity-search", json!({"SearchQuery": "Player"})),
-                Call("unity-search", json!({"SearchQuery": "t:Material", "IncludeMetadata": true})),
-                Call("get-menu-items", json!({"FilterText": "Fixture"})),
-            ],
-        },
-        Workflow {
-            name: "reload-moves-port",
-            what: "the Editor reloads between two calls and comes back on another port",
-            steps: vec![
-                Call("get-logs", json!({"MaxCount": 2})),
-                Reload { move_port: true },
-                Call("get-hierarchy", json!({"IncludeComponents": false})),
-            ],
-        },
-        Workflow {
-            name: "tools-list",
-            what: "the tools an agent is offered, with their schemas",
-            steps: vec![ListTools],
-        },
-        Workflow {
-            name: "refusals",
-            what: "what a model reads when a call cannot be done: invalid arguments, a call that fails in Unity, an unknown tool",
-            steps: vec![
-                Call("get-logs", json!({"LogType": "Nope"})),
-                Call("find-game-objects", json!({"SearchMode": "Sideways"})),
-                Call("execute-menu-item", json!({"MenuItemPath": "Conformance/Does Not Exist"})),
-                Call("no-such-tool", json!({})),
-            ],
-        },
-        Workflow {
-            name: "scene-queries",
-            what: "each search mode of find-game-objects, hierarchy depth and root, a component filter",
-            steps: vec![
-                Call("find-game-objects", json!({"NamePattern": "Player", "SearchMode": "Exact"})),
-                Call("find-game-objects", json!({"NamePattern": "^Enemy_0[12]$", "SearchMode": "Regex"})),
-                Call("find-game-objects", json!({"NamePattern": "Environment/Props", "SearchMode": "Path"})),
-                Call("find-game-objects", json!({"RequiredComponents": ["Rigidbody"]})),
-                Call("get-hierarchy", json!({"RootPath": "Environment", "MaxDepth": 1})),
-            ],
-        },
-    ]
+    Workflow::parse_all(include_str!("../../../fixtures/workflows.json"))
+        .expect("fixtures/workflows.json is valid (a test reads it)")
+}
+
+fn needs(workflow: &Workflow) -> Needs {
+    if workflow.steps.iter().any(|s| matches!(s, Step::Reload { .. })) {
+        Needs::Control
+    } else if workflow.steps.iter().any(|s| matches!(s, Step::Write { .. })) {
+        Needs::Project
+    } else {
+        Needs::Link
+    }
 }
 
 /// The committed snapshot of each workflow.
@@ -176,16 +82,16 @@ async fn run_steps(
     let mut answers = Vec::new();
     for step in &workflow.steps {
         match step {
-            Step::Call(tool, arguments) => {
+            Step::Call { call: tool, arguments } => {
                 let answer = mcp.call(tool, arguments.clone()).await?;
                 answers.push(json!({"call": tool, "arguments": arguments,
                                     "answer": snapshot::comparable(answer, project.as_deref())}));
             }
-            Step::ListTools => {
+            Step::ListTools { .. } => {
                 let tools = mcp.list_tools().await?;
                 answers.push(json!({"list": "tools", "tools": tools}));
             }
-            Step::Write(path, text) => {
+            Step::Write { write: path, text } => {
                 let dir =
                     s.project.as_ref().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
                 let file = dir.join(path);
@@ -195,9 +101,9 @@ async fn run_steps(
                 std::fs::write(&file, text)
                     .map_err(|e| Finding::Harness(format!("writing {path} into the project: {e}")))?;
             }
-            Step::Reload { move_port } => {
+            Step::Reload { reload } => {
                 s.control()?
-                    .reload(200, *move_port)
+                    .reload(200, reload.move_port)
                     .await
                     .map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))?;
             }
@@ -211,7 +117,7 @@ pub fn cases() -> Vec<Case> {
     workflows()
         .into_iter()
         .map(|workflow| {
-            let needs = workflow.needs();
+            let needs = needs(&workflow);
             let id = format!("mcp.snapshot.{}", workflow.name);
             let requirement = format!(
                 "Through the bridge, {} gives the MCP answers of fixtures/snapshots/mcp/{}.snap (ids, times, paths, ports, durations redacted).",
@@ -226,7 +132,7 @@ pub fn cases() -> Vec<Case> {
                 check: check(move |s| {
                     let workflow = workflow.clone();
                     Box::pin(async move {
-                        let text = snapshot_of(workflow.name)
+                        let text = snapshot_of(&workflow.name)
                             .ok_or_else(|| Finding::Harness(format!("no snapshot for {}", workflow.name)))?;
                         let expected = snapshot::parse_insta(text).map_err(Finding::Harness)?;
                         let actual = run_workflow(&s, &workflow).await?;

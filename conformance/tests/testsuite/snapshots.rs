@@ -5,15 +5,14 @@
 
 use std::collections::BTreeSet;
 
-use serde_json::{Value, json};
 use unity_conformance::{
     cases::{
         scenarios::{SCENARIOS, scenarios_dir},
-        snapshots::{Step, run_workflow, workflows},
+        snapshots::{run_workflow, workflows},
     },
     target::{Target, WireLog, fixture_project},
 };
-use unity_mcp_bridge::transcript::{Direction, Transcript};
+use unity_mcp_bridge::transcript::Transcript;
 
 use crate::embedded_bridge;
 
@@ -37,7 +36,7 @@ async fn each_workflow_gives_its_snapshot_against_the_fake() {
             prepend_module_to_snapshot => false,
             omit_expression => true,
         }, {
-            insta::assert_json_snapshot!(workflow.name, answers);
+            insta::assert_json_snapshot!(workflow.name.as_str(), answers);
         });
     }
 }
@@ -45,26 +44,8 @@ async fn each_workflow_gives_its_snapshot_against_the_fake() {
 #[test]
 fn every_snapshot_file_belongs_to_a_workflow() {
     let files = names_in(&fixture_project().join("../snapshots/mcp"), ".snap");
-    let names: BTreeSet<String> = workflows().iter().map(|w| w.name.to_owned()).collect();
+    let names: BTreeSet<String> = workflows().iter().map(|w| w.name.clone()).collect();
     assert_eq!(files, names);
-}
-
-/// The editor-link requests a recorded session made for its MCP calls
-/// (once each: a resent request keeps its id), without the bridge's own.
-fn calls_in(transcript: &Transcript) -> Vec<(String, Value)> {
-    const INTERNAL: &[&str] = &["set-client-name", "get-version", "get-tool-details", "ping"];
-    let mut seen = Vec::new();
-    let mut calls = Vec::new();
-    for record in &transcript.records {
-        let Some(message) = record.message(Direction::ToEditor) else { continue };
-        let (Some(method), Some(id)) = (message["method"].as_str(), message.get("id")) else { continue };
-        if INTERNAL.contains(&method) || seen.contains(id) {
-            continue;
-        }
-        seen.push(id.clone());
-        calls.push((method.to_owned(), message.get("params").cloned().unwrap_or_else(|| json!({}))));
-    }
-    calls
 }
 
 #[test]
@@ -77,16 +58,11 @@ fn the_recorded_sessions_are_workflows_of_the_suite() {
         let workflow =
             workflow.unwrap_or_else(|| panic!("fixtures/sessions/{name}.jsonl has no workflow in the suite"));
         let transcript = Transcript::read(&dir.join(format!("{name}.jsonl"))).unwrap();
-        let recorded = calls_in(&transcript);
-        let scripted: Vec<(String, Value)> = workflow
-            .steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Call(tool, args) => Some((tool.to_string(), args.clone())),
-                _ => None,
-            })
-            .collect();
-        assert_eq!(recorded, scripted, "{name}: the workflow makes the calls the session recorded");
+        assert_eq!(
+            transcript.tool_calls(),
+            workflow.tool_calls(),
+            "{name}: the workflow makes the calls the session recorded"
+        );
     }
 }
 
