@@ -248,6 +248,7 @@ fn run(args: RunArgs) -> ExitCode {
         let mut results = Vec::new();
         for case in &selected {
             let mut result = runner::run_case(&target, &bridge, case).await;
+            runner::check_editor_up(&target, &bridge, &results, &mut result).await;
             baseline.apply(&mut result);
             if let Some(heading) = report::group_heading(results.last(), &result) {
                 let _ = write!(stdout, "{heading}");

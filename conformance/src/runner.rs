@@ -104,6 +104,47 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, case: &Case) -> C
     }
 }
 
+/// Whether a remote Editor is still up after `result`'s case. An Editor
+/// this process did not start is shared by every case, so one that a case
+/// takes down (a listener a bad client killed) must fail that case, not
+/// leave the rest to error:
+/// - after a case that passed, the Editor must still accept a connection,
+///   else the case fails;
+/// - the first case that cannot connect, once earlier cases could, fails
+///   saying the Editor stopped accepting connections. (An Editor never
+///   reached stays a harness error: the address is wrong.)
+///
+/// Each is said once; `earlier` are the results before this one.
+pub async fn check_editor_up(target: &Target, bridge: &BridgeCommand, earlier: &[CaseResult], result: &mut CaseResult) {
+    const FELL: &str = "the Editor stopped accepting connections";
+    if !matches!(target, Target::Tcp(_)) || earlier.iter().chain([&*result]).any(|r| r.detail.starts_with(FELL)) {
+        return;
+    }
+    let was_up = earlier.iter().any(|r| matches!(r.status, Status::Pass | Status::Fail | Status::Warn | Status::Info));
+    match result.status {
+        Status::Error if was_up && result.detail.starts_with("cannot connect") => {
+            result.status = Status::Fail;
+            result.detail = format!("{FELL} (it answered earlier cases; one of them took it down): {}", result.detail);
+        }
+        Status::Pass | Status::Warn | Status::Info if !crate::cases::ends_the_editor(&result.id) => {
+            if let Err(why) = still_listening(target, bridge).await {
+                result.status = Status::Fail;
+                result.detail = format!("{FELL} after this case: {why}");
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Connects to the target's Editor (waiting through a reload) and leaves.
+async fn still_listening(target: &Target, bridge: &BridgeCommand) -> Result<(), String> {
+    let session = target.open(WireLog::default(), bridge).await.map_err(|f| format!("{f:?}"))?;
+    match session.link(unity_mcp_bridge::framing::Framing::Header).await {
+        Ok(_) => Ok(()),
+        Err(Finding::Harness(why) | Finding::Violation(why)) => Err(why),
+    }
+}
+
 /// Cases known to fail on a target (`--baseline FILE`: one case id per
 /// line, `#` comments): their failures are expected, and one that passes
 /// makes the baseline stale.
@@ -215,6 +256,43 @@ mod tests {
         assert!(!framing.is_empty() && framing.iter().all(|c| c.id.starts_with("2.")));
         let without = select(cases, &["2.".into()], &["*too-large".into()]);
         assert_eq!(without.len(), framing.len() - 1);
+    }
+
+    fn result(id: &str, status: Status, detail: &str) -> CaseResult {
+        CaseResult {
+            id: id.into(),
+            requirement: String::new(),
+            reference: "§1",
+            level: Level::Must,
+            status,
+            detail: detail.into(),
+            duration_ms: 0,
+            wire: Vec::new(),
+        }
+    }
+
+    #[tokio::test]
+    async fn an_editor_that_falls_over_fails_the_case_once() {
+        let target: Target = "tcp://127.0.0.1:1".parse().unwrap();
+        let bridge = BridgeCommand::parse("unused").unwrap();
+        let refused = "cannot connect to 127.0.0.1:1: Connection refused";
+        // Never reached: the address is wrong, a harness error.
+        let mut first = result("2.a", Status::Error, refused);
+        check_editor_up(&target, &bridge, &[], &mut first).await;
+        assert_eq!(first.status, Status::Error);
+        // Reached before: it fell over, once.
+        let earlier = vec![result("1.a", Status::Pass, "")];
+        let mut fell = result("2.b", Status::Error, refused);
+        check_editor_up(&target, &bridge, &earlier, &mut fell).await;
+        assert_eq!(fell.status, Status::Fail);
+        assert!(fell.detail.starts_with("the Editor stopped accepting connections"), "{}", fell.detail);
+        let mut next = result("2.c", Status::Error, refused);
+        check_editor_up(&target, &bridge, &[earlier[0].clone(), fell], &mut next).await;
+        assert_eq!(next.status, Status::Error, "said once");
+        // A case that passed while nothing listens any more.
+        let mut passed = result("2.d", Status::Pass, "");
+        check_editor_up(&target, &bridge, &earlier, &mut passed).await;
+        assert_eq!(passed.status, Status::Fail, "{}", passed.detail);
     }
 
     #[test]

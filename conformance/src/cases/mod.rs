@@ -38,6 +38,11 @@ pub fn group_of(id: &str) -> (usize, &'static str) {
     GROUPS.iter().find(|(prefix, _)| id.starts_with(prefix)).map_or((10, "other"), |(p, title)| (rank(p), *title))
 }
 
+/// Cases after which the Editor is meant to be gone (the quit).
+pub fn ends_the_editor(id: &str) -> bool {
+    lifecycle::last_cases().iter().any(|c| c.id == id)
+}
+
 /// Every case, in report order (grouped as [`group_of`] says; `5.quit` last,
 /// as nothing can run after it).
 pub fn catalogue() -> Vec<Case> {
