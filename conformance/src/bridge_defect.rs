@@ -8,7 +8,7 @@ use std::{
     ffi::OsString,
     process::Stdio,
     sync::{Arc, Mutex},
-    time::{Duration, Instant},
+    time::Duration,
 };
 
 use serde_json::{Value, json};
@@ -95,8 +95,8 @@ impl std::fmt::Display for BridgeDefect {
     }
 }
 
-/// The requests in flight: id (as JSON text) → method, and when sent.
-type Pending = Arc<Mutex<HashMap<String, (String, Instant)>>>;
+/// The requests in flight: id (as JSON text) → method.
+type Pending = Arc<Mutex<HashMap<String, String>>>;
 
 /// `TakesTheEditor`: a lock file per Editor (working folder and port), held
 /// while this bridge lives; a lock whose holder died is taken over.
@@ -231,7 +231,7 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
             if let Some(id) = id {
                 if !method.is_empty() {
                     if let Ok(mut p) = pending_up.lock() {
-                        p.insert(id, (method.clone(), Instant::now()));
+                        p.insert(id, method.clone());
                     }
                 }
             }
@@ -264,7 +264,7 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                 .get("id")
                 .filter(|_| message.get("method").is_none())
                 .and_then(|id| pending.lock().ok().and_then(|mut p| p.remove(&id.to_string())));
-            let method = request.as_ref().map_or("", |(method, _)| method.as_str());
+            let method = request.as_deref().unwrap_or("");
             if method == "tools/call" {
                 calls_answered += 1;
                 if defect == BridgeDefect::LosesAnswers && calls_answered % 2 == 1 {

@@ -256,11 +256,6 @@ impl Session {
         Ok(())
     }
 
-    /// The embedded fake, if the target is one.
-    pub fn fake(&self) -> Option<&FakeUnity> {
-        self.fake.as_ref().map(|e| &e.fake)
-    }
-
     /// Connects to the Editor's current port.
     pub async fn link(&self, framing: Framing) -> Result<Link, Finding> {
         let addr = match &self.fake {
