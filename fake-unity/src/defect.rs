@@ -97,101 +97,14 @@ pub enum Defect {
     DiscoveryStaysReady,
 }
 
+// Names (kebab-case of the variant) and descriptions (the doc comments)
+// come from the `ValueEnum` derive: one list, kept by the compiler.
 impl Defect {
-    pub const ALL: [Defect; 42] = [
-        Defect::IdsAsStrings,
-        Defect::NoVer,
-        Defect::AnswersNotifications,
-        Defect::IgnoresBatches,
-        Defect::UnknownToolWrongCode,
-        Defect::AcceptsWrongTypes,
-        Defect::NoNewlineFraming,
-        Defect::ParseErrorCloses,
-        Defect::OversizeCloses,
-        Defect::NoShutdownNotification,
-        Defect::SameSessionAfterReload,
-        Defect::NoListChangedAfterReload,
-        Defect::StaleDiscoveryPort,
-        Defect::ListsInternalTools,
-        Defect::IntegerEnumDefaults,
-        Defect::WrongReplyFraming,
-        Defect::OneFramePerRead,
-        Defect::NoPartialFrames,
-        Defect::FramingErrorKeepsOpen,
-        Defect::SchemaTypesAsStrings,
-        Defect::NoExtensions,
-        Defect::StrictHeaders,
-        Defect::LengthInCharacters,
-        Defect::StrictParams,
-        Defect::IgnoresExpectations,
-        Defect::ErrorsWithoutData,
-        Defect::AllInterfaces,
-        Defect::AnswersAfterShutdown,
-        Defect::DiscoveryDeadPid,
-        Defect::IgnoresLogFilter,
-        Defect::WrongTestCounts,
-        Defect::DiscoveryWithoutSession,
-        Defect::RejectsExtraFields,
-        Defect::NoTimeoutParameter,
-        Defect::FragileListener,
-        Defect::ResumeReruns,
-        Defect::SerializesClients,
-        Defect::LeaksConnections,
-        Defect::QuitLeavesReady,
-        Defect::BlockingAccept,
-        Defect::DiscoveryInPlace,
-        Defect::DiscoveryStaysReady,
-    ];
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Defect::IdsAsStrings => "ids-as-strings",
-            Defect::NoVer => "no-ver",
-            Defect::AnswersNotifications => "answers-notifications",
-            Defect::IgnoresBatches => "ignores-batches",
-            Defect::UnknownToolWrongCode => "unknown-tool-wrong-code",
-            Defect::AcceptsWrongTypes => "accepts-wrong-types",
-            Defect::NoNewlineFraming => "no-newline-framing",
-            Defect::ParseErrorCloses => "parse-error-closes",
-            Defect::OversizeCloses => "oversize-closes",
-            Defect::NoShutdownNotification => "no-shutdown-notification",
-            Defect::SameSessionAfterReload => "same-session-after-reload",
-            Defect::NoListChangedAfterReload => "no-list-changed-after-reload",
-            Defect::StaleDiscoveryPort => "stale-discovery-port",
-            Defect::ListsInternalTools => "lists-internal-tools",
-            Defect::IntegerEnumDefaults => "integer-enum-defaults",
-            Defect::WrongReplyFraming => "wrong-reply-framing",
-            Defect::OneFramePerRead => "one-frame-per-read",
-            Defect::NoPartialFrames => "no-partial-frames",
-            Defect::FramingErrorKeepsOpen => "framing-error-keeps-open",
-            Defect::SchemaTypesAsStrings => "schema-types-as-strings",
-            Defect::NoExtensions => "no-extensions",
-            Defect::StrictHeaders => "strict-headers",
-            Defect::LengthInCharacters => "length-in-characters",
-            Defect::StrictParams => "strict-params",
-            Defect::IgnoresExpectations => "ignores-expectations",
-            Defect::ErrorsWithoutData => "errors-without-data",
-            Defect::AllInterfaces => "all-interfaces",
-            Defect::AnswersAfterShutdown => "answers-after-shutdown",
-            Defect::DiscoveryDeadPid => "discovery-dead-pid",
-            Defect::IgnoresLogFilter => "ignores-log-filter",
-            Defect::WrongTestCounts => "wrong-test-counts",
-            Defect::DiscoveryWithoutSession => "discovery-without-session",
-            Defect::RejectsExtraFields => "rejects-extra-fields",
-            Defect::NoTimeoutParameter => "no-timeout-parameter",
-            Defect::FragileListener => "fragile-listener",
-            Defect::ResumeReruns => "resume-reruns",
-            Defect::SerializesClients => "serializes-clients",
-            Defect::LeaksConnections => "leaks-connections",
-            Defect::QuitLeavesReady => "quit-leaves-ready",
-            Defect::BlockingAccept => "blocking-accept",
-            Defect::DiscoveryInPlace => "discovery-in-place",
-            Defect::DiscoveryStaysReady => "discovery-stays-ready",
-        }
+    /// Every defect, in declaration order.
+    pub fn all() -> &'static [Defect] {
+        <Defect as clap::ValueEnum>::value_variants()
     }
-}
 
-impl Defect {
     /// What the defect breaks, in words.
     pub fn description(self) -> String {
         clap::ValueEnum::to_possible_value(&self)
@@ -202,15 +115,16 @@ impl Defect {
 
 impl fmt::Display for Defect {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        let value = clap::ValueEnum::to_possible_value(self).ok_or(fmt::Error)?;
+        f.write_str(value.get_name())
     }
 }
 
 impl FromStr for Defect {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Defect::ALL.into_iter().find(|d| d.name() == s).ok_or_else(|| {
-            let names: Vec<&str> = Defect::ALL.iter().map(|d| d.name()).collect();
+        <Defect as clap::ValueEnum>::from_str(s, false).map_err(|_| {
+            let names: Vec<String> = Defect::all().iter().map(ToString::to_string).collect();
             format!("unknown defect {s:?}; known defects: {}", names.join(", "))
         })
     }
@@ -221,14 +135,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn every_defect_is_listed_named_and_described() {
-        let variants = <Defect as clap::ValueEnum>::value_variants();
-        assert_eq!(variants.len(), Defect::ALL.len(), "ALL lists every defect");
-        for defect in Defect::ALL {
-            let value = clap::ValueEnum::to_possible_value(&defect).unwrap();
-            assert_eq!(value.get_name(), defect.name());
-            assert_eq!(defect.name().parse::<Defect>().unwrap(), defect);
+    fn every_defect_is_named_and_described() {
+        assert_eq!(Defect::all().len(), 42);
+        assert_eq!(Defect::IdsAsStrings.to_string(), "ids-as-strings");
+        for &defect in Defect::all() {
+            assert_eq!(defect.to_string().parse::<Defect>().unwrap(), defect);
             assert!(defect.description().starts_with('§'), "{defect}: {}", defect.description());
         }
+        let unknown = "no-such-defect".parse::<Defect>().unwrap_err();
+        assert!(unknown.contains("known defects: ids-as-strings, "), "{unknown}");
     }
 }

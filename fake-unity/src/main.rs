@@ -174,7 +174,7 @@ fn main() -> anyhow::Result<()> {
         Command::Record(args) => runtime.block_on(record(args)),
         Command::Defects => {
             let mut stdout = std::io::stdout().lock();
-            for defect in fake_unity::Defect::ALL {
+            for defect in fake_unity::Defect::all() {
                 writeln!(stdout, "{:<28} {}", defect.to_string(), defect.description())?;
             }
             Ok(())
