@@ -72,7 +72,7 @@ impl std::fmt::Display for BridgeCommand {
 /// What the bridge wrote on stdout that is not one JSON-RPC message per
 /// line, and its stderr's last lines.
 #[derive(Debug, Default)]
-struct Transcript {
+struct Captured {
     stray: Vec<String>,
     stderr: Vec<String>,
 }
@@ -82,7 +82,7 @@ pub struct McpProcess {
     child: Child,
     stdin: Option<ChildStdin>,
     messages: mpsc::UnboundedReceiver<Value>,
-    transcript: Arc<Mutex<Transcript>>,
+    captured: Arc<Mutex<Captured>>,
     log: WireLog,
     next_id: i64,
     /// Notifications received so far (in order), while waiting for answers.
@@ -132,9 +132,9 @@ impl McpProcess {
         let stdin = child.stdin.take();
         let stdout = child.stdout.take().ok_or_else(|| Finding::Harness("the bridge has no stdout".into()))?;
         let stderr = child.stderr.take().ok_or_else(|| Finding::Harness("the bridge has no stderr".into()))?;
-        let transcript = Arc::new(Mutex::new(Transcript::default()));
+        let captured = Arc::new(Mutex::new(Captured::default()));
         let (tx, messages) = mpsc::unbounded_channel();
-        let (out_log, out_transcript) = (log.clone(), transcript.clone());
+        let (out_log, out_captured) = (log.clone(), captured.clone());
         tokio::spawn(async move {
             let mut lines = BufReader::new(stdout).lines();
             while let Ok(Some(line)) = lines.next_line().await {
@@ -144,18 +144,18 @@ impl McpProcess {
                         let _ = tx.send(value);
                     }
                     _ => {
-                        if let Ok(mut t) = out_transcript.lock() {
+                        if let Ok(mut t) = out_captured.lock() {
                             t.stray.push(line);
                         }
                     }
                 }
             }
         });
-        let err_transcript = transcript.clone();
+        let err_captured = captured.clone();
         tokio::spawn(async move {
             let mut lines = BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
-                if let Ok(mut t) = err_transcript.lock() {
+                if let Ok(mut t) = err_captured.lock() {
                     if t.stderr.len() == 40 {
                         t.stderr.remove(0);
                     }
@@ -163,7 +163,7 @@ impl McpProcess {
                 }
             }
         });
-        Ok(McpProcess { child, stdin, messages, transcript, log, next_id: 1, notifications: Vec::new() })
+        Ok(McpProcess { child, stdin, messages, captured, log, next_id: 1, notifications: Vec::new() })
     }
 
     /// Writes one line (a newline is added).
@@ -371,7 +371,7 @@ impl McpProcess {
 
     /// A violation naming each stdout line that is not a JSON-RPC message.
     pub fn stdout_clean(&self) -> Result<(), Finding> {
-        let stray = self.transcript.lock().map(|t| t.stray.clone()).unwrap_or_default();
+        let stray = self.captured.lock().map(|t| t.stray.clone()).unwrap_or_default();
         if stray.is_empty() {
             return Ok(());
         }
@@ -385,7 +385,7 @@ impl McpProcess {
 
     /// The bridge's last stderr lines, for a failure's detail.
     pub fn stderr_tail(&self) -> String {
-        let lines = self.transcript.lock().map(|t| t.stderr.clone()).unwrap_or_default();
+        let lines = self.captured.lock().map(|t| t.stderr.clone()).unwrap_or_default();
         if lines.is_empty() {
             return String::new();
         }

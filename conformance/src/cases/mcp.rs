@@ -314,13 +314,18 @@ async fn add_fault(s: &Session, rule: Value) -> Result<(), Finding> {
     Ok(())
 }
 
-/// Makes the Editor slow to answer `method` (once) through the control API.
-async fn slow_tool(s: &Session, name: &str, method: &str, ms: u64) -> Result<(), Finding> {
+/// A `get-logs` call the Editor is made to answer only after 2 s (a fault
+/// rule named `rule`, through the control API), under way; its id.
+async fn slow_call(s: &Session, mcp: &mut McpProcess, rule: &str) -> Result<Value, Finding> {
     add_fault(
         s,
-        json!({"name": name, "match": {"method": method}, "fault": {"kind": "slowTool", "ms": ms}, "times": 1}),
+        json!({"name": rule, "match": {"method": "get-logs"}, "fault": {"kind": "slowTool", "ms": 2000}, "times": 1}),
     )
-    .await
+    .await?;
+    let id = mcp.request("tools/call", json!({"name": "get-logs", "arguments": {"MaxCount": 1}})).await?;
+    // Long enough for the call to reach the Editor.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(id)
 }
 
 /// Waits for a notification with `method` (already received ones count).
@@ -543,9 +548,7 @@ fn ping(s: Session) -> CheckFuture {
 fn ping_during_call(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut mcp = initialized(&s).await?;
-        slow_tool(&s, "mcp.ping-during-call", "get-logs", 2000).await?;
-        let call = mcp.request("tools/call", json!({"name": "get-logs", "arguments": {"MaxCount": 1}})).await?;
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        let call = slow_call(&s, &mut mcp, "mcp.ping-during-call").await?;
         let ping = mcp.request("ping", json!({})).await?;
         let first = match mcp.next_message(Duration::from_secs(10)).await? {
             Some(m) => m,
@@ -837,9 +840,7 @@ fn progress_only_when_asked(s: Session) -> CheckFuture {
 fn cancellation(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut mcp = initialized(&s).await?;
-        slow_tool(&s, "mcp.cancellation", "get-logs", 2000).await?;
-        let id = mcp.request("tools/call", json!({"name": "get-logs", "arguments": {"MaxCount": 1}})).await?;
-        tokio::time::sleep(Duration::from_millis(200)).await;
+        let id = slow_call(&s, &mut mcp, "mcp.cancellation").await?;
         mcp.notify("notifications/cancelled", json!({"requestId": id, "reason": "the conformance suite"})).await?;
         // Past the time the Editor would have answered.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(3);

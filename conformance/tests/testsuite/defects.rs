@@ -118,25 +118,50 @@ fn bridge_breaks(defect: BridgeDefect) -> &'static [&'static str] {
     }
 }
 
-fn broken_by(defect: Defect, cases: &[Case]) -> Vec<Case> {
-    cases.iter().filter(|c| breaks(defect).iter().any(|g| glob_matches(g, &c.id))).cloned().collect()
+/// The cases whose id matches one of `globs`.
+fn named(globs: &[&str], cases: &[Case]) -> Vec<Case> {
+    cases.iter().filter(|c| globs.iter().any(|g| glob_matches(g, &c.id))).cloned().collect()
 }
 
-fn broken_by_bridge(defect: BridgeDefect, cases: &[Case]) -> Vec<Case> {
-    cases.iter().filter(|c| bridge_breaks(defect).iter().any(|g| glob_matches(g, &c.id))).cloned().collect()
+/// One broken run: a case against a target and a bridge, one of them broken
+/// by `defect`.
+struct BrokenRun {
+    defect: String,
+    target: Target,
+    bridge: BridgeCommand,
+    case: Case,
+}
+
+/// Runs each case (`at_once` at a time); each must fail, or warn for a
+/// SHOULD, and say why.
+async fn assert_each_fails(runs: Vec<BrokenRun>, at_once: usize) {
+    use futures_util::StreamExt;
+    let results: Vec<_> = futures_util::stream::iter(runs)
+        .map(|run| async move {
+            let result = run_case(&run.target, &run.bridge, &run.case).await;
+            (run.defect, run.case.level, result)
+        })
+        .buffer_unordered(at_once)
+        .collect()
+        .await;
+    for (defect, level, broken) in results {
+        let expected = if level == Level::Should { Status::Warn } else { Status::Fail };
+        assert_eq!(broken.status, expected, "{} with defect {defect}: {}", broken.id, broken.detail);
+        assert!(!broken.detail.is_empty(), "{} with defect {defect} says why", broken.id);
+    }
 }
 
 #[test]
 fn every_case_is_broken_by_some_defect_and_every_defect_breaks_a_case() {
     let cases = catalogue();
     let mut covered = BTreeSet::new();
-    for defect in Defect::ALL {
-        let broken = broken_by(defect, &cases);
+    for &defect in Defect::all() {
+        let broken = named(breaks(defect), &cases);
         assert!(!broken.is_empty(), "defect {defect} names no case of the catalogue");
         covered.extend(broken.into_iter().map(|c| c.id.to_string()));
     }
     for defect in BridgeDefect::all() {
-        let broken = broken_by_bridge(defect, &cases);
+        let broken = named(bridge_breaks(defect), &cases);
         assert!(!broken.is_empty(), "bridge defect {defect} names no case of the catalogue");
         covered.extend(broken.into_iter().map(|c| c.id.to_string()));
     }
@@ -147,38 +172,36 @@ fn every_case_is_broken_by_some_defect_and_every_defect_breaks_a_case() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_defect_fails_the_cases_it_breaks() {
     let cases = catalogue();
-    for defect in Defect::ALL {
-        for case in broken_by(defect, &cases) {
-            let broken = run_case(&Target::Fake { defect: Some(defect) }, &embedded_bridge(), &case).await;
-            let expected = if case.level == Level::Should { Status::Warn } else { Status::Fail };
-            assert_eq!(broken.status, expected, "{} with defect {defect}: {}", case.id, broken.detail);
-            assert!(!broken.detail.is_empty(), "{} with defect {defect} says why", case.id);
-        }
-    }
+    let runs = Defect::all()
+        .iter()
+        .flat_map(|&defect| {
+            named(breaks(defect), &cases).into_iter().map(move |case| BrokenRun {
+                defect: defect.to_string(),
+                target: Target::Fake { defect: Some(defect) },
+                bridge: embedded_bridge(),
+                case,
+            })
+        })
+        .collect();
+    assert_each_fails(runs, 1).await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_bridge_defect_fails_the_cases_it_breaks() {
-    use futures_util::StreamExt;
     let cases = catalogue();
-    let runs: Vec<(BridgeDefect, Case)> = BridgeDefect::all()
+    let runs = BridgeDefect::all()
         .into_iter()
-        .flat_map(|defect| broken_by_bridge(defect, &cases).into_iter().map(move |case| (defect, case)))
+        .flat_map(|defect| {
+            named(bridge_breaks(defect), &cases).into_iter().map(move |case| BrokenRun {
+                defect: format!("{defect} (bridge)"),
+                target: Target::Fake { defect: None },
+                bridge: BridgeCommand::embedded(env!("CARGO_BIN_EXE_unity-conformance"), Some(defect)),
+                case,
+            })
+        })
         .collect();
     // Four at a time: many of these wait out a silence.
-    let results: Vec<_> = futures_util::stream::iter(runs)
-        .map(|(defect, case)| async move {
-            let bridge = BridgeCommand::embedded(env!("CARGO_BIN_EXE_unity-conformance"), Some(defect));
-            (defect, case.level, run_case(&Target::Fake { defect: None }, &bridge, &case).await)
-        })
-        .buffer_unordered(4)
-        .collect()
-        .await;
-    for (defect, level, broken) in results {
-        let expected = if level == Level::Should { Status::Warn } else { Status::Fail };
-        assert_eq!(broken.status, expected, "{} with bridge defect {defect}: {}", broken.id, broken.detail);
-        assert!(!broken.detail.is_empty(), "{} with bridge defect {defect} says why", broken.id);
-    }
+    assert_each_fails(runs, 4).await;
 }
 
 /// The whole catalogue against the clean fake, a group at a time.
