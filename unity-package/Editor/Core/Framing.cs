@@ -109,41 +109,16 @@ namespace UnityMcp.Core
         /// <summary>Bytes held, waiting for the rest of their frame.</summary>
         public int Buffered => count;
 
-        /// <summary>Adds bytes read from the connection.</summary>
+        /// <summary>
+        /// Adds bytes read from the connection. (The bytes of a frame being
+        /// skipped are dropped by the next <see cref="TryDecode"/>, so no more
+        /// than one read of them is ever held.)
+        /// </summary>
         public void Feed(byte[] data, int offset, int length)
         {
             if (state == State.Failed || length == 0)
             {
                 return;
-            }
-            // Bytes of a frame being skipped are dropped as they arrive (only
-            // when nothing is buffered ahead of them).
-            if (state == State.Discard && count == 0)
-            {
-                var skip = (int)Math.Min(remaining, length);
-                remaining -= skip;
-                offset += skip;
-                length -= skip;
-                if (remaining == 0)
-                {
-                    state = State.Idle;
-                }
-                if (length == 0)
-                {
-                    return;
-                }
-            }
-            if (state == State.DiscardLine && count == 0)
-            {
-                var newline = Array.IndexOf(data, (byte)'\n', offset, length);
-                if (newline < 0)
-                {
-                    remaining += length;
-                    return;
-                }
-                state = State.Idle;
-                length -= newline + 1 - offset;
-                offset = newline + 1;
             }
             Reserve(length);
             Buffer.BlockCopy(data, offset, buffer, start + count, length);
