@@ -10,6 +10,21 @@ using Newtonsoft.Json.Linq;
 
 namespace UnityMcp.Core
 {
+    /// <summary>
+    /// Thrown by a tool whose answer the domain reload will cut off (a
+    /// compile that changed scripts): the result is journaled for x-resume
+    /// and nothing is sent.
+    /// </summary>
+    public sealed class AnswerWithheld : Exception
+    {
+        public JObject Result { get; }
+
+        public AnswerWithheld(JObject result) : base("the domain reloads before the answer can be sent")
+        {
+            Result = result;
+        }
+    }
+
     /// <summary>Answers requests with the registered tools.</summary>
     public sealed class Dispatcher
     {
@@ -35,6 +50,15 @@ namespace UnityMcp.Core
 
         public SecurityChecker Security => security;
 
+        /// <summary>The Editor the tools work on (Unity's APIs, or the headless host's model).</summary>
+        public IEditorBackend Backend { get; set; }
+
+        /// <summary>This Editor's project folder, for x-uloop's expectedProjectRoot (null: not checked).</summary>
+        public string ProjectRoot { get; set; }
+
+        /// <summary>This server's session id, for x-uloop's expectedServerSessionId (null: not checked).</summary>
+        public string ServerSessionId { get; set; }
+
         /// <summary>
         /// The answer to one frame's body, or null when none is due (a
         /// notification). Never throws.
@@ -57,6 +81,14 @@ namespace UnityMcp.Core
                 return null;
             }
             context.RequestId = request.Id;
+            try
+            {
+                CheckExpectations(request.Message);
+            }
+            catch (RpcError error)
+            {
+                return RpcWriter.Error(request.Id, error);
+            }
             var journal = Journal;
             if (journal != null && request.Message["x-resume"] is JValue resume && resume.Type == JTokenType.Boolean && (bool)resume)
             {
@@ -72,12 +104,23 @@ namespace UnityMcp.Core
             if (journal != null)
             {
                 journal.Started(request.Id, request.Method);
+                context.JournalAnswer = result => journal.Completed(request.Id, request.Method, Response(request.Id, result));
             }
             byte[] answer;
             try
             {
                 var result = await Call(request.Method, request.Params, context);
                 answer = RpcWriter.Result(request.Id, result);
+            }
+            catch (AnswerWithheld withheld)
+            {
+                // The domain reloads before the answer can be sent: journaled
+                // for x-resume, never sent on this connection (§5).
+                if (journal != null)
+                {
+                    journal.Completed(request.Id, request.Method, Response(request.Id, withheld.Result));
+                }
+                return null;
             }
             catch (RpcError error)
             {
@@ -103,28 +146,21 @@ namespace UnityMcp.Core
                 throw new RpcError(RpcErrorKind.MethodNotFound, "Unknown tool: " + method);
             }
             security.Check(tool, registry.IsThirdParty(method));
-            var timeout = Timeout(parameters);
+            var timeout = Timeout(parameters) ?? TimeSpan.FromSeconds(tool.Info.TimeoutSeconds);
             context.Dispatcher = this;
             JObject result;
-            if (timeout == null)
+            using (var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.Cancellation))
             {
-                result = await tool.Execute(parameters, context);
-            }
-            else
-            {
-                using (var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.Cancellation))
+                var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection, Dispatcher = this, RequestId = context.RequestId, JournalAnswer = context.JournalAnswer };
+                var running = tool.Execute(parameters, bounded);
+                var finished = await Task.WhenAny(running, Task.Delay(timeout));
+                if (finished != running)
                 {
-                    var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection, Dispatcher = this, RequestId = context.RequestId };
-                    var running = tool.Execute(parameters, bounded);
-                    var finished = await Task.WhenAny(running, Task.Delay(timeout.Value));
-                    if (finished != running)
-                    {
-                        deadline.Cancel();
-                        Observe(running);
-                        throw new RpcError(RpcErrorKind.Timeout, method + " did not finish within " + timeout.Value.TotalSeconds + " s (TimeoutSeconds)");
-                    }
-                    result = await running;
+                    deadline.Cancel();
+                    Observe(running);
+                    throw new RpcError(RpcErrorKind.Timeout, "Tool '" + method + "' timed out after " + ToolSchema.Number(timeout.TotalSeconds) + " seconds");
                 }
+                result = await running;
             }
             result = result ?? new JObject();
             result["Ver"] = version;
@@ -141,16 +177,63 @@ namespace UnityMcp.Core
                 }
                 if (property.Value.Type != JTokenType.Integer && property.Value.Type != JTokenType.Float)
                 {
-                    throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'TimeoutSeconds' must be a number, not " + property.Value.ToString(Newtonsoft.Json.Formatting.None));
+                    throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'TimeoutSeconds' must be a number, not " + property.Value.ToString(Newtonsoft.Json.Formatting.None)).With("parameter", ToolSchema.TimeoutParameter);
                 }
                 var seconds = (double)property.Value;
-                if (seconds <= 0 || double.IsNaN(seconds) || seconds > 24 * 3600)
+                if (!(seconds >= 0.001 && seconds <= 24 * 3600))
                 {
-                    throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'TimeoutSeconds' must be between 0 and 86400 seconds");
+                    throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'TimeoutSeconds' must be between 0.001 and 86400, not " + ToolSchema.Number(seconds)).With("parameter", ToolSchema.TimeoutParameter);
                 }
                 return TimeSpan.FromSeconds(seconds);
             }
             return null;
+        }
+
+        /// <summary>The whole success response to <paramref name="id"/> (Ver added), as journaled.</summary>
+        JObject Response(JToken id, JObject result)
+        {
+            var withVer = (JObject)result.DeepClone();
+            withVer["Ver"] = version;
+            return JObject.Parse(System.Text.Encoding.UTF8.GetString(RpcWriter.Result(id, withVer)));
+        }
+
+        /// <summary>uLoopMCP's x-uloop guard (§3): the client says which project and session it expects.</summary>
+        void CheckExpectations(JObject message)
+        {
+            var uloop = message["x-uloop"] as JObject;
+            if (uloop == null)
+            {
+                return;
+            }
+            var project = uloop["expectedProjectRoot"] as JValue;
+            if (project != null && project.Type == JTokenType.String && ProjectRoot != null && !SamePath((string)project, ProjectRoot))
+            {
+                throw new RpcError(RpcErrorKind.ProjectMismatch, "This Editor has project " + ProjectRoot + ", not " + (string)project)
+                    .With("actualProjectRoot", ProjectRoot);
+            }
+            var session = uloop["expectedServerSessionId"] as JValue;
+            if (session != null && session.Type == JTokenType.String && ServerSessionId != null && (string)session != ServerSessionId)
+            {
+                throw new RpcError(RpcErrorKind.SessionChanged, "The Editor's session changed (now " + ServerSessionId + ", expected " + (string)session + ")")
+                    .With("actualServerSessionId", ServerSessionId);
+            }
+        }
+
+        static bool SamePath(string a, string b)
+        {
+            Func<string, string> normal = p =>
+            {
+                try
+                {
+                    p = System.IO.Path.GetFullPath(p);
+                }
+                catch (Exception)
+                {
+                }
+                return p.Replace('\\', '/').TrimEnd('/');
+            };
+            var comparison = System.IO.Path.DirectorySeparatorChar == '\\' ? StringComparison.OrdinalIgnoreCase : StringComparison.Ordinal;
+            return string.Equals(normal(a), normal(b), comparison);
         }
 
         // A tool given up on may still fail later: its exception is observed, not lost.

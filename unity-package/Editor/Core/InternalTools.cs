@@ -1,6 +1,6 @@
 // The internal tools of §6 (displayDevelopmentOnly: hidden from MCP tool
 // lists by default, always callable): ping, set-client-name,
-// get-tool-details, get-version.
+// get-tool-details, get-version, debug-sleep.
 
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
@@ -22,11 +22,11 @@ namespace UnityMcp.Core
 
     public class PingParams
     {
-        [Param("Text to echo")]
+        [Param("Message to send to Unity")]
         public string Message = "";
     }
 
-    [McpTool("ping", Description = "Connectivity test: echoes the message", DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
+    [McpTool("ping", Description = "Connection test and message echo", Order = 200, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
     public sealed class PingTool : UnityTool<PingParams>
     {
         protected override Task<JObject> Run(PingParams p, ToolContext context) =>
@@ -35,11 +35,11 @@ namespace UnityMcp.Core
 
     public class ClientNameParams
     {
-        [Param("The client's name, shown in the Editor window")]
+        [Param("Name of the MCP client tool")]
         public string ClientName = "Unknown Client";
     }
 
-    [McpTool("set-client-name", Description = "Names the calling client (for the Editor window)", DisplayDevelopmentOnly = true, Idempotent = true)]
+    [McpTool("set-client-name", Description = "Register client name for identification in Unity", Order = 210, DisplayDevelopmentOnly = true, Idempotent = true)]
     public sealed class SetClientNameTool : UnityTool<ClientNameParams>
     {
         protected override Task<JObject> Run(ClientNameParams p, ToolContext context)
@@ -48,17 +48,17 @@ namespace UnityMcp.Core
             {
                 context.Connection.ClientName = p.ClientName;
             }
-            return Task.FromResult(new JObject { ["Message"] = "Client name set to " + p.ClientName, ["ClientName"] = p.ClientName });
+            return Task.FromResult(new JObject { ["Message"] = "Client name set to: " + p.ClientName, ["ClientName"] = p.ClientName });
         }
     }
 
     public class ToolDetailsParams
     {
-        [Param("Also list the internal tools")]
+        [Param("Whether to include development-only tools")]
         public bool IncludeDevelopmentOnly;
     }
 
-    [McpTool("get-tool-details", Description = "Every tool with its parameter schema", DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
+    [McpTool("get-tool-details", Description = "Retrieve detailed information about all registered Unity tools", Order = 220, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
     public sealed class GetToolDetailsTool : UnityTool<ToolDetailsParams>
     {
         protected override Task<JObject> Run(ToolDetailsParams p, ToolContext context)
@@ -83,12 +83,10 @@ namespace UnityMcp.Core
                         ["readOnlyHint"] = info.ReadOnly,
                         ["destructiveHint"] = info.Destructive,
                         ["idempotentHint"] = info.Idempotent,
+                        ["openWorldHint"] = false,
                     },
                 };
-                if (info.TimeoutSeconds > 0)
-                {
-                    entry["timeoutSeconds"] = info.TimeoutSeconds;
-                }
+                entry["timeoutSeconds"] = info.TimeoutSeconds;
                 tools.Add(entry);
             }
             return Task.FromResult(new JObject { ["Tools"] = tools });
@@ -99,7 +97,7 @@ namespace UnityMcp.Core
     {
     }
 
-    [McpTool("get-version", Description = "Unity, package and protocol versions, and what the Editor can do", DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
+    [McpTool("get-version", Description = "Get Unity version, platform and package information", Order = 230, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
     public sealed class GetVersionTool : UnityTool<NoParameters>
     {
         protected override Task<JObject> Run(NoParameters p, ToolContext context)
@@ -115,6 +113,37 @@ namespace UnityMcp.Core
                 ["ProtocolVersion"] = DiscoveryFile.ProtocolVersion,
                 ["Capabilities"] = new JArray(info.Capabilities),
             });
+        }
+    }
+
+    public class DebugSleepParams
+    {
+        [Param("Number of seconds to sleep for testing purposes", Min = 0, Max = 86400)]
+        public double SleepSeconds = 15;
+    }
+
+    [McpTool("debug-sleep", Description = "Debug tool that sleeps for specified duration to test timeout functionality", Order = 240, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true, TimeoutSeconds = 10)]
+    public sealed class DebugSleepTool : UnityTool<DebugSleepParams>
+    {
+        protected override async Task<JObject> Run(DebugSleepParams p, ToolContext context)
+        {
+            var cancelled = false;
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            try
+            {
+                await Task.Delay(System.TimeSpan.FromSeconds(p.SleepSeconds), context.Cancellation);
+            }
+            catch (TaskCanceledException)
+            {
+                cancelled = true;
+            }
+            var slept = cancelled ? watch.Elapsed.TotalSeconds : p.SleepSeconds;
+            return new JObject
+            {
+                ["Message"] = cancelled ? "Sleep cancelled after " + ToolSchema.Number(slept) + " seconds" : "Successfully slept for " + ToolSchema.Number(p.SleepSeconds) + " seconds",
+                ["ActualSleepSeconds"] = slept,
+                ["WasCancelled"] = cancelled,
+            };
         }
     }
 }

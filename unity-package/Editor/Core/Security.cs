@@ -42,6 +42,9 @@ namespace UnityMcp.Core
             this.settings = settings;
         }
 
+        /// <summary>The settings now.</summary>
+        public SecuritySettings Settings => settings();
+
         /// <summary>Is the tool switched off (hidden from get-tool-details, refused)?</summary>
         public bool IsDisabled(IUnityTool tool)
         {

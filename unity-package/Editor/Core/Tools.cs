@@ -35,8 +35,11 @@ namespace UnityMcp.Core
 
         public bool Idempotent { get; set; }
 
-        /// <summary>A sensible default deadline, in seconds (0: none declared).</summary>
-        public double TimeoutSeconds { get; set; }
+        /// <summary>The default deadline, in seconds (the default of TimeoutSeconds).</summary>
+        public double TimeoutSeconds { get; set; } = 15;
+
+        /// <summary>Where get-tool-details lists the tool (then by name).</summary>
+        public int Order { get; set; } = 1000;
 
         public McpToolAttribute(string name)
         {
@@ -49,6 +52,12 @@ namespace UnityMcp.Core
     public sealed class ParamAttribute : Attribute
     {
         public string Description { get; }
+
+        /// <summary>The smallest value a number takes (NaN: no bound).</summary>
+        public double Min { get; set; } = double.NaN;
+
+        /// <summary>The largest value a number takes (NaN: no bound).</summary>
+        public double Max { get; set; } = double.NaN;
 
         public ParamAttribute(string description)
         {
@@ -73,6 +82,26 @@ namespace UnityMcp.Core
 
         /// <summary>The dispatcher running the call (its tools, settings, Editor).</summary>
         public Dispatcher Dispatcher { get; set; }
+
+        /// <summary>
+        /// Journals <c>result</c> as this request's answer now (for x-resume),
+        /// when the domain may reload before the tool can return it.
+        /// </summary>
+        public Action<JObject> JournalAnswer { get; set; } = delegate { };
+
+        /// <summary>The Editor the tool works on.</summary>
+        public IEditorBackend Editor
+        {
+            get
+            {
+                var backend = Dispatcher != null ? Dispatcher.Backend : null;
+                if (backend == null)
+                {
+                    throw new RpcError(RpcErrorKind.InternalError, "this server has no Editor to work on");
+                }
+                return backend;
+            }
+        }
     }
 
     /// <summary>A tool.</summary>
@@ -115,7 +144,7 @@ namespace UnityMcp.Core
             {
                 if (schema == null)
                 {
-                    schema = ToolSchema.Of(typeof(TParams));
+                    schema = ToolSchema.Of(typeof(TParams), Info.TimeoutSeconds);
                 }
                 return schema;
             }
@@ -208,7 +237,7 @@ namespace UnityMcp.Core
         }
 
         /// <summary>The parameterSchema of get-tool-details for a parameter class.</summary>
-        public static JObject Of(Type parameters)
+        public static JObject Of(Type parameters, double timeoutSeconds)
         {
             var defaults = Activator.CreateInstance(parameters);
             var properties = new JObject();
@@ -231,17 +260,42 @@ namespace UnityMcp.Core
                 properties[TimeoutParameter] = new JObject
                 {
                     ["Type"] = "number",
-                    ["Description"] = "Give up with a timeout error after this many seconds",
-                    ["DefaultValue"] = JValue.CreateNull(),
+                    // Names the default, as uLoopMCP's base schema does.
+                    ["Description"] = "Timeout for tool execution in seconds (default: " + Number(timeoutSeconds) + " seconds)",
+                    ["DefaultValue"] = timeoutSeconds,
                     ["Enum"] = JValue.CreateNull(),
                 };
             }
             return new JObject { ["Properties"] = properties, ["Required"] = new JArray() };
         }
 
+        /// <summary>A number as the shortest text that reads back the same (2, 2.5, 0.001).</summary>
+        public static string Number(double value) => value.ToString("R", CultureInfo.InvariantCulture);
+
         static RpcError Invalid(string name, string detail)
         {
-            return new RpcError(RpcErrorKind.InvalidParams, "Parameter '" + name + "' " + detail);
+            return new RpcError(RpcErrorKind.InvalidParams, "Parameter '" + name + "' " + detail).With("parameter", name);
+        }
+
+        /// <summary>A value as an error message names it: string "x", number 5, boolean true, array.</summary>
+        static string Describe(JToken value)
+        {
+            switch (value.Type)
+            {
+                case JTokenType.String:
+                    return "string " + value.ToString(Newtonsoft.Json.Formatting.None);
+                case JTokenType.Integer:
+                case JTokenType.Float:
+                    return "number " + value.ToString(Newtonsoft.Json.Formatting.None);
+                case JTokenType.Boolean:
+                    return "boolean " + ((bool)value ? "true" : "false");
+                case JTokenType.Array:
+                    return "array";
+                case JTokenType.Object:
+                    return "object";
+                default:
+                    return "null";
+            }
         }
 
         /// <summary>
@@ -268,12 +322,12 @@ namespace UnityMcp.Core
                 {
                     continue;
                 }
-                Set(member, target, Convert(member.Name, TypeOf(member), value));
+                Set(member, target, Convert(member.Name, TypeOf(member), value, member.GetCustomAttribute<ParamAttribute>()));
             }
             return target;
         }
 
-        static object Convert(string name, Type type, JToken value)
+        static object Convert(string name, Type type, JToken value, ParamAttribute param)
         {
             var underlying = Nullable.GetUnderlyingType(type) ?? type;
             var typeName = TypeName(underlying);
@@ -291,7 +345,21 @@ namespace UnityMcp.Core
                         }
                     }
                 }
-                throw Invalid(name, "must be one of " + string.Join(", ", names) + ", not " + value.ToString(Newtonsoft.Json.Formatting.None));
+                else if (value.Type == JTokenType.Integer)
+                {
+                    // uLoopMCP's clients may send the C# value.
+                    var number = (long)value;
+                    foreach (var n in names)
+                    {
+                        if (System.Convert.ToInt64(Enum.Parse(underlying, n), CultureInfo.InvariantCulture) == number)
+                        {
+                            return Enum.Parse(underlying, n);
+                        }
+                    }
+                }
+                var shown = value.Type == JTokenType.String || value.Type == JTokenType.Integer || value.Type == JTokenType.Float
+                    ? value.ToString(Newtonsoft.Json.Formatting.None) : Describe(value);
+                throw Invalid(name, "must be one of " + string.Join(", ", names) + ", not " + shown);
             }
             var ok = (typeName == "string" && value.Type == JTokenType.String)
                 || (typeName == "boolean" && value.Type == JTokenType.Boolean)
@@ -300,23 +368,29 @@ namespace UnityMcp.Core
                 || (typeName == "object" && value.Type == JTokenType.Object);
             if (!ok)
             {
-                throw Invalid(name, "must be a " + typeName + ", not " + value.ToString(Newtonsoft.Json.Formatting.None));
+                var article = typeName == "array" ? "an array of strings" : typeName == "object" ? "an object" : "a " + typeName;
+                throw Invalid(name, "must be " + article + ", not " + Describe(value));
+            }
+            if (typeName == "array" && underlying == typeof(string[]) && value.Any(item => item.Type != JTokenType.String))
+            {
+                throw Invalid(name, "must be an array of strings");
+            }
+            if (typeName == "number")
+            {
+                var number = (double)value;
+                var whole = underlying == typeof(int) || underlying == typeof(long) || underlying == typeof(short);
+                if (whole && number != Math.Floor(number))
+                {
+                    throw Invalid(name, "must be a whole number, not " + Number(number));
+                }
+                if (param != null && ((!double.IsNaN(param.Min) && number < param.Min) || (!double.IsNaN(param.Max) && number > param.Max)))
+                {
+                    throw Invalid(name, "must be between " + Number(param.Min) + " and " + Number(param.Max) + ", not " + Number(number));
+                }
             }
             try
             {
-                if (typeName == "number" && (underlying == typeof(int) || underlying == typeof(long) || underlying == typeof(short)))
-                {
-                    var number = (double)value;
-                    if (number != Math.Floor(number))
-                    {
-                        throw Invalid(name, "must be a whole number, not " + number.ToString(CultureInfo.InvariantCulture));
-                    }
-                }
                 return value.ToObject(underlying);
-            }
-            catch (RpcError)
-            {
-                throw;
             }
             catch (Exception e)
             {
@@ -386,7 +460,7 @@ namespace UnityMcp.Core
             return thirdParty.TryGetValue(name, out value) && value;
         }
 
-        /// <summary>Every tool, by name.</summary>
-        public IEnumerable<IUnityTool> All => tools.Values.OrderBy(t => t.Info.Name, StringComparer.Ordinal);
+        /// <summary>Every tool, by <see cref="McpToolAttribute.Order"/>, then name.</summary>
+        public IEnumerable<IUnityTool> All => tools.Values.OrderBy(t => t.Info.Order).ThenBy(t => t.Info.Name, StringComparer.Ordinal);
     }
 }

@@ -41,7 +41,7 @@ namespace UnityMcp.Core.Tests
         public double Scale { get; set; } = 1.0;
     }
 
-    [McpTool("get-logs", Description = "Logs of the console", ReadOnly = true)]
+    [McpTool("sample-logs", Description = "Logs of the console", ReadOnly = true)]
     public class FakeLogsTool : UnityTool<LogParams>
     {
         protected override Task<JObject> Run(LogParams p, ToolContext context)
@@ -52,12 +52,6 @@ namespace UnityMcp.Core.Tests
 
     public class NoParams
     {
-    }
-
-    [McpTool("run-tests", Description = "Runs tests")]
-    public class FakeRunTestsTool : UnityTool<NoParams>
-    {
-        protected override Task<JObject> Run(NoParams p, ToolContext context) => Task.FromResult(new JObject { ["Success"] = true });
     }
 
     [McpTool("slow", Description = "Waits until cancelled")]
@@ -148,12 +142,12 @@ namespace UnityMcp.Core.Tests
         }
 
         [TestCase("{\"LogType\":\"Nope\"}", "Parameter 'LogType' must be one of Error, Warning, Log, All, not \"Nope\"")]
-        [TestCase("{\"LogType\":3}", "Parameter 'LogType' must be one of Error, Warning, Log, All, not 3")]
-        [TestCase("{\"MaxCount\":\"ten\"}", "Parameter 'MaxCount' must be a number, not \"ten\"")]
+        [TestCase("{\"LogType\":5}", "Parameter 'LogType' must be one of Error, Warning, Log, All, not 5")]
+        [TestCase("{\"MaxCount\":\"ten\"}", "Parameter 'MaxCount' must be a number, not string \"ten\"")]
         [TestCase("{\"MaxCount\":2.5}", "Parameter 'MaxCount' must be a whole number, not 2.5")]
-        [TestCase("{\"UseRegex\":\"yes\"}", "Parameter 'UseRegex' must be a boolean, not \"yes\"")]
-        [TestCase("{\"Components\":\"Rigidbody\"}", "Parameter 'Components' must be a array, not \"Rigidbody\"")]
-        [TestCase("{\"SearchText\":{}}", "Parameter 'SearchText' must be a string, not {}")]
+        [TestCase("{\"UseRegex\":\"yes\"}", "Parameter 'UseRegex' must be a boolean, not string \"yes\"")]
+        [TestCase("{\"Components\":\"Rigidbody\"}", "Parameter 'Components' must be an array of strings, not string \"Rigidbody\"")]
+        [TestCase("{\"SearchText\":{}}", "Parameter 'SearchText' must be a string, not object")]
         public void AWrongValueIsInvalidParamsNamingTheParameter(string parameters, string message)
         {
             var error = Assert.Throws<RpcError>(() => ToolSchema.Bind<LogParams>(JObject.Parse(parameters)));
@@ -166,11 +160,11 @@ namespace UnityMcp.Core.Tests
         {
             var assembly = typeof(ToolTests).Assembly;
             var own = ToolRegistry.Discover(new[] { assembly }, new[] { assembly });
-            Assert.IsNotNull(own.Find("get-logs"));
+            Assert.IsNotNull(own.Find("sample-logs"));
             Assert.IsNotNull(own.Find("internal-echo"));
-            Assert.IsFalse(own.IsThirdParty("get-logs"));
+            Assert.IsFalse(own.IsThirdParty("sample-logs"));
             var foreign = ToolRegistry.Discover(new[] { assembly }, new Assembly[0]);
-            Assert.IsTrue(foreign.IsThirdParty("get-logs"));
+            Assert.IsTrue(foreign.IsThirdParty("sample-logs"));
         }
 
         static Dispatcher Dispatcher(SecuritySettings settings, bool thirdParty = false)
@@ -197,10 +191,10 @@ namespace UnityMcp.Core.Tests
 
             var details = (JArray)Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"get-tool-details\"}")["result"]["Tools"];
             var names = details.Select(t => (string)t["name"]).ToList();
-            CollectionAssert.Contains(names, "get-logs");
+            CollectionAssert.Contains(names, "sample-logs");
             CollectionAssert.DoesNotContain(names, "ping", "internal tools only when asked");
             CollectionAssert.DoesNotContain(names, "run-tests", "disabled tools are not listed");
-            var logs = details.First(t => (string)t["name"] == "get-logs");
+            var logs = details.First(t => (string)t["name"] == "sample-logs");
             Assert.AreEqual("All", (string)logs["parameterSchema"]["Properties"]["LogType"]["DefaultValue"]);
             Assert.AreEqual(true, (bool)logs["annotations"]["readOnlyHint"]);
             Assert.AreEqual(false, (bool)logs["displayDevelopmentOnly"]);
@@ -236,7 +230,7 @@ namespace UnityMcp.Core.Tests
         [Test]
         public void AResultCarriesVerAndTheEchoedId()
         {
-            var answer = Answer(Dispatcher(new SecuritySettings()), "{\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"method\":\"get-logs\",\"params\":{\"LogType\":\"Error\",\"Components\":[\"a\",\"b\"]}}");
+            var answer = Answer(Dispatcher(new SecuritySettings()), "{\"jsonrpc\":\"2.0\",\"id\":\"c-1\",\"method\":\"sample-logs\",\"params\":{\"LogType\":\"Error\",\"Components\":[\"a\",\"b\"]}}");
             Assert.AreEqual("c-1", (string)answer["id"]);
             Assert.AreEqual("Error", (string)answer["result"]["LogType"]);
             Assert.AreEqual(2, (int)answer["result"]["Count"]);
@@ -246,11 +240,11 @@ namespace UnityMcp.Core.Tests
         [Test]
         public void ANotificationRunsNothingAndIsNotAnswered()
         {
-            Assert.IsNull(Answer(Dispatcher(new SecuritySettings()), "{\"jsonrpc\":\"2.0\",\"method\":\"get-logs\"}"));
+            Assert.IsNull(Answer(Dispatcher(new SecuritySettings()), "{\"jsonrpc\":\"2.0\",\"method\":\"sample-logs\"}"));
         }
 
         [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"no-such-tool\"}", -32601, "method_not_found")]
-        [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-logs\",\"params\":{\"LogType\":\"Nope\"}}", -32602, "invalid_params")]
+        [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sample-logs\",\"params\":{\"LogType\":\"Nope\"}}", -32602, "invalid_params")]
         [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"run-tests\"}", -32603, "security_blocked")]
         [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"broken\"}", -32603, "internal_error")]
         [TestCase("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"slow\",\"params\":{\"TimeoutSeconds\":0.1}}", -32603, "timeout")]
@@ -271,14 +265,16 @@ namespace UnityMcp.Core.Tests
             Assert.AreEqual("run-tests", (string)answer["error"]["data"]["command"]);
             StringAssert.Contains("Enable Tests Execution", (string)answer["error"]["data"]["reason"]);
             var allowed = Answer(Dispatcher(new SecuritySettings { EnableTestsExecution = true }), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"run-tests\"}");
-            Assert.AreEqual(true, (bool)allowed["result"]["Success"]);
+            // Past the checker, it reaches the tool (which finds no Editor in this test).
+            Assert.AreEqual("internal_error", (string)allowed["error"]["data"]["type"], allowed.ToString());
+            StringAssert.Contains("no Editor", (string)allowed["error"]["data"]["message"]);
         }
 
         [Test]
         public void ADisabledToolIsRefusedButInternalToolsNeverAre()
         {
-            var settings = new SecuritySettings { DisabledTools = new List<string> { "get-logs", "internal-echo" } };
-            var answer = Answer(Dispatcher(settings), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-logs\"}");
+            var settings = new SecuritySettings { DisabledTools = new List<string> { "sample-logs", "internal-echo" } };
+            var answer = Answer(Dispatcher(settings), "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sample-logs\"}");
             Assert.AreEqual("tool_disabled", (string)answer["error"]["data"]["type"]);
             Assert.AreEqual("pong", (string)Answer(Dispatcher(settings), "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"internal-echo\"}")["result"]["Message"]);
         }
@@ -286,7 +282,7 @@ namespace UnityMcp.Core.Tests
         [Test]
         public void ThirdPartyToolsAreBlockedUnlessAllowed()
         {
-            var request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-logs\"}";
+            var request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"sample-logs\"}";
             Assert.AreEqual("security_blocked", (string)Answer(Dispatcher(new SecuritySettings(), true), request)["error"]["data"]["type"]);
             Assert.IsNotNull(Answer(Dispatcher(new SecuritySettings { AllowThirdPartyTools = true }, true), request)["result"]);
         }

@@ -1,0 +1,111 @@
+// Menu items (§6): get-menu-items and execute-menu-item.
+
+using System;
+using System.Linq;
+using System.Threading.Tasks;
+using Newtonsoft.Json.Linq;
+
+namespace UnityMcp.Core
+{
+    public enum MenuFilterType
+    {
+        contains,
+        exact,
+        startswith,
+    }
+
+    public class GetMenuItemsParams
+    {
+        [Param("Text to filter MenuItem paths (empty for all items)")]
+        public string FilterText = "";
+
+        [Param("Type of filter to apply")]
+        public MenuFilterType FilterType = MenuFilterType.contains;
+
+        [Param("Include validation functions in the results")]
+        public bool IncludeValidation;
+
+        [Param("Maximum number of menu items to retrieve", Min = 1, Max = int.MaxValue)]
+        public int MaxCount = 200;
+    }
+
+    [McpTool("get-menu-items", Description = "Retrieve Unity MenuItems with detailed metadata for programmatic execution", Order = 90, ReadOnly = true, Idempotent = true)]
+    public sealed class GetMenuItemsTool : UnityTool<GetMenuItemsParams>
+    {
+        protected override Task<JObject> Run(GetMenuItemsParams p, ToolContext context)
+        {
+            var items = context.Editor.MenuItems();
+            var needle = p.FilterText.ToLowerInvariant();
+            Func<MenuItemInfo, bool> matches = item =>
+            {
+                if (needle.Length == 0)
+                {
+                    return true;
+                }
+                var path = item.Path.ToLowerInvariant();
+                switch (p.FilterType)
+                {
+                    case MenuFilterType.exact:
+                        return path == needle;
+                    case MenuFilterType.startswith:
+                        return path.StartsWith(needle, StringComparison.Ordinal);
+                    default:
+                        return path.Contains(needle);
+                }
+            };
+            var shown = new JArray();
+            foreach (var item in items.Where(i => p.IncludeValidation || !i.IsValidateFunction).Where(matches).Take(p.MaxCount))
+            {
+                shown.Add(new JObject
+                {
+                    ["Path"] = item.Path,
+                    ["MethodName"] = item.MethodName,
+                    ["TypeName"] = item.TypeName,
+                    ["AssemblyName"] = item.AssemblyName,
+                    ["Priority"] = item.Priority,
+                    ["IsValidateFunction"] = item.IsValidateFunction,
+                });
+            }
+            return Task.FromResult(new JObject
+            {
+                ["MenuItems"] = shown,
+                ["TotalCount"] = items.Count,
+                ["FilteredCount"] = shown.Count,
+                ["AppliedFilter"] = p.FilterText,
+                ["AppliedFilterType"] = p.FilterType.ToString(),
+            });
+        }
+    }
+
+    public class ExecuteMenuItemParams
+    {
+        [Param("The menu item path to execute (e.g., \"GameObject/Create Empty\")")]
+        public string MenuItemPath = "";
+
+        [Param("Whether to use reflection as fallback if EditorApplication.ExecuteMenuItem fails")]
+        public bool UseReflectionFallback = true;
+    }
+
+    [McpTool("execute-menu-item", Description = "Execute Unity MenuItem by path", Order = 100, Destructive = true)]
+    public sealed class ExecuteMenuItemTool : UnityTool<ExecuteMenuItemParams>
+    {
+        protected override Task<JObject> Run(ExecuteMenuItemParams p, ToolContext context)
+        {
+            var path = p.MenuItemPath.Trim();
+            if (path.Length == 0)
+            {
+                throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'MenuItemPath' must not be empty").With("parameter", "MenuItemPath");
+            }
+            var run = context.Editor.ExecuteMenuItem(path, p.UseReflectionFallback);
+            return Task.FromResult(new JObject
+            {
+                ["MenuItemPath"] = path,
+                ["Success"] = run.Success,
+                ["ExecutionMethod"] = run.Success ? run.Method : "",
+                ["ErrorMessage"] = run.Error,
+                ["Details"] = run.Details,
+                ["MenuItemFound"] = run.Found,
+            });
+        }
+    }
+}
