@@ -9,8 +9,11 @@
 //! - [`cases`] — the catalogue, one file per group.
 //! - [`reference`] — what §6 says each tool takes and answers (cases made
 //!   per tool come from it).
-//! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`) and the
-//!   raw wire client the cases use ([`target::Link`]).
+//! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`, our
+//!   C# headless under mono, a real Unity) and the raw wire client the cases
+//!   use ([`target::Link`]).
+//! - [`launch`] — the Editors the suite starts itself: the mono headless
+//!   host and Unity in batch mode.
 //! - [`bridge`] — the bridge under test as a child process, and the raw MCP
 //!   stdio client the `mcp` cases drive it with.
 //! - [`bridge_defect`] — a deliberately broken bridge (one MCP rule each),
@@ -26,6 +29,7 @@ pub mod bridge;
 pub mod bridge_defect;
 pub mod case;
 pub mod cases;
+pub mod launch;
 pub mod reference;
 pub mod report;
 pub mod runner;

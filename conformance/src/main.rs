@@ -6,8 +6,8 @@ use clap::{Parser, Subcommand};
 use unity_conformance::{
     bridge::BridgeCommand,
     bridge_defect::{self, BridgeDefect},
-    cases, report, runner,
-    target::Target,
+    cases, launch, report, runner,
+    target::{RemoteKind, Target},
 };
 
 #[derive(Parser, Debug)]
@@ -62,9 +62,18 @@ enum Command {
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
-    /// `fake` (embedded), or `tcp://HOST:PORT` for any running Editor.
+    /// `fake` (embedded); `mono`: the Unity package's C# server, built and
+    /// started headless under mono; `unity`: a Unity Editor started in batch
+    /// mode (with --unity PATH); or `tcp://HOST:PORT` for any running Editor.
     #[arg(long, default_value = "fake")]
     target: Target,
+    /// With `--target unity`: the Unity Editor executable.
+    #[arg(long, value_name = "PATH")]
+    unity: Option<PathBuf>,
+    /// With `--target unity`: how long Unity may take to be ready (the first
+    /// import of a project takes minutes).
+    #[arg(long, value_name = "SECONDS", default_value_t = 900)]
+    unity_timeout: u64,
     /// With `--target tcp://…`: the Editor's control API, so the cases that
     /// reload it can run (`fake-unity serve` prints it as `control`).
     #[arg(long, value_name = "URL")]
@@ -204,11 +213,52 @@ fn run(args: RunArgs) -> ExitCode {
             eprintln!("unity-conformance: --defect needs --target fake");
             return ExitCode::from(2);
         }
+        (Target::Tcp(remote), None)
+            if remote.kind != RemoteKind::Tcp && (args.control.is_some() || args.project.is_some()) =>
+        {
+            eprintln!(
+                "unity-conformance: --control and --project are for --target tcp://HOST:PORT (the suite starts the {} Editor itself)",
+                if remote.kind == RemoteKind::Mono { "mono" } else { "unity" }
+            );
+            return ExitCode::from(2);
+        }
         (Target::Tcp(mut remote), None) => {
             remote.control = args.control;
             remote.project = args.project;
             Target::Tcp(remote)
         }
+    };
+    if args.unity.is_some() && !matches!(&target, Target::Tcp(r) if r.kind == RemoteKind::Unity) {
+        eprintln!("unity-conformance: --unity is for --target unity");
+        return ExitCode::from(2);
+    }
+    // The Editors the suite starts itself; stopped when `_launched` drops.
+    let (target, _launched) = match target {
+        Target::Tcp(remote) if remote.kind == RemoteKind::Mono => {
+            eprintln!("unity-conformance: building the package under mono and starting its headless host");
+            match launch::start_mono() {
+                Ok(launched) => (Target::Tcp(launched.remote.clone()), Some(launched)),
+                Err(e) => {
+                    eprintln!("unity-conformance: --target mono: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        Target::Tcp(remote) if remote.kind == RemoteKind::Unity => {
+            let Some(unity) = &args.unity else {
+                eprintln!("unity-conformance: --target unity needs --unity PATH (the Unity Editor executable)");
+                return ExitCode::from(2);
+            };
+            eprintln!("unity-conformance: starting {} in batch mode on the fixture project", unity.display());
+            match launch::start_unity(unity, std::time::Duration::from_secs(args.unity_timeout)) {
+                Ok(launched) => (Target::Tcp(launched.remote.clone()), Some(launched)),
+                Err(e) => {
+                    eprintln!("unity-conformance: --target unity: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+        }
+        target => (target, None),
     };
     let baseline = match &args.baseline {
         None => runner::Baseline::default(),

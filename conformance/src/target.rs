@@ -50,15 +50,29 @@ pub enum Target {
     Tcp(Remote),
 }
 
-/// An Editor this process did not start.
+/// An Editor over TCP: one already running, or one the suite starts
+/// ([`crate::launch`]) and reaches the same way.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Remote {
+    /// Which Editor it is.
+    pub kind: RemoteKind,
     pub addr: SocketAddr,
     /// Its control API (`fake-unity serve` prints it), for the cases that
     /// reload the Editor.
     pub control: Option<String>,
     /// Its project folder, for the discovery file (and the port after a move).
     pub project: Option<PathBuf>,
+}
+
+/// What a [`Remote`] Editor is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RemoteKind {
+    /// `tcp://HOST:PORT`: any Editor already running.
+    Tcp,
+    /// `mono`: our C# server headless under mono (started by the suite).
+    Mono,
+    /// `unity`: a real Unity Editor in batch mode (started by the suite).
+    Unity,
 }
 
 impl Remote {
@@ -79,7 +93,11 @@ impl fmt::Display for Target {
         match self {
             Target::Fake { defect: None } => f.write_str("fake"),
             Target::Fake { defect: Some(d) } => write!(f, "fake (defect {d})"),
-            Target::Tcp(remote) => write!(f, "tcp://{}", remote.addr),
+            Target::Tcp(remote) => match remote.kind {
+                RemoteKind::Tcp => write!(f, "tcp://{}", remote.addr),
+                RemoteKind::Mono => write!(f, "mono (the package's C# server, headless, at tcp://{})", remote.addr),
+                RemoteKind::Unity => write!(f, "unity (a Unity Editor in batch mode, at tcp://{})", remote.addr),
+            },
         }
     }
 }
@@ -89,15 +107,19 @@ impl FromStr for Target {
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "fake" => Ok(Target::Fake { defect: None }),
-            "mono" | "unity" => Err(format!(
-                "target {s:?} arrives with the Unity package (issue 6); for now use `fake` or `tcp://HOST:PORT`"
-            )),
+            // Started before the run, which fills in where they listen.
+            "mono" | "unity" => Ok(Target::Tcp(Remote {
+                kind: if s == "mono" { RemoteKind::Mono } else { RemoteKind::Unity },
+                addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+                control: None,
+                project: None,
+            })),
             other => match other.strip_prefix("tcp://") {
                 Some(addr) => addr
                     .parse()
-                    .map(|addr| Target::Tcp(Remote { addr, control: None, project: None }))
+                    .map(|addr| Target::Tcp(Remote { kind: RemoteKind::Tcp, addr, control: None, project: None }))
                     .map_err(|e| format!("invalid address {addr:?}: {e}")),
-                None => Err(format!("unknown target {other:?} (expected fake or tcp://HOST:PORT)")),
+                None => Err(format!("unknown target {other:?} (expected fake, mono, unity or tcp://HOST:PORT)")),
             },
         }
     }

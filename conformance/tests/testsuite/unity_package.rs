@@ -20,3 +20,37 @@ fn the_package_compiles_under_mono_and_its_tests_pass() {
         summary.rsplit(": ").next().and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
     assert!(passed >= 30, "{summary}");
 }
+
+/// `unity-conformance run --target mono`: the suite against our real C#
+/// server code (the package's core, headless under mono, on a model of the
+/// fixture project). Every case passes except those only the embedded fake
+/// can run (its fault scenarios), which are skipped with that reason.
+#[test]
+fn the_suite_passes_against_the_package_headless_under_mono() {
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("mono.json");
+    let run = Command::new(env!("CARGO_BIN_EXE_unity-conformance"))
+        .args(["run", "--target", "mono", "--json"])
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout);
+    let stderr = String::from_utf8_lossy(&run.stderr);
+    assert!(run.status.success(), "exit {}:\n{stdout}\n{stderr}", run.status);
+    let json: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&report).unwrap()).unwrap();
+    assert!(json["target"].as_str().unwrap_or_default().starts_with("mono"), "{}", json["target"]);
+    let cases = json["cases"].as_array().unwrap();
+    let mut passed = 0;
+    for case in cases {
+        let id = case["id"].as_str().unwrap();
+        match case["status"].as_str().unwrap() {
+            "pass" => passed += 1,
+            "skip" => {
+                assert!(id.starts_with("mcp.scenario."), "{id} skipped: {}", case["detail"]);
+                assert!(case["detail"].as_str().unwrap().contains("embedded fake"), "{id}: {}", case["detail"]);
+            }
+            other => panic!("{id}: {other}: {}", case["detail"]),
+        }
+    }
+    assert!(passed >= 200, "only {passed} of {} cases passed:\n{stdout}", cases.len());
+}

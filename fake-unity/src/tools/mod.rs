@@ -302,7 +302,7 @@ static CATALOGUE: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
         .param("MaxDepth", Kind::Int { min: -1, max: i32::MAX as i64 }, -1, "Maximum depth to traverse the hierarchy (-1 for unlimited depth)")
         .param("RootPath", Kind::Str, Value::Null, "Root GameObject path to start hierarchy traversal from (empty/null for all root objects)")
         .param("IncludeComponents", Kind::Bool, true, "Whether to include component information for each GameObject in the hierarchy")
-        .param("MaxResponseSizeKB", Kind::Float { min: 0.0, max: 1e9 }, 100, "Maximum response size in KB before saving to file")
+        .param("MaxResponseSizeKB", Kind::Float { min: 0.0, max: 1e9 }, 100.0, "Maximum response size in KB before saving to file")
         .hints(true, false, true)
         .build(),
         Declare::new(
@@ -378,7 +378,7 @@ static CATALOGUE: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
             .hints(true, false, true)
             .build(),
         Declare::new("debug-sleep", "Debug tool that sleeps for specified duration to test timeout functionality", Async(internal::debug_sleep))
-            .param("SleepSeconds", Kind::Float { min: 0.0, max: 86_400.0 }, 15, "Number of seconds to sleep for testing purposes")
+            .param("SleepSeconds", Kind::Float { min: 0.0, max: 86_400.0 }, 15.0, "Number of seconds to sleep for testing purposes")
             .dev_only()
             .hints(true, false, true)
             .timeout(10.0)

@@ -130,6 +130,14 @@ namespace UnityMcp.Core
             {
                 answer = RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.InternalError, request.Method + " failed: " + e.Message));
             }
+            if (context.Cancellation.IsCancellationRequested)
+            {
+                // The connection went (a domain reload, the client left) while
+                // the tool ran: no one to answer, and for x-resume the request
+                // stays started, not completed, so a resend is told it was
+                // interrupted rather than given the cancellation as its result.
+                return null;
+            }
             if (journal != null)
             {
                 journal.Completed(request.Id, request.Method, JObject.Parse(System.Text.Encoding.UTF8.GetString(answer)));

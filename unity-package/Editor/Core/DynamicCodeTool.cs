@@ -110,6 +110,9 @@ namespace UnityMcp.Core
         /// <summary>Usings and helper types placed before the snippet's class.</summary>
         public string Preamble = "using System;\nusing System.Collections.Generic;\nusing System.Linq;\n";
 
+        /// <summary>What the snippet logged, read from its assembly after it ran (null: nothing).</summary>
+        public Func<Assembly, List<string>> Logs;
+
         /// <summary>Assemblies the snippet may use (paths or names).</summary>
         public List<string> References = new List<string> { "System.dll", "System.Core.dll" };
 
@@ -134,12 +137,12 @@ namespace UnityMcp.Core
             var errors = compiled.Errors.Cast<CompilerError>().Where(e => !e.IsWarning).ToList();
             if (errors.Count > 0)
             {
-                var run = new CodeRun { ErrorMessage = "Compilation failed" };
+                var failed = new CodeRun { ErrorMessage = "Compilation failed" };
                 foreach (var e in errors)
                 {
-                    run.Errors.Add(new CodeError { Message = e.ErrorText, Line = e.Line, Column = e.Column, ErrorCode = e.ErrorNumber });
+                    failed.Errors.Add(new CodeError { Message = e.ErrorText, Line = e.Line, Column = e.Column, ErrorCode = e.ErrorNumber });
                 }
-                return run;
+                return failed;
             }
             if (compileOnly)
             {
@@ -150,17 +153,23 @@ namespace UnityMcp.Core
             {
                 values[property.Name] = property.Value is JValue ? ((JValue)property.Value).Value : property.Value.ToString(Newtonsoft.Json.Formatting.None);
             }
+            var assembly = compiled.CompiledAssembly;
+            CodeRun run;
             try
             {
-                var method = compiled.CompiledAssembly.GetType("McpDynamicCode").GetMethod("Run");
-                var value = method.Invoke(null, new object[] { values });
-                return new CodeRun { Success = true, Result = value == null ? "" : Text(value) };
+                var value = assembly.GetType("McpDynamicCode").GetMethod("Run").Invoke(null, new object[] { values });
+                run = new CodeRun { Success = true, Result = value == null ? "" : Text(value) };
             }
             catch (TargetInvocationException e)
             {
                 var inner = e.InnerException ?? e;
-                return new CodeRun { ErrorMessage = inner.GetType().Name + ": " + inner.Message };
+                run = new CodeRun { ErrorMessage = inner.GetType().Name + ": " + inner.Message };
             }
+            if (Logs != null)
+            {
+                run.Logs = Logs(assembly);
+            }
+            return run;
         }
 
         /// <summary>A value as C#'s ToString shows it (true, not True; invariant numbers).</summary>

@@ -346,6 +346,20 @@ namespace UnityMcp.Core
         }
 
         /// <summary>
+        /// Tells every client that the tool set changed (§4): after a domain
+        /// reload once the tools are registered, and when settings change
+        /// which tools are offered.
+        /// </summary>
+        public Task NotifyToolsChanged()
+        {
+            return Broadcast("notifications/tools/list_changed", new JObject
+            {
+                ["timestamp"] = DiscoveryFile.IsoTimestamp(DateTime.UtcNow),
+                ["message"] = "Unity tools have been updated",
+            });
+        }
+
+        /// <summary>
         /// Stops: every client gets notifications/server/shutdown with
         /// <paramref name="reason"/> (DomainReload, EditorQuit), then the
         /// sockets close. Requests in flight get no answer.

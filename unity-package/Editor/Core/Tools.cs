@@ -448,6 +448,13 @@ namespace UnityMcp.Core
             return registry;
         }
 
+        /// <summary>Takes a tool out (its assembly went away); false when there was none.</summary>
+        public bool Remove(string name)
+        {
+            thirdParty.Remove(name);
+            return tools.Remove(name);
+        }
+
         public IUnityTool Find(string name)
         {
             IUnityTool tool;

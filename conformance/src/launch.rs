@@ -1,0 +1,261 @@
+//! Editors the suite starts itself, on a copy of `fixtures/unity-project`,
+//! and reaches over TCP like any other:
+//!
+//! - `--target mono`: the Unity package's C# server, headless under mono
+//!   (`unity-package/Tests~/Host`), built with `unity-package/Tests~/build`;
+//!   it has a control API, so the lifecycle cases run too.
+//! - `--target unity --unity PATH`: that Unity Editor in batch mode with the
+//!   package, started through `UnityMcp.Editor.BatchMode.Start`; ready once
+//!   its discovery file says so and it answers `ping`. A licence or compile
+//!   failure is reported as such, with the log lines that show it.
+//!
+//! Dropping a [`Launched`] stops the Editor.
+
+use std::{
+    io::{BufRead, BufReader, Read},
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+    sync::mpsc,
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+
+use crate::target::{Remote, RemoteKind, fixture_project};
+
+/// How long a headless host may take to start listening.
+const HOST_START: Duration = Duration::from_secs(60);
+
+/// An Editor the suite started; stopped on drop.
+#[derive(Debug)]
+pub struct Launched {
+    pub remote: Remote,
+    child: Child,
+    /// Keeps the project copy until the Editor is gone.
+    _project: tempfile::TempDir,
+}
+
+impl Drop for Launched {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The repository's root (where `unity-package/` and `fixtures/` are).
+fn repository() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+}
+
+/// A copy of the fixture project whose manifest names the package by its
+/// absolute path (the relative one would point outside the copy).
+fn project_copy() -> Result<tempfile::TempDir, String> {
+    let project = tempfile::tempdir().map_err(|e| format!("temporary project: {e}"))?;
+    let fixture = fixture_project();
+    fake_unity::copy_dir(&fixture, project.path()).map_err(|e| format!("copying {}: {e}", fixture.display()))?;
+    let manifest = project.path().join("Packages/manifest.json");
+    let text = std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let mut json: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
+    let package = repository().join("unity-package");
+    let package = package.canonicalize().map_err(|e| format!("{}: {e}", package.display()))?;
+    json["dependencies"]["dev.unitymcp.bridge"] = format!("file:{}", package.display()).into();
+    std::fs::write(&manifest, serde_json::to_string_pretty(&json).unwrap_or_default())
+        .map_err(|e| format!("{}: {e}", manifest.display()))?;
+    Ok(project)
+}
+
+/// Builds the package under mono and starts its headless host.
+pub fn start_mono() -> Result<Launched, String> {
+    let root = repository();
+    let out = root.join("target/unity-package");
+    let build = root.join("unity-package/Tests~/build");
+    let built = Command::new(&build)
+        .env("UNITY_PACKAGE_OUT", &out)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("cannot run {}: {e}", build.display()))?;
+    if !built.status.success() {
+        return Err(format!(
+            "building the package under mono failed ({}):\n{}{}",
+            built.status,
+            String::from_utf8_lossy(&built.stdout),
+            String::from_utf8_lossy(&built.stderr)
+        ));
+    }
+    let project = project_copy()?;
+    let log_path = project.path().join("Library/unity-mcp-host.log");
+    std::fs::create_dir_all(project.path().join("Library")).map_err(|e| format!("temporary project: {e}"))?;
+    let log = std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
+    let mut child = Command::new("mono")
+        .arg(out.join("unity-mcp-host.exe"))
+        .arg("--project")
+        .arg(project.path())
+        .arg("--state")
+        .arg(root.join("fixtures/editor-states/default.json"))
+        // The host ends when its stdin closes: with this process.
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(log)
+        .spawn()
+        .map_err(|e| format!("cannot start mono (apt-get install mono-runtime): {e}"))?;
+    let stdout = child.stdout.take().ok_or("the host's stdout")?;
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = BufReader::new(stdout).read_line(&mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(HOST_START).unwrap_or_default();
+    let host_log = || std::fs::read_to_string(&log_path).unwrap_or_default();
+    let ready: Value = match serde_json::from_str(line.trim()) {
+        Ok(ready) => ready,
+        Err(_) => {
+            let _ = child.kill();
+            return Err(format!(
+                "the headless host did not say where it listens within {HOST_START:?} (it printed {line:?}); its log:\n{}",
+                host_log()
+            ));
+        }
+    };
+    let port = ready["port"].as_u64().and_then(|p| u16::try_from(p).ok()).ok_or("the host's port")?;
+    let control = ready["control"].as_str().map(str::to_owned);
+    Ok(Launched {
+        remote: Remote {
+            kind: RemoteKind::Mono,
+            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            control,
+            project: Some(project.path().to_path_buf()),
+        },
+        child,
+        _project: project,
+    })
+}
+
+/// What shows a batch-mode Unity failing, in its log.
+const LICENCE_SIGNS: &[&str] = &[
+    "No valid Unity Editor license found",
+    "LICENSE SYSTEM",
+    "License is not active",
+    "Failed to activate",
+    "com.unity.editor.headless",
+];
+const COMPILE_SIGNS: &[&str] = &["error CS", "Scripts have compiler errors", "compilation errors"];
+
+/// The lines of `log` that show a licence or compile failure, at most 20.
+pub fn failure_lines(log: &str) -> (Vec<&str>, Vec<&str>) {
+    let pick = |signs: &[&str]| -> Vec<&str> {
+        log.lines().filter(|l| signs.iter().any(|s| l.contains(s))).take(20).collect()
+    };
+    (pick(LICENCE_SIGNS), pick(COMPILE_SIGNS))
+}
+
+/// Starts `unity` in batch mode on a copy of the fixture project with the
+/// package, and waits (up to `timeout`, imports take minutes the first
+/// time) until it is ready: discovery file `ready`, connect, `ping`.
+pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> {
+    let project = project_copy()?;
+    let log_path = project.path().join("unity-editor.log");
+    let mut child = Command::new(unity)
+        .args(["-batchmode", "-nographics", "-silent-crashes", "-projectPath"])
+        .arg(project.path())
+        .args(["-executeMethod", "UnityMcp.Editor.BatchMode.Start", "-logFile"])
+        .arg(&log_path)
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start Unity at {}: {e}", unity.display()))?;
+    let started = Instant::now();
+    let read_log = || {
+        let mut text = String::new();
+        if let Ok(mut file) = std::fs::File::open(&log_path) {
+            let _ = file.read_to_string(&mut text);
+        }
+        text
+    };
+    let explain = |what: String, log: &str| {
+        let (licence, compile) = failure_lines(log);
+        let mut message = what;
+        if !licence.is_empty() {
+            message
+                .push_str("\nUnity's licence is not usable (activate it, or set the UNITY_LICENSE secret in CI):\n  ");
+            message.push_str(&licence.join("\n  "));
+        }
+        if !compile.is_empty() {
+            message.push_str("\nthe project or the package does not compile:\n  ");
+            message.push_str(&compile.join("\n  "));
+        }
+        if licence.is_empty() && compile.is_empty() {
+            let tail: Vec<&str> = log.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
+            message.push_str(&format!("\nthe end of its log ({}):\n  {}", log_path.display(), tail.join("\n  ")));
+        }
+        message
+    };
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Err(explain(format!("Unity exited ({status}) before it was ready"), &read_log()));
+        }
+        if started.elapsed() > timeout {
+            let _ = child.kill();
+            return Err(explain(format!("Unity was not ready within {timeout:?}"), &read_log()));
+        }
+        if let Ok(file) = unity_mcp_bridge::discovery::DiscoveryFile::read(project.path()) {
+            if file.state == Some(unity_mcp_bridge::discovery::EditorState::Ready) && answers_ping(file.port) {
+                return Ok(Launched {
+                    remote: Remote {
+                        kind: RemoteKind::Unity,
+                        addr: SocketAddr::from(([127, 0, 0, 1], file.port)),
+                        control: None,
+                        project: Some(project.path().to_path_buf()),
+                    },
+                    child,
+                    _project: project,
+                });
+            }
+        }
+        std::thread::sleep(Duration::from_millis(500));
+    }
+}
+
+/// Does an Editor listen on `port` and answer `ping` (newline framing)?
+fn answers_ping(port: u16) -> bool {
+    use std::io::Write;
+    let Ok(mut stream) =
+        std::net::TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(2))
+    else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    if stream.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"ready\",\"method\":\"ping\",\"params\":{}}\n").is_err() {
+        return false;
+    }
+    let mut reader = BufReader::new(stream);
+    let mut line = String::new();
+    for _ in 0..8 {
+        line.clear();
+        if reader.read_line(&mut line).unwrap_or(0) == 0 {
+            return false;
+        }
+        if let Ok(message) = serde_json::from_str::<Value>(line.trim()) {
+            if message["id"] == "ready" {
+                return message.get("result").is_some();
+            }
+        }
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn licence_and_compile_failures_are_told_apart() {
+        let log = "Loading\n[LICENSE SYSTEM] No valid Unity Editor license found\nAssets/A.cs(3,1): error CS1029: #error: 'x'\nBye";
+        let (licence, compile) = failure_lines(log);
+        assert_eq!(licence, ["[LICENSE SYSTEM] No valid Unity Editor license found"]);
+        assert_eq!(compile, ["Assets/A.cs(3,1): error CS1029: #error: 'x'"]);
+        assert_eq!(failure_lines("all fine"), (vec![], vec![]));
+    }
+}

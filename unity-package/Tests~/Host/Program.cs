@@ -1,0 +1,102 @@
+// unity-mcp-host: our C# Editor server (the package's core) running headless
+// under mono, on a model of a Unity project, for the conformance suite
+// (`unity-conformance run --target mono`). Prints one JSON line on stdout
+// when it listens: {"port":N,"control":"http://127.0.0.1:M","project":"…"};
+// logs go to stderr. Runs until POST /quit, or its stdin closes.
+
+using System;
+using System.IO;
+using System.Threading.Tasks;
+using Newtonsoft.Json.Linq;
+
+namespace UnityMcp.Host
+{
+    public static class Program
+    {
+        const string Usage = "usage: unity-mcp-host --project DIR --state FILE [--port N] [--control-port N]";
+
+        public static int Main(string[] args)
+        {
+            string project = null;
+            string state = null;
+            var port = 0;
+            var controlPort = 0;
+            for (var i = 0; i < args.Length; i++)
+            {
+                Func<string> value = () =>
+                {
+                    if (i + 1 >= args.Length)
+                    {
+                        throw new ArgumentException(args[i] + " needs a value");
+                    }
+                    return args[++i];
+                };
+                try
+                {
+                    switch (args[i])
+                    {
+                        case "--project":
+                            project = value();
+                            break;
+                        case "--state":
+                            state = value();
+                            break;
+                        case "--port":
+                            port = int.Parse(value());
+                            break;
+                        case "--control-port":
+                            controlPort = int.Parse(value());
+                            break;
+                        case "--help":
+                            Console.WriteLine(Usage);
+                            return 0;
+                        default:
+                            throw new ArgumentException("unknown argument " + args[i]);
+                    }
+                }
+                catch (Exception e) when (e is ArgumentException || e is FormatException || e is OverflowException)
+                {
+                    Console.Error.WriteLine("unity-mcp-host: " + e.Message + "\n" + Usage);
+                    return 2;
+                }
+            }
+            if (project == null || state == null || !Directory.Exists(project) || !File.Exists(state))
+            {
+                Console.Error.WriteLine("unity-mcp-host: --project must be a folder and --state an editor state file\n" + Usage);
+                return 2;
+            }
+            HeadlessHost host;
+            ControlApi control;
+            try
+            {
+                var editor = new ModelEditor(ModelEditor.LoadState(state), project);
+                host = new HeadlessHost(editor);
+                host.Start(port);
+                control = new ControlApi(host);
+                control.Start(controlPort);
+            }
+            catch (Exception e)
+            {
+                Console.Error.WriteLine("unity-mcp-host: cannot start: " + e.Message);
+                return 1;
+            }
+            Console.WriteLine(new JObject { ["port"] = host.Port, ["control"] = control.Url, ["project"] = host.Project }.ToString(Newtonsoft.Json.Formatting.None));
+            Console.Out.Flush();
+            Console.Error.WriteLine("unity-mcp-host: listening on 127.0.0.1:" + host.Port + ", control API " + control.Url);
+            // The process that started us going away ends us too.
+            var stdinClosed = Task.Run(() =>
+            {
+                while (Console.In.ReadLine() != null)
+                {
+                }
+            });
+            Task.WaitAny(host.Quit.Task, stdinClosed);
+            if (!host.Quit.Task.IsCompleted)
+            {
+                host.Stop().Wait();
+            }
+            control.Stop();
+            return 0;
+        }
+    }
+}
