@@ -15,6 +15,15 @@ namespace UnityMcp.Core
         readonly object gate = new object();
         readonly Queue<Action> work = new Queue<Action>();
 
+        /// <summary>The thread that pumps (-1 until it first does).</summary>
+        int mainThread = -1;
+
+        /// <summary>Makes the calling thread the main thread before its first pump.</summary>
+        public void BindToCurrentThread()
+        {
+            mainThread = System.Threading.Thread.CurrentThread.ManagedThreadId;
+        }
+
         /// <summary>Work waiting for the next pump.</summary>
         public int Pending
         {
@@ -27,9 +36,23 @@ namespace UnityMcp.Core
             }
         }
 
-        /// <summary>Runs <paramref name="body"/> on the main thread; its result.</summary>
+        /// <summary>Runs <paramref name="body"/> on the main thread (at once when called there); its result.</summary>
         public Task<T> Run<T>(Func<T> body)
         {
+            if (System.Threading.Thread.CurrentThread.ManagedThreadId == mainThread)
+            {
+                // Already there: waiting for the next pump would wait forever.
+                try
+                {
+                    return Task.FromResult(body());
+                }
+                catch (Exception e)
+                {
+                    var failed = new TaskCompletionSource<T>();
+                    failed.SetException(e);
+                    return failed.Task;
+                }
+            }
             var done = new TaskCompletionSource<T>(TaskCreationOptions.RunContinuationsAsynchronously);
             Enqueue(() =>
             {
@@ -45,17 +68,25 @@ namespace UnityMcp.Core
             return done.Task;
         }
 
+        /// <summary>
+        /// Called (on the queuing thread) when work arrives, so a host whose
+        /// main thread idles (an unfocused Editor) can wake it.
+        /// </summary>
+        public Action Wake { get; set; } = delegate { };
+
         void Enqueue(Action action)
         {
             lock (gate)
             {
                 work.Enqueue(action);
             }
+            Wake();
         }
 
         /// <summary>Runs what is queued now (not what that queues); how many ran.</summary>
         public int Pump()
         {
+            mainThread = System.Threading.Thread.CurrentThread.ManagedThreadId;
             Action[] now;
             lock (gate)
             {

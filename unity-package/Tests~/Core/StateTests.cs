@@ -164,5 +164,23 @@ namespace UnityMcp.Core.Tests
             Assert.AreEqual("no scene", error.InnerException.Message);
             Assert.AreEqual(0, queue.Pump(), "the queue is empty again");
         }
+
+        [Test]
+        public void WorkAskedForOnTheMainThreadRunsAtOnce()
+        {
+            var queue = new MainThreadQueue();
+            queue.BindToCurrentThread();
+            var woken = 0;
+            queue.Wake = () => woken++;
+            var done = queue.Run(() => 42);
+            Assert.IsTrue(done.IsCompleted, "waiting for a pump on the pumping thread would never end");
+            Assert.AreEqual(42, done.Result);
+            Assert.AreEqual(0, woken);
+            var elsewhere = System.Threading.Tasks.Task.Factory.StartNew(() => queue.Run(() => 7)).Result;
+            Assert.AreEqual(1, woken, "work from another thread wakes the main thread");
+            Assert.IsFalse(elsewhere.IsCompleted);
+            Assert.AreEqual(1, queue.Pump());
+            Assert.AreEqual(7, elsewhere.Result);
+        }
     }
 }

@@ -1,0 +1,205 @@
+// The Editor side of the editor link inside Unity (§5): started when the
+// Editor loads this assembly ([InitializeOnLoad]), so after every domain
+// reload too. It discovers the tools, starts the core's server on the
+// configured port (falling back to the next free one), publishes the
+// discovery file, sends the shutdown notification before a reload or quit,
+// and list_changed once the tools are back after a reload. Tool work that
+// touches Unity runs on the main thread through the queue pumped by
+// EditorApplication.update.
+
+using System;
+using System.Collections.Generic;
+using System.Diagnostics;
+using System.IO;
+using System.Linq;
+using System.Reflection;
+using UnityEditor;
+using UnityEngine;
+using UnityMcp.Core;
+
+namespace UnityMcp.Editor
+{
+    [InitializeOnLoad]
+    public static class McpServerController
+    {
+        const string WasRunningKey = "UnityMcp.WasRunning";
+        const string PortKey = "UnityMcp.Port";
+
+        /// <summary>The package version every result carries as Ver.</summary>
+        public const string PackageVersion = "0.1.0";
+
+        static EditorServer server;
+        static SessionStateJournalStore journalStore;
+        static string sessionId = "";
+
+        /// <summary>Unity work of the tools, run on the main thread.</summary>
+        public static readonly MainThreadQueue MainThread = new MainThreadQueue();
+
+        /// <summary>The project folder (absolute, forward slashes).</summary>
+        public static string Project => Path.GetDirectoryName(Application.dataPath).Replace('\\', '/');
+
+        public static McpSettings Settings { get; private set; }
+
+        public static bool IsRunning => server != null && server.IsRunning;
+
+        public static int Port => server != null ? server.Port : 0;
+
+        public static string SessionId => sessionId;
+
+        /// <summary>The connected clients (for the window).</summary>
+        public static List<ClientConnection> Clients => server != null ? server.Clients : new List<ClientConnection>();
+
+        /// <summary>Why the server is not running, when it failed to start.</summary>
+        public static string LastError { get; private set; }
+
+        static McpServerController()
+        {
+            Settings = McpSettings.Load(Project);
+            journalStore = new SessionStateJournalStore();
+            MainThread.BindToCurrentThread();
+            // Work posted to Unity's synchronization context runs at the
+            // Editor's next tick even when it is unfocused and throttled.
+            var unity = System.Threading.SynchronizationContext.Current;
+            if (unity != null)
+            {
+                MainThread.Wake = () => unity.Post(_ => MainThread.Pump(), null);
+            }
+            EditorApplication.update += Update;
+            AssemblyReloadEvents.beforeAssemblyReload += BeforeReload;
+            EditorApplication.quitting += OnQuit;
+            // Started after the load completes, so every assembly's tools are there.
+            EditorApplication.delayCall += () => Start(SessionState.GetBool(WasRunningKey, false));
+        }
+
+        /// <summary>Starts the server (no-op when running); afterReload sends list_changed once ready.</summary>
+        public static void Start(bool afterReload)
+        {
+            if (IsRunning)
+            {
+                return;
+            }
+            try
+            {
+                var own = new[] { typeof(Dispatcher).Assembly, typeof(McpServerController).Assembly };
+                var registry = ToolRegistry.Discover(AppDomain.CurrentDomain.GetAssemblies(), own);
+                sessionId = Guid.NewGuid().ToString("N");
+                var backend = new UnityEditorBackend(MainThread);
+                var dispatcher = new Dispatcher(registry, new SecurityChecker(() => Settings.Security), PackageVersion)
+                {
+                    Backend = backend,
+                    Editor = backend.Info(),
+                    Journal = new RequestJournal(journalStore),
+                    ProjectRoot = Project,
+                    ServerSessionId = sessionId,
+                };
+                server = new EditorServer(dispatcher);
+                var port = server.Start(SessionState.GetInt(PortKey, Settings.Port));
+                SessionState.SetInt(PortKey, port);
+                SessionState.SetBool(WasRunningKey, true);
+                Settings.Save(Project, sessionId);
+                WriteDiscovery("ready");
+                LastError = null;
+                if (afterReload)
+                {
+                    var ready = server;
+                    EditorApplication.delayCall += () => { _ = ready.NotifyToolsChanged(); };
+                }
+            }
+            catch (Exception e)
+            {
+                server = null;
+                LastError = e.Message;
+                UnityEngine.Debug.LogError("Unity MCP: the server could not start: " + e.Message);
+            }
+        }
+
+        /// <summary>Stops the server (clients get the shutdown notification with this reason).</summary>
+        public static void Stop(string reason)
+        {
+            var stopping = server;
+            server = null;
+            if (stopping == null)
+            {
+                return;
+            }
+            // Wait, bounded: the notification must be written before the sockets close.
+            stopping.Shutdown(reason).Wait(TimeSpan.FromSeconds(2));
+        }
+
+        /// <summary>Applies changed settings; tools offered differently are announced (list_changed).</summary>
+        public static void ApplySettings(McpSettings settings)
+        {
+            var toolsChanged = !settings.Security.DisabledTools.SequenceEqual(Settings.Security.DisabledTools);
+            var portChanged = settings.Port != Settings.Port;
+            Settings = settings;
+            Settings.Save(Project, sessionId);
+            if (portChanged)
+            {
+                SessionState.SetInt(PortKey, settings.Port);
+                Stop("EditorQuit");
+                Start(false);
+            }
+            else if (toolsChanged && server != null)
+            {
+                _ = server.NotifyToolsChanged();
+            }
+        }
+
+        static void WriteDiscovery(string state)
+        {
+            try
+            {
+                DiscoveryFile.Write(Project, new DiscoveryInfo
+                {
+                    Port = Port != 0 ? Port : SessionState.GetInt(PortKey, Settings.Port),
+                    Pid = Process.GetCurrentProcess().Id,
+                    ProjectPath = Project,
+                    UnityVersion = Application.unityVersion,
+                    PackageVersion = PackageVersion,
+                    ServerSessionId = sessionId,
+                    State = state,
+                });
+            }
+            catch (Exception e)
+            {
+                UnityEngine.Debug.LogWarning("Unity MCP: cannot write the discovery file: " + e.Message);
+            }
+        }
+
+        static void Update()
+        {
+            MainThread.Pump();
+            journalStore.Flush();
+        }
+
+        static void BeforeReload()
+        {
+            WriteDiscovery("reloading");
+            SessionState.SetBool(WasRunningKey, IsRunning);
+            Stop("DomainReload");
+            journalStore.Flush();
+        }
+
+        static void OnQuit()
+        {
+            Stop("EditorQuit");
+            WriteDiscovery("stopped");
+            SessionState.SetBool(WasRunningKey, false);
+        }
+    }
+
+    /// <summary>
+    /// The batch-mode entry point for CI:
+    /// <c>Unity -batchmode -projectPath P -executeMethod UnityMcp.Editor.BatchMode.Start</c>
+    /// (without -quit). It starts the server and returns at once; the Editor
+    /// keeps running, and the discovery file says when it is ready.
+    /// </summary>
+    public static class BatchMode
+    {
+        public static void Start()
+        {
+            McpServerController.Start(false);
+            UnityEngine.Debug.Log("Unity MCP: listening on 127.0.0.1:" + McpServerController.Port + " (" + (McpServerController.LastError ?? "ready") + ")");
+        }
+    }
+}

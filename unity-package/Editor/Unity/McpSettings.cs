@@ -1,0 +1,134 @@
+// The package's settings (port, security of §6, disabled tools), kept per
+// project in UserSettings/UnityMcpSettings.json (uLoopMCP's file, which
+// clients read for the port), and the resume journal's store in
+// SessionState, which survives domain reloads but not the Editor.
+
+using System;
+using System.IO;
+using System.Linq;
+using System.Text;
+using Newtonsoft.Json.Linq;
+using UnityEditor;
+using UnityMcp.Core;
+
+namespace UnityMcp.Editor
+{
+    public sealed class McpSettings
+    {
+        public int Port = EditorServer.DefaultPort;
+        public SecuritySettings Security = new SecuritySettings();
+
+        static string PathIn(string project) => Path.Combine(Path.Combine(project, "UserSettings"), "UnityMcpSettings.json");
+
+        /// <summary>The project's settings, or the defaults (a broken file is reported, not fatal).</summary>
+        public static McpSettings Load(string project)
+        {
+            var settings = new McpSettings();
+            var path = PathIn(project);
+            if (!File.Exists(path))
+            {
+                return settings;
+            }
+            try
+            {
+                var json = JObject.Parse(File.ReadAllText(path));
+                settings.Port = (int?)json["customPort"] ?? settings.Port;
+                var s = settings.Security;
+                s.EnableTestsExecution = (bool?)json["enableTestsExecution"] ?? s.EnableTestsExecution;
+                s.AllowMenuItemExecution = (bool?)json["allowMenuItemExecution"] ?? s.AllowMenuItemExecution;
+                s.AllowThirdPartyTools = (bool?)json["allowThirdPartyTools"] ?? s.AllowThirdPartyTools;
+                var level = (string)json["dynamicCodeSecurityLevel"];
+                if (level != null && Enum.IsDefined(typeof(DynamicCodeSecurityLevel), level))
+                {
+                    s.DynamicCodeSecurityLevel = (DynamicCodeSecurityLevel)Enum.Parse(typeof(DynamicCodeSecurityLevel), level);
+                }
+                var disabled = json["disabledTools"] as JArray;
+                if (disabled != null)
+                {
+                    s.DisabledTools = disabled.Select(t => (string)t).ToList();
+                }
+            }
+            catch (Exception e)
+            {
+                UnityEngine.Debug.LogWarning("Unity MCP: " + path + " could not be read (" + e.Message + "); using the default settings");
+            }
+            return settings;
+        }
+
+        /// <summary>Writes the settings, keeping what other tools put in the file (serverSessionId …).</summary>
+        public void Save(string project, string serverSessionId)
+        {
+            var path = PathIn(project);
+            JObject json;
+            try
+            {
+                json = File.Exists(path) ? JObject.Parse(File.ReadAllText(path)) : new JObject();
+            }
+            catch (Exception)
+            {
+                json = new JObject();
+            }
+            json["customPort"] = Port;
+            json["projectRootPath"] = project.Replace('\\', '/');
+            json["serverSessionId"] = serverSessionId;
+            json["enableTestsExecution"] = Security.EnableTestsExecution;
+            json["allowMenuItemExecution"] = Security.AllowMenuItemExecution;
+            json["allowThirdPartyTools"] = Security.AllowThirdPartyTools;
+            json["dynamicCodeSecurityLevel"] = Security.DynamicCodeSecurityLevel.ToString();
+            json["disabledTools"] = new JArray(Security.DisabledTools.Cast<object>().ToArray());
+            Directory.CreateDirectory(Path.GetDirectoryName(path));
+            DiscoveryFile.WriteAtomically(path, Encoding.UTF8.GetBytes(json.ToString(Newtonsoft.Json.Formatting.Indented)));
+        }
+    }
+
+    /// <summary>
+    /// The resume journal kept in SessionState: it outlives domain reloads,
+    /// not the Editor. Requests are answered off the main thread and
+    /// SessionState is main-thread only, so saves are held here and written
+    /// by <see cref="Flush"/> (every Editor update, and before a reload).
+    /// </summary>
+    public sealed class SessionStateJournalStore : IJournalStore
+    {
+        const string Key = "UnityMcp.Journal";
+        readonly object gate = new object();
+        readonly string loaded;
+        string pending;
+
+        /// <summary>Reads the stored journal (call on the main thread).</summary>
+        public SessionStateJournalStore()
+        {
+            loaded = SessionState.GetString(Key, "");
+        }
+
+        public string Load()
+        {
+            lock (gate)
+            {
+                return pending ?? loaded;
+            }
+        }
+
+        public void Save(string json)
+        {
+            lock (gate)
+            {
+                pending = json;
+            }
+        }
+
+        /// <summary>Writes what was saved since the last flush (main thread only).</summary>
+        public void Flush()
+        {
+            string json;
+            lock (gate)
+            {
+                json = pending;
+                if (json == null)
+                {
+                    return;
+                }
+            }
+            SessionState.SetString(Key, json);
+        }
+    }
+}

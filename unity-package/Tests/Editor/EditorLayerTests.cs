@@ -1,0 +1,77 @@
+// EditMode tests of the Editor layer, run by Unity's Test Runner inside a
+// real Editor (the package is "testable" in fixtures/unity-project): the
+// server is up after the domain loads, answers over a real socket, offers
+// the whole §6 catalogue, and its backend reads this Editor.
+
+using System;
+using System.IO;
+using System.Linq;
+using System.Net.Sockets;
+using System.Text;
+using Newtonsoft.Json.Linq;
+using NUnit.Framework;
+using UnityMcp.Core;
+
+namespace UnityMcp.Editor.Tests
+{
+    public class EditorLayerTests
+    {
+        static readonly string[] Catalogue =
+        {
+            "compile", "get-logs", "run-tests", "clear-console", "find-game-objects", "unity-search", "get-hierarchy",
+            "get-provider-details", "get-menu-items", "execute-menu-item", "execute-dynamic-code", "focus-window",
+            "control-play-mode", "screenshot", "ping", "set-client-name", "get-tool-details", "get-version", "debug-sleep",
+        };
+
+        [Test]
+        public void TheServerListensAndTheDiscoveryFileSaysWhere()
+        {
+            McpServerController.Start(false);
+            Assert.IsTrue(McpServerController.IsRunning, McpServerController.LastError);
+            var discovery = JObject.Parse(File.ReadAllText(DiscoveryFile.PathIn(McpServerController.Project)));
+            Assert.AreEqual(McpServerController.Port, (int)discovery["port"]);
+            Assert.AreEqual("ready", (string)discovery["state"]);
+        }
+
+        [Test]
+        public void PingIsAnsweredOverASocketInNewlineFraming()
+        {
+            McpServerController.Start(false);
+            using (var client = new TcpClient("127.0.0.1", McpServerController.Port))
+            {
+                client.ReceiveTimeout = 5000;
+                var stream = client.GetStream();
+                var request = Encoding.UTF8.GetBytes("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"Message\":\"hi\"}}\n");
+                stream.Write(request, 0, request.Length);
+                var reader = new StreamReader(stream, Encoding.UTF8);
+                var answer = JObject.Parse(reader.ReadLine());
+                Assert.AreEqual(7, (int)answer["id"]);
+                Assert.AreEqual("Unity MCP Bridge received: hi", (string)answer["result"]["Message"]);
+                Assert.AreEqual(McpServerController.PackageVersion, (string)answer["result"]["Ver"]);
+            }
+        }
+
+        [Test]
+        public void EveryToolOfTheCatalogueIsDiscovered()
+        {
+            var own = new[] { typeof(Dispatcher).Assembly, typeof(McpServerController).Assembly };
+            var registry = ToolRegistry.Discover(AppDomain.CurrentDomain.GetAssemblies(), own);
+            foreach (var name in Catalogue)
+            {
+                Assert.IsNotNull(registry.Find(name), name);
+                Assert.IsFalse(registry.IsThirdParty(name), name);
+            }
+        }
+
+        [Test]
+        public void TheBackendReadsThisEditor()
+        {
+            var backend = new UnityEditorBackend(McpServerController.MainThread);
+            Assert.IsNotNull(backend.SceneName);
+            Assert.IsNotNull(backend.SceneRoots());
+            Assert.IsNotNull(backend.ReadConsole());
+            Assert.IsTrue(backend.MenuItems().Any(m => m.Path == "Window/Unity MCP"), "this package's own menu item");
+            Assert.AreEqual(McpServerController.Project, backend.ProjectPath);
+        }
+    }
+}
