@@ -66,8 +66,16 @@ fn the_bridge_under_test_can_be_chosen_and_broken() {
 #[test]
 fn usage_errors_exit_2() {
     conformance().args(["run", "--filter", "no-such-case"]).assert().code(2);
-    let mono = conformance().args(["run", "--target", "mono"]).assert().code(2);
-    assert!(String::from_utf8_lossy(&mono.get_output().stderr).contains("Unity package"));
+    let stderr_of = |args: &[&str]| {
+        let run = conformance().args(args).assert().code(2);
+        String::from_utf8_lossy(&run.get_output().stderr).into_owned()
+    };
+    // The suite starts the mono and Unity Editors itself.
+    assert!(stderr_of(&["run", "--target", "mono", "--project", "."]).contains("starts the mono Editor itself"));
+    assert!(stderr_of(&["run", "--target", "unity"]).contains("needs --unity PATH"));
+    assert!(stderr_of(&["run", "--unity", "/usr/bin/unity"]).contains("--unity is for --target unity"));
+    let missing = stderr_of(&["run", "--target", "unity", "--unity", "/no/such/Unity"]);
+    assert!(missing.contains("cannot start Unity at /no/such/Unity"), "{missing}");
     conformance().args(["run", "--target", "tcp://127.0.0.1:1", "--defect", "no-ver"]).assert().code(2);
     conformance().args(["list", "--filter", "9."]).assert().code(2);
 }
