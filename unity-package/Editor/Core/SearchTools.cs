@@ -104,8 +104,9 @@ namespace UnityMcp.Core
                 return fail("Unknown search provider: " + unknown + ". Available providers: " + string.Join(", ", all.Select(x => x.Id).ToArray()), p.Providers);
             }
             // Providers named in the query (p:, h: …) narrow the choice.
+            var tokens = p.SearchQuery.Split((char[])null, StringSplitOptions.RemoveEmptyEntries);
             var inQuery = new List<string>();
-            foreach (var token in p.SearchQuery.Split((char[])null, StringSplitOptions.RemoveEmptyEntries))
+            foreach (var token in tokens)
             {
                 var byFilter = all.FirstOrDefault(x => x.FilterId.Length > 0 && token.StartsWith(x.FilterId, StringComparison.Ordinal) && !token.StartsWith("t:", StringComparison.Ordinal));
                 if (byFilter != null)
@@ -121,8 +122,7 @@ namespace UnityMcp.Core
             var used = providers.Select(x => x.Id).ToList();
             var extensions = p.FileExtensions.Select(e => e.TrimStart('.').ToLowerInvariant()).ToList();
             var types = p.AssetTypes.Select(t => t.ToLowerInvariant()).ToList();
-            var hasQuery = p.SearchQuery.Split((char[])null, StringSplitOptions.RemoveEmptyEntries)
-                .Any(t => all.All(x => x.FilterId.Length == 0 || t != x.FilterId));
+            var hasQuery = tokens.Any(t => all.All(x => x.FilterId.Length == 0 || t != x.FilterId));
             if (!hasQuery && extensions.Count == 0 && types.Count == 0 && p.PathFilter.Length == 0)
             {
                 return fail("The search query is empty: give SearchQuery or a filter", used);

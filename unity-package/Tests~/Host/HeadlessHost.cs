@@ -20,6 +20,7 @@ namespace UnityMcp.Host
     public sealed class HeadlessHost
     {
         readonly ModelEditor editor;
+        readonly EditorInfo info;
         readonly IJournalStore journalStore = new MemoryJournalStore();
         readonly SemaphoreSlim lifecycle = new SemaphoreSlim(1, 1);
         readonly object gate = new object();
@@ -33,6 +34,7 @@ namespace UnityMcp.Host
         public HeadlessHost(ModelEditor editor)
         {
             this.editor = editor;
+            info = editor.EditorInfo(true);
             settings = editor.InitialSettings();
             editor.RequestReload = () => { Reload(null, false).ContinueWith(t => Console.Error.WriteLine(t.Exception), TaskContinuationOptions.OnlyOnFaulted); };
         }
@@ -54,25 +56,12 @@ namespace UnityMcp.Host
         void StartDomain(int port)
         {
             sessionId = Guid.NewGuid().ToString("N");
-            var core = typeof(Dispatcher).Assembly;
-            registry = ToolRegistry.Discover(new[] { core }, new[] { core });
-            lock (gate)
-            {
-                foreach (var name in removed)
-                {
-                    registry.Remove(name);
-                }
-            }
-            var wrapped = new ToolRegistry();
-            foreach (var tool in registry.All)
-            {
-                wrapped.Add(new FaultableTool(tool, this), false);
-            }
-            registry = wrapped;
-            var dispatcher = new Dispatcher(registry, new SecurityChecker(() => settings), editor.EditorInfo(true).PackageVersion)
+            registry = new ToolRegistry();
+            AddMissingTools();
+            var dispatcher = new Dispatcher(registry, new SecurityChecker(() => settings), info.PackageVersion)
             {
                 Backend = editor,
-                Editor = editor.EditorInfo(true),
+                Editor = info,
                 Journal = new RequestJournal(journalStore),
                 ProjectRoot = editor.ProjectPath,
                 ServerSessionId = sessionId,
@@ -89,8 +78,8 @@ namespace UnityMcp.Host
                 Port = Port,
                 Pid = Process.GetCurrentProcess().Id,
                 ProjectPath = editor.ProjectPath,
-                UnityVersion = editor.EditorInfo(true).UnityVersion,
-                PackageVersion = editor.EditorInfo(true).PackageVersion,
+                UnityVersion = info.UnityVersion,
+                PackageVersion = info.PackageVersion,
                 ServerSessionId = sessionId,
                 State = state,
             });
@@ -289,15 +278,26 @@ namespace UnityMcp.Host
             var current = server;
             if (current != null)
             {
-                var core = typeof(Dispatcher).Assembly;
-                foreach (var tool in ToolRegistry.Discover(new[] { core }, new[] { core }).All)
-                {
-                    if (registry.Find(tool.Info.Name) == null)
-                    {
-                        registry.Add(new FaultableTool(tool, this), false);
-                    }
-                }
+                AddMissingTools();
                 current.NotifyToolsChanged();
+            }
+        }
+
+        /// <summary>Adds the core's tools the registry lacks, but not those a fault removed; each may be slowed by a fault.</summary>
+        void AddMissingTools()
+        {
+            var core = typeof(Dispatcher).Assembly;
+            foreach (var tool in ToolRegistry.Discover(new[] { core }, new[] { core }).All)
+            {
+                bool gone;
+                lock (gate)
+                {
+                    gone = removed.Contains(tool.Info.Name);
+                }
+                if (!gone && registry.Find(tool.Info.Name) == null)
+                {
+                    registry.Add(new FaultableTool(tool, this), false);
+                }
             }
         }
 
