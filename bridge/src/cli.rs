@@ -131,7 +131,11 @@ where
         eprintln!("unity-mcp-bridge: {e:#}");
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
+    // One thread: the bridge waits on pipes and a socket, and a call's trip
+    // through it crosses several tasks; on one thread those hand-offs cost
+    // no cross-thread wake-ups (`unity-conformance bench`: about 20% less
+    // overhead per call and 1 MB less memory than two workers).
+    let runtime = match tokio::runtime::Builder::new_current_thread().enable_all().build() {
         Ok(runtime) => runtime,
         Err(e) => {
             eprintln!("unity-mcp-bridge: cannot start: {e}");

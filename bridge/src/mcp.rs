@@ -14,6 +14,7 @@
 use std::{
     borrow::Cow,
     future::Future,
+    pin::Pin,
     sync::{
         Arc, Mutex,
         atomic::{AtomicBool, Ordering},
@@ -37,7 +38,7 @@ use rmcp::{
 };
 use serde_json::{Map, Value, json};
 use tokio::{
-    io::AsyncWriteExt,
+    io::{AsyncRead, AsyncWrite, AsyncWriteExt},
     sync::{mpsc, oneshot},
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
@@ -221,8 +222,84 @@ impl Out {
     }
 }
 
+/// stdin for async reads: when it is a pipe or a socket (as MCP clients
+/// start us: Python's and Rust's use pipes, Node's socket pairs), the file
+/// itself, non-blocking; otherwise (a terminal, a file) tokio's stdin, whose
+/// every read is a trip through a blocking thread (tens of µs per message).
+fn stdin_reader() -> Pin<Box<dyn AsyncRead + Send>> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Some(reader) = unix_stdio::reader(std::io::stdin().as_fd()) {
+            return reader;
+        }
+    }
+    Box::pin(tokio::io::stdin())
+}
+
+/// stdout for async writes, as [`stdin_reader`].
+fn stdout_writer() -> Pin<Box<dyn AsyncWrite + Send>> {
+    #[cfg(unix)]
+    {
+        use std::os::fd::AsFd;
+        if let Some(writer) = unix_stdio::writer(std::io::stdout().as_fd()) {
+            return writer;
+        }
+    }
+    Box::pin(tokio::io::stdout())
+}
+
+#[cfg(unix)]
+mod unix_stdio {
+    use std::{
+        fs::File,
+        io,
+        os::{
+            fd::{BorrowedFd, OwnedFd},
+            unix::fs::FileTypeExt,
+        },
+        pin::Pin,
+    };
+
+    use tokio::io::{AsyncRead, AsyncWrite};
+
+    /// A duplicate of `fd`, and whether it is a pipe (else a socket); `None`
+    /// when it is neither.
+    fn duplicate(fd: BorrowedFd<'_>) -> Option<(File, bool)> {
+        let file = File::from(fd.try_clone_to_owned().ok()?);
+        let kind = file.metadata().ok()?.file_type();
+        (kind.is_fifo() || kind.is_socket()).then_some((file, kind.is_fifo()))
+    }
+
+    /// The whole socket (never split: dropping a split write half would
+    /// shut down a socket that may be stdout too).
+    fn socket(file: File) -> io::Result<tokio::net::UnixStream> {
+        let stream = std::os::unix::net::UnixStream::from(OwnedFd::from(file));
+        stream.set_nonblocking(true)?;
+        tokio::net::UnixStream::from_std(stream)
+    }
+
+    pub fn reader(fd: BorrowedFd<'_>) -> Option<Pin<Box<dyn AsyncRead + Send>>> {
+        let (file, pipe) = duplicate(fd)?;
+        if pipe {
+            tokio::net::unix::pipe::Receiver::from_file(file).ok().map(|p| Box::pin(p) as _)
+        } else {
+            socket(file).ok().map(|s| Box::pin(s) as _)
+        }
+    }
+
+    pub fn writer(fd: BorrowedFd<'_>) -> Option<Pin<Box<dyn AsyncWrite + Send>>> {
+        let (file, pipe) = duplicate(fd)?;
+        if pipe {
+            tokio::net::unix::pipe::Sender::from_file(file).ok().map(|p| Box::pin(p) as _)
+        } else {
+            socket(file).ok().map(|s| Box::pin(s) as _)
+        }
+    }
+}
+
 async fn write_stdout(mut rx: mpsc::UnboundedReceiver<OutItem>, closed: CancellationToken) {
-    let mut stdout = tokio::io::stdout();
+    let mut stdout = stdout_writer();
     while let Some(item) = rx.recv().await {
         match item {
             OutItem::Line(mut line) => {
@@ -247,7 +324,7 @@ async fn write_stdout(mut rx: mpsc::UnboundedReceiver<OutItem>, closed: Cancella
 // ---- stdin: the guard ----
 
 async fn guard_stdin(to_rmcp: mpsc::Sender<ClientJsonRpcMessage>, out: Out, closed: CancellationToken) {
-    let mut lines = FramedRead::new(tokio::io::stdin(), FrameDecoder::new(Framing::Newline, STDIN_LIMIT));
+    let mut lines = FramedRead::new(stdin_reader(), FrameDecoder::new(Framing::Newline, STDIN_LIMIT));
     let mut guard = Guard { initialize_seen: false };
     while let Some(frame) = lines.next().await {
         match frame {

@@ -22,7 +22,8 @@
 //!   by field differences.
 //! - [`runner`] — selection, running each case with a deadline, results.
 //! - [`report`] — the console report, JSON and JUnit XML.
-//! - [`bench`] — `unity-conformance bench`: measured figures for the bridge.
+//! - [`bench`] — `unity-conformance bench`: measured figures for the bridge
+//!   (and any other bridge command beside it) and for the fake.
 
 pub mod bench;
 pub mod bridge;

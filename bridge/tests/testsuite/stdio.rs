@@ -278,3 +278,77 @@ async fn logs_can_go_to_a_file_and_never_to_stdout() {
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("unity-mcp-bridge serving MCP on stdio") && text.contains("MCP client"), "{text}");
 }
+
+/// Node's clients (libuv) give a server socket pairs rather than pipes, and
+/// some launchers one socket for both stdin and stdout: the bridge serves
+/// over them, and reaching stdin's end does not shut stdout's side.
+#[cfg(unix)]
+#[test]
+fn stdio_over_one_socket_pair_is_served() {
+    use std::os::unix::net::UnixStream;
+    let project = project();
+    let (ours, theirs) = UnixStream::pair().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"))
+        .arg("--project")
+        .arg(project.path())
+        .args(["--log-level", "warn"])
+        .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs.try_clone().unwrap())))
+        .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    ours.set_read_timeout(Some(WAIT)).unwrap();
+    let mut reader = BufReader::new(ours.try_clone().unwrap());
+    let mut writer = ours;
+    let mut ask = |line: &str| {
+        writer.write_all(format!("{line}\n").as_bytes()).unwrap();
+        let mut answer = String::new();
+        reader.read_line(&mut answer).unwrap();
+        serde_json::from_str::<Value>(&answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"))
+    };
+    let init = ask(
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"socket-test","version":"1"}}}"#,
+    );
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
+    for id in 2..5 {
+        assert_eq!(ask(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))["id"], id);
+    }
+    writer.shutdown(std::net::Shutdown::Write).unwrap();
+    let deadline = Instant::now() + WAIT;
+    while child.try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "the bridge did not exit at stdin EOF within {WAIT:?}");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// stdin from a file (neither pipe nor socket) is read through tokio's
+/// blocking stdin: every line is answered, then EOF ends the process.
+#[test]
+fn stdin_from_a_file_is_served() {
+    let project = project();
+    let requests = project.path().join("requests.jsonl");
+    std::fs::write(
+        &requests,
+        concat!(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"file-test","version":"1"}}}"#,
+            "\n",
+            r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#,
+            "\n"
+        ),
+    )
+    .unwrap();
+    let output = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"))
+        .arg("--project")
+        .arg(project.path())
+        .args(["--log-level", "warn"])
+        .stdin(std::fs::File::open(&requests).unwrap())
+        .stderr(Stdio::null())
+        .output()
+        .unwrap();
+    let ids: Vec<Value> = String::from_utf8(output.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap()["id"].clone())
+        .collect();
+    assert_eq!(ids, [json!(1), json!(2)]);
+}

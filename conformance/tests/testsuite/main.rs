@@ -1,5 +1,6 @@
 //! Integration tests of the conformance runner, compiled as one binary.
 
+mod bench;
 mod cli;
 mod defects;
 mod snapshots;

@@ -1,0 +1,590 @@
+//! `unity-conformance bench`: measured figures for the bridge and the fake,
+//! against a fake Editor in this process on a copy of the fixture project,
+//! with the bridge (ours, and any other MCP stdio bridge command beside it)
+//! as a child process.
+//!
+//! - [`clients`] — the MCP stdio client and the bare editor-link client;
+//! - [`report`] — statistics, the table and the `--json` document.
+//!
+//! Every figure is a distribution over repeated measurements (reported with
+//! its spread); nothing here judges a figure, the reader does.
+
+pub mod clients;
+pub mod report;
+
+use std::{
+    path::Path,
+    time::{Duration, Instant},
+};
+
+use fake_unity::{
+    Config, FakeUnity, ReloadOptions,
+    faults::{Fault, RuleSpec},
+};
+use serde_json::{Value, json};
+use unity_mcp_bridge::discovery::EditorState;
+
+pub use clients::BridgeUnderTest;
+use clients::{EditorLink, McpChild};
+pub use report::{Stats, json_report, table};
+
+use crate::{bridge::BridgeCommand, target::Target};
+
+/// What to measure, and how often.
+#[derive(Clone, Debug)]
+pub struct BenchOptions {
+    /// Our bridge.
+    pub ours: BridgeUnderTest,
+    /// Other bridges measured beside it (`--bridge-cmd`).
+    pub others: Vec<BridgeUnderTest>,
+    /// Repetitions of the overhead, throughput, large-response and memory
+    /// measurements (each in a fresh bridge process).
+    pub rounds: usize,
+    /// Paired round trips (direct and through the bridge) per round.
+    pub samples: usize,
+    /// Calls per throughput measurement.
+    pub throughput_calls: usize,
+    /// Calls in flight for the throughput measurements.
+    pub concurrency: Vec<usize>,
+    /// Result sizes relayed, MiB.
+    pub sizes_mib: Vec<usize>,
+    /// Bridge starts per startup measurement.
+    pub startups: usize,
+    /// Domain reloads measured.
+    pub reloads: usize,
+    /// Calls between the idle and the after-calls memory readings.
+    pub calls: usize,
+    /// The tool called, with its arguments; `None` picks the first of
+    /// `ping` and `get-logs` that every bridge offers.
+    pub tool: Option<(String, Value)>,
+    /// The bridge the conformance suite is timed with; `None` skips it.
+    pub suite_bridge: Option<BridgeCommand>,
+}
+
+/// A measurement, or why it could not be made.
+pub type Measured<T> = Result<T, String>;
+
+/// Round-trip times of the same request straight over the editor link and
+/// as an MCP `tools/call` through the bridge, µs.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Overhead {
+    pub direct_us: Stats,
+    pub bridge_us: Stats,
+    /// Per pair: through the bridge minus direct.
+    pub difference_us: Stats,
+    /// The difference's median in each round (its spread across rounds).
+    pub round_medians_us: Stats,
+}
+
+/// A large result relayed.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Large {
+    pub mib: usize,
+    /// `relayed` (the whole result in the MCP answer), `saved-to-file` (our
+    /// bridge's default above its output budget) or, for another bridge,
+    /// `summarised` (its answer was smaller than the result).
+    pub mode: &'static str,
+    pub time_ms: Measured<Stats>,
+    pub peak_rss_kb: Measured<Stats>,
+    /// Size of the MCP answer line, bytes.
+    pub answer_bytes: Measured<Stats>,
+}
+
+/// Resident memory idle and after `calls` calls, KiB.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Memory {
+    pub idle_kb: Stats,
+    pub after_calls_kb: Stats,
+    /// The bridge's CPU time (user and system) per call over those calls.
+    pub cpu_us_per_call: Stats,
+}
+
+/// The figures of one bridge.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct BridgeFigures {
+    pub label: String,
+    pub ours: bool,
+    pub overhead: Measured<Overhead>,
+    /// Calls per second, by calls in flight.
+    pub throughput_cps: Vec<(usize, Measured<Stats>)>,
+    pub large: Vec<Large>,
+    pub reload_recovery_ms: Measured<Stats>,
+    pub startup_initialize_ms: Measured<Stats>,
+    /// Start to the first `tools/list` answer, the Editor connected, without
+    /// our on-disk tool cache.
+    pub startup_tools_list_ms: Measured<Stats>,
+    /// The same with the cache (ours only).
+    pub startup_tools_list_cached_ms: Option<Measured<Stats>>,
+    pub memory: Measured<Memory>,
+}
+
+/// The conformance suite against the embedded fake, timed.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct SuiteRun {
+    pub wall_s: f64,
+    pub cases: usize,
+    pub passed: usize,
+    pub failed: usize,
+}
+
+/// Everything one run measured.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Figures {
+    pub machine: report::Machine,
+    /// The tool called and its arguments.
+    pub tool: String,
+    pub tool_arguments: Value,
+    pub calls: usize,
+    pub bridges: Vec<BridgeFigures>,
+    /// Requests per second the fake serves (pings, several connections).
+    pub fake_rps: Measured<Stats>,
+    pub suite: Option<SuiteRun>,
+}
+
+/// A copy of the fixture project (or, outside the repository, an empty
+/// Unity-shaped folder) for the fake to serve.
+fn project() -> anyhow::Result<tempfile::TempDir> {
+    let dir = tempfile::tempdir()?;
+    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project");
+    if fixture.is_dir() {
+        fake_unity::copy_dir(&fixture, dir.path())?;
+    } else {
+        std::fs::create_dir_all(dir.path().join("Assets"))?;
+        std::fs::create_dir_all(dir.path().join("ProjectSettings"))?;
+    }
+    Ok(dir)
+}
+
+/// Our bridge's tool cache in `project`.
+fn tool_cache(project: &Path) -> std::path::PathBuf {
+    unity_mcp_bridge::tools::ToolCache::for_project(project).path().to_path_buf()
+}
+
+/// What one measurement works against.
+struct Bench<'a> {
+    options: &'a BenchOptions,
+    fake: FakeUnity,
+    project: &'a Path,
+    tool: String,
+    arguments: Value,
+}
+
+impl Bench<'_> {
+    fn port(&self) -> u16 {
+        self.fake.port()
+    }
+
+    /// A started, initialized bridge with its tool list loaded.
+    async fn ready(&self, bridge: &BridgeUnderTest, extra: &[&str]) -> anyhow::Result<McpChild> {
+        let mut child = bridge.spawn(self.project, self.port(), extra)?;
+        child.initialize().await?;
+        let names = child.tool_names().await?;
+        anyhow::ensure!(
+            names.contains(&self.tool),
+            "{} does not offer the tool {:?} (it offers {names:?})",
+            bridge.label,
+            self.tool
+        );
+        Ok(child)
+    }
+
+    async fn warm_up(&self, child: &mut McpChild, calls: usize) -> anyhow::Result<()> {
+        for _ in 0..calls {
+            child.call(&self.tool, &self.arguments).await?;
+        }
+        Ok(())
+    }
+
+    /// Paired round trips: the request straight to the Editor, then as a
+    /// `tools/call` through the bridge (alternating which goes first).
+    async fn overhead(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Overhead> {
+        let (mut direct_us, mut bridge_us, mut difference_us, mut round_medians_us) =
+            (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..self.options.rounds {
+            let mut child = self.ready(bridge, &[]).await?;
+            let mut link = EditorLink::connect(self.port()).await?;
+            self.warm_up(&mut child, 50).await?;
+            for _ in 0..50 {
+                link.request(&self.tool, &self.arguments).await?;
+            }
+            let mut round = Vec::with_capacity(self.options.samples);
+            for i in 0..self.options.samples {
+                let (direct, through) = if i % 2 == 0 {
+                    let direct = time(link.request(&self.tool, &self.arguments)).await?;
+                    (direct, time(child.call(&self.tool, &self.arguments)).await?)
+                } else {
+                    let through = time(child.call(&self.tool, &self.arguments)).await?;
+                    (time(link.request(&self.tool, &self.arguments)).await?, through)
+                };
+                let (d, b) = (direct.as_secs_f64() * 1e6, through.as_secs_f64() * 1e6);
+                direct_us.push(d);
+                bridge_us.push(b);
+                difference_us.push(b - d);
+                round.push(b - d);
+            }
+            round_medians_us.push(Stats::of(round).p50);
+        }
+        Ok(Overhead {
+            direct_us: Stats::of(direct_us),
+            bridge_us: Stats::of(bridge_us),
+            difference_us: Stats::of(difference_us),
+            round_medians_us: Stats::of(round_medians_us),
+        })
+    }
+
+    /// Calls per second with `in_flight` calls outstanding, one figure per round.
+    async fn throughput(&self, bridge: &BridgeUnderTest) -> Vec<(usize, Measured<Stats>)> {
+        let mut samples: Vec<(usize, Result<Vec<f64>, String>)> =
+            self.options.concurrency.iter().map(|&c| (c, Ok(Vec::new()))).collect();
+        for _ in 0..self.options.rounds {
+            let mut child = match self.ready(bridge, &[]).await {
+                Ok(child) => child,
+                Err(e) => return samples.into_iter().map(|(c, _)| (c, Err(format!("{e:#}")))).collect(),
+            };
+            if let Err(e) = self.warm_up(&mut child, 100).await {
+                return samples.into_iter().map(|(c, _)| (c, Err(format!("{e:#}")))).collect();
+            }
+            for (in_flight, outcome) in &mut samples {
+                let Ok(figures) = outcome else { continue };
+                let total = self.options.throughput_calls;
+                match child.pipelined(&self.tool, &self.arguments, total, *in_flight).await {
+                    Ok(took) => figures.push(total as f64 / took.as_secs_f64()),
+                    Err(e) => *outcome = Err(format!("{e:#}")),
+                }
+            }
+        }
+        samples.into_iter().map(|(c, s)| (c, s.map(Stats::of))).collect()
+    }
+
+    /// One large result per round, each in a fresh bridge (so its peak
+    /// memory is this result's).
+    async fn large(&self, bridge: &BridgeUnderTest, mib: usize, mode: &'static str) -> Large {
+        let bytes = mib << 20;
+        let (mut times, mut peaks, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
+        let budget = (bytes * 4).to_string();
+        let extra: Vec<&str> = if mode == "relayed" { vec!["--result-budget", &budget] } else { vec![] };
+        let outcome: anyhow::Result<()> = async {
+            for _ in 0..self.options.rounds {
+                let mut child = self.ready(bridge, &extra).await?;
+                child.call(&self.tool, &self.arguments).await?;
+                let rule = RuleSpec::new(Fault::ResponseSize { bytes }).method(&self.tool).times(1);
+                let fault = self.fake.add_fault(rule)?;
+                let started = Instant::now();
+                let id = child.send("tools/call", &json!({"name": self.tool, "arguments": self.arguments})).await?;
+                let answer = loop {
+                    let answer = child.next_answer(mode != "relayed").await?;
+                    if answer.id == id {
+                        break answer;
+                    }
+                };
+                let took = started.elapsed();
+                anyhow::ensure!(fault.fired() == 1, "the fake did not pad the result");
+                if let Some(error) = answer.error {
+                    anyhow::bail!("a {mib} MiB result was not relayed: {error}");
+                }
+                if bridge.is_ours() {
+                    check_large_answer(&answer, bytes, mode)?;
+                }
+                times.push(took.as_secs_f64() * 1000.0);
+                peaks.push(child.peak_rss_kb()? as f64);
+                sizes.push(answer.bytes as f64);
+            }
+            Ok(())
+        }
+        .await;
+        let fail = |e: &anyhow::Error| Err(format!("{e:#}"));
+        // Another bridge is run as it is configured: its answers tell
+        // whether it relayed the result or summarised it (as ours does
+        // above its output budget).
+        let mode = if !bridge.is_ours() && sizes.iter().any(|&s| s < bytes as f64) { "summarised" } else { mode };
+        match outcome {
+            Ok(()) => Large {
+                mib,
+                mode,
+                time_ms: Ok(Stats::of(times)),
+                peak_rss_kb: Ok(Stats::of(peaks)),
+                answer_bytes: Ok(Stats::of(sizes)),
+            },
+            Err(e) => Large { mib, mode, time_ms: fail(&e), peak_rss_kb: fail(&e), answer_bytes: fail(&e) },
+        }
+    }
+
+    /// Over each reload: the Editor listening again to the first successful
+    /// MCP call, the calls being made (and, if they fail, repeated every
+    /// millisecond) from while the Editor is away.
+    async fn reload_recovery(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Stats> {
+        let mut child = self.ready(bridge, &[]).await?;
+        self.warm_up(&mut child, 1).await?;
+        let mut samples = Vec::new();
+        for _ in 0..self.options.reloads {
+            let (tx, mut done) = tokio::sync::oneshot::channel();
+            self.fake.editor().request_reload(ReloadOptions::default(), Some(tx));
+            let deadline = Instant::now() + Duration::from_secs(10);
+            while self.fake.editor().phase() != EditorState::Reloading {
+                anyhow::ensure!(Instant::now() < deadline, "the fake did not start reloading within 10 s");
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            let deadline = Instant::now() + Duration::from_secs(30);
+            let (answered, report) = loop {
+                let outcome = child.call(&self.tool, &self.arguments).await;
+                let now = Instant::now();
+                // A call the old domain still answered, before it went
+                // away, does not count: only one answered once it is back.
+                match (outcome, done.try_recv()) {
+                    (Ok(_), Ok(report)) => break (now, report),
+                    (Ok(_), Err(_)) => {}
+                    (Err(e), _) if now > deadline => {
+                        anyhow::bail!("no successful call within 30 s of a reload: {e:#}")
+                    }
+                    (Err(_), _) => tokio::time::sleep(Duration::from_millis(1)).await,
+                }
+                anyhow::ensure!(now < deadline, "the fake did not come back from a reload within 30 s");
+            };
+            let listening = report.listening_at.ok_or_else(|| anyhow::anyhow!("the fake gave no listening time"))?;
+            samples.push(answered.saturating_duration_since(listening).as_secs_f64() * 1000.0);
+        }
+        Ok(Stats::of(samples))
+    }
+
+    /// Process start to the `initialize` answer.
+    async fn startup_initialize(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Stats> {
+        let mut samples = Vec::new();
+        for _ in 0..self.options.startups {
+            let started = Instant::now();
+            let mut child = bridge.spawn(self.project, self.port(), &[])?;
+            child.initialize().await?;
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+        }
+        Ok(Stats::of(samples))
+    }
+
+    /// Process start to the first `tools/list` answer with the Editor
+    /// running, with or without our tool cache on disk.
+    async fn startup_tools_list(&self, bridge: &BridgeUnderTest, cached: bool) -> anyhow::Result<Stats> {
+        let cache = tool_cache(self.project);
+        let mut samples = Vec::new();
+        for _ in 0..self.options.startups {
+            if cached {
+                anyhow::ensure!(cache.is_file(), "the bridge wrote no tool cache at {}", cache.display());
+            } else if cache.exists() {
+                std::fs::remove_file(&cache)?;
+            }
+            let started = Instant::now();
+            let mut child = bridge.spawn(self.project, self.port(), &[])?;
+            child.initialize().await?;
+            let names = child.tool_names().await?;
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+            anyhow::ensure!(names.contains(&self.tool), "the first tools/list lacks {}", self.tool);
+            // The cache is written when the Editor's list arrives, which may
+            // be just after the answer.
+            if !cached && bridge.is_ours() {
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while !cache.is_file() && Instant::now() < deadline {
+                    tokio::time::sleep(Duration::from_millis(5)).await;
+                }
+            }
+        }
+        Ok(Stats::of(samples))
+    }
+
+    /// Resident memory after start and a first call, and after `calls` more.
+    async fn memory(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Memory> {
+        let (mut idle, mut after, mut cpu) = (Vec::new(), Vec::new(), Vec::new());
+        for _ in 0..self.options.rounds {
+            let mut child = self.ready(bridge, &[]).await?;
+            self.warm_up(&mut child, 1).await?;
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            idle.push(child.rss_kb()? as f64);
+            let cpu_before = child.cpu_time()?;
+            self.warm_up(&mut child, self.options.calls).await?;
+            cpu.push((child.cpu_time()? - cpu_before).as_secs_f64() * 1e6 / self.options.calls.max(1) as f64);
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            after.push(child.rss_kb()? as f64);
+        }
+        Ok(Memory { idle_kb: Stats::of(idle), after_calls_kb: Stats::of(after), cpu_us_per_call: Stats::of(cpu) })
+    }
+
+    async fn bridge(&self, bridge: &BridgeUnderTest) -> BridgeFigures {
+        let measured = |r: anyhow::Result<Stats>| r.map_err(|e| format!("{e:#}"));
+        tracing::info!(bridge = %bridge.label, "startup");
+        let startup_initialize_ms = measured(self.startup_initialize(bridge).await);
+        let startup_tools_list_ms = measured(self.startup_tools_list(bridge, false).await);
+        let startup_tools_list_cached_ms =
+            bridge.is_ours().then_some(measured(self.startup_tools_list(bridge, true).await));
+        tracing::info!(bridge = %bridge.label, "overhead");
+        let overhead = self.overhead(bridge).await.map_err(|e| format!("{e:#}"));
+        tracing::info!(bridge = %bridge.label, "throughput");
+        let throughput_cps = self.throughput(bridge).await;
+        tracing::info!(bridge = %bridge.label, "large results");
+        let mut large = Vec::new();
+        for &mib in &self.options.sizes_mib {
+            large.push(self.large(bridge, mib, "relayed").await);
+            if bridge.is_ours() {
+                large.push(self.large(bridge, mib, "saved-to-file").await);
+            }
+        }
+        tracing::info!(bridge = %bridge.label, "memory");
+        let memory = self.memory(bridge).await.map_err(|e| format!("{e:#}"));
+        tracing::info!(bridge = %bridge.label, "reload recovery");
+        let reload_recovery_ms = measured(self.reload_recovery(bridge).await);
+        BridgeFigures {
+            label: bridge.label.clone(),
+            ours: bridge.is_ours(),
+            overhead,
+            throughput_cps,
+            large,
+            reload_recovery_ms,
+            startup_initialize_ms,
+            startup_tools_list_ms,
+            startup_tools_list_cached_ms,
+            memory,
+        }
+    }
+
+    /// Requests per second the fake answers: pings pipelined on several
+    /// connections at once.
+    async fn fake_rps(&self) -> anyhow::Result<Stats> {
+        const CONNECTIONS: usize = 4;
+        const IN_FLIGHT: usize = 16;
+        let per_connection = (self.options.throughput_calls * 4).max(1000);
+        let mut samples = Vec::new();
+        for _ in 0..self.options.rounds {
+            let mut links = Vec::new();
+            for _ in 0..CONNECTIONS {
+                links.push(EditorLink::connect(self.port()).await?);
+            }
+            let started = Instant::now();
+            let tasks: Vec<_> = links
+                .into_iter()
+                .map(|mut link| {
+                    tokio::spawn(async move { link.pipelined("ping", &json!({}), per_connection, IN_FLIGHT).await })
+                })
+                .collect();
+            for task in tasks {
+                task.await??;
+            }
+            samples.push((CONNECTIONS * per_connection) as f64 / started.elapsed().as_secs_f64());
+        }
+        Ok(Stats::of(samples))
+    }
+}
+
+/// The measurements of `b` that failed, with why.
+pub fn failures(b: &BridgeFigures) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut note = |name: &str, error: Option<&String>| {
+        if let Some(error) = error {
+            out.push(format!("{name}: {error}"));
+        }
+    };
+    note("overhead", b.overhead.as_ref().err());
+    for (in_flight, cps) in &b.throughput_cps {
+        note(&format!("throughput with {in_flight} in flight"), cps.as_ref().err());
+    }
+    for large in &b.large {
+        note(&format!("{} MiB result {}", large.mib, large.mode), large.time_ms.as_ref().err());
+    }
+    note("reload recovery", b.reload_recovery_ms.as_ref().err());
+    note("start to initialize", b.startup_initialize_ms.as_ref().err());
+    note("start to tools/list", b.startup_tools_list_ms.as_ref().err());
+    if let Some(cached) = &b.startup_tools_list_cached_ms {
+        note("start to tools/list with the cache", cached.as_ref().err());
+    }
+    note("memory", b.memory.as_ref().err());
+    out
+}
+
+/// Checks that our bridge relayed (or saved) the whole result.
+fn check_large_answer(answer: &clients::Answer, bytes: usize, mode: &str) -> anyhow::Result<()> {
+    if mode == "relayed" {
+        anyhow::ensure!(
+            answer.bytes >= bytes,
+            "the answer is {} bytes, less than the {bytes} bytes result",
+            answer.bytes
+        );
+        return Ok(());
+    }
+    let structured = answer.value.as_ref().map(|v| &v["result"]["structuredContent"]);
+    let saved = structured.and_then(|s| s["resultSavedToFile"].as_str()).unwrap_or_default();
+    let size = structured.and_then(|s| s["resultSizeBytes"].as_u64()).unwrap_or(0);
+    anyhow::ensure!(
+        size as f64 >= bytes as f64 * 0.99 && Path::new(saved).metadata().is_ok_and(|m| m.len() >= size),
+        "the result was not saved whole ({size} bytes reported, file {saved:?})"
+    );
+    let _ = std::fs::remove_file(saved);
+    Ok(())
+}
+
+async fn time<T>(f: impl Future<Output = anyhow::Result<T>>) -> anyhow::Result<Duration> {
+    let started = Instant::now();
+    f.await?;
+    Ok(started.elapsed())
+}
+
+/// The first of `ping` and `get-logs` every bridge offers (or the chosen tool).
+async fn choose_tool(options: &BenchOptions, project: &Path, port: u16) -> anyhow::Result<(String, Value)> {
+    if let Some(tool) = &options.tool {
+        return Ok(tool.clone());
+    }
+    let mut candidates = vec![("ping", json!({})), ("get-logs", json!({"MaxCount": 1}))];
+    for bridge in std::iter::once(&options.ours).chain(&options.others) {
+        let mut child = bridge.spawn(project, port, &[])?;
+        child.initialize().await.map_err(|e| anyhow::anyhow!("{}: {e:#}", bridge.label))?;
+        let names = child.tool_names().await.map_err(|e| anyhow::anyhow!("{}: {e:#}", bridge.label))?;
+        candidates.retain(|(c, _)| names.iter().any(|n| n == c));
+    }
+    let (tool, arguments) = candidates.into_iter().next().ok_or_else(|| {
+        anyhow::anyhow!("the bridges have neither ping nor get-logs in common; name a tool with --tool")
+    })?;
+    Ok((tool.to_owned(), arguments))
+}
+
+/// The whole conformance suite against the embedded fake, with `bridge`.
+async fn suite(bridge: &BridgeCommand) -> SuiteRun {
+    let target = Target::Fake { defect: None };
+    let cases = crate::cases::catalogue();
+    let started = Instant::now();
+    let mut results = Vec::new();
+    for case in &cases {
+        let mut result = crate::runner::run_case(&target, bridge, case).await;
+        crate::runner::check_editor_up(&target, bridge, &results, &mut result).await;
+        results.push(result);
+    }
+    let wall_s = started.elapsed().as_secs_f64();
+    let summary = crate::runner::Summary::of(&results);
+    SuiteRun { wall_s, cases: summary.total, passed: summary.passed, failed: summary.total - summary.passed }
+}
+
+/// Runs every measurement.
+pub async fn run(options: &BenchOptions) -> anyhow::Result<Figures> {
+    let project = project()?;
+    let mut config = Config::new(project.path());
+    config.seed = Some(11);
+    let fake = FakeUnity::start(config).await?;
+    let (tool, arguments) = choose_tool(options, project.path(), fake.port()).await?;
+    let bench = Bench { options, fake, project: project.path(), tool, arguments };
+    let mut bridges = Vec::new();
+    for bridge in std::iter::once(&options.ours).chain(&options.others) {
+        bridges.push(bench.bridge(bridge).await);
+    }
+    tracing::info!("the fake's request rate");
+    let fake_rps = bench.fake_rps().await.map_err(|e| format!("{e:#}"));
+    let Bench { fake, tool, arguments, .. } = bench;
+    fake.quit().await;
+    let suite = match &options.suite_bridge {
+        Some(bridge) => {
+            tracing::info!("the conformance suite");
+            Some(suite(bridge).await)
+        }
+        None => None,
+    };
+    Ok(Figures {
+        machine: report::Machine::this(),
+        tool,
+        tool_arguments: arguments,
+        calls: options.calls,
+        bridges,
+        fake_rps,
+        suite,
+    })
+}
