@@ -22,7 +22,7 @@ use std::{
 
 use serde_json::Value;
 
-use crate::target::{Remote, RemoteKind, fixture_project};
+use crate::target::{Remote, RemoteKind, fixture_copy};
 
 /// How long a headless host may take to start listening.
 const HOST_START: Duration = Duration::from_secs(60);
@@ -51,9 +51,7 @@ fn repository() -> PathBuf {
 /// A copy of the fixture project whose manifest names the package by its
 /// absolute path (the relative one would point outside the copy).
 fn project_copy() -> Result<tempfile::TempDir, String> {
-    let project = tempfile::tempdir().map_err(|e| format!("temporary project: {e}"))?;
-    let fixture = fixture_project();
-    fake_unity::copy_dir(&fixture, project.path()).map_err(|e| format!("copying {}: {e}", fixture.display()))?;
+    let project = fixture_copy()?;
     let manifest = project.path().join("Packages/manifest.json");
     let text = std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
     let mut json: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;

@@ -189,6 +189,20 @@ pub fn fixture_project() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project")
 }
 
+/// A copy of the fixture project, which the fake's state models (an empty
+/// Unity-shaped folder where the binary runs outside the repository).
+pub fn fixture_copy() -> Result<tempfile::TempDir, String> {
+    let project = tempfile::tempdir().map_err(|e| format!("temporary project: {e}"))?;
+    let fixture = fixture_project();
+    if fixture.is_dir() {
+        fake_unity::copy_dir(&fixture, project.path()).map_err(|e| format!("copying {}: {e}", fixture.display()))?;
+    }
+    for dir in ["Assets", "ProjectSettings"] {
+        std::fs::create_dir_all(project.path().join(dir)).map_err(|e| format!("temporary project: {e}"))?;
+    }
+    Ok(project)
+}
+
 impl Target {
     /// A fresh session for one case.
     pub async fn open(&self, log: WireLog, bridge: &BridgeCommand) -> Result<Session, Finding> {
@@ -211,18 +225,7 @@ impl Target {
                 })
             }
             Target::Fake { defect } => {
-                let project = tempfile::tempdir().map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
-                // A copy of the fixture project, which the fake's state models
-                // (an empty project where the binary runs outside the repository).
-                let fixture = fixture_project();
-                if fixture.is_dir() {
-                    fake_unity::copy_dir(&fixture, project.path())
-                        .map_err(|e| Finding::Harness(format!("copying {}: {e}", fixture.display())))?;
-                }
-                for dir in ["Assets", "ProjectSettings"] {
-                    std::fs::create_dir_all(project.path().join(dir))
-                        .map_err(|e| Finding::Harness(format!("temporary project: {e}")))?;
-                }
+                let project = fixture_copy().map_err(Finding::Harness)?;
                 let fake = start_fake(project.path(), *defect, |_| {}).await?;
                 let addr = SocketAddr::from(([127, 0, 0, 1], fake.port()));
                 Ok(Session {

@@ -182,15 +182,20 @@ impl McpChild {
         }
     }
 
-    /// Sends a request and waits for its answer.
-    pub async fn request(&mut self, method: &str, params: &Value) -> anyhow::Result<Answer> {
-        let id = self.send(method, params).await?;
+    /// The answer to `id` (answers to other requests are passed over).
+    pub async fn answer_to(&mut self, id: u64, parse: bool) -> anyhow::Result<Answer> {
         loop {
-            let answer = self.next_answer(true).await?;
+            let answer = self.next_answer(parse).await?;
             if answer.id == id {
                 return Ok(answer);
             }
         }
+    }
+
+    /// Sends a request and waits for its answer.
+    pub async fn request(&mut self, method: &str, params: &Value) -> anyhow::Result<Answer> {
+        let id = self.send(method, params).await?;
+        self.answer_to(id, true).await
     }
 
     /// `initialize`, then `notifications/initialized`.

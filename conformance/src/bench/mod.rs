@@ -76,14 +76,33 @@ pub struct Overhead {
     pub round_medians_us: Stats,
 }
 
+/// What a bridge did with a large result.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ResultMode {
+    /// The whole result in the MCP answer (ours with `--result-budget` above it).
+    Relayed,
+    /// Saved to a file and summarised (our default above the output budget).
+    SavedToFile,
+    /// Another bridge's answer was smaller than the result.
+    Summarised,
+}
+
+impl std::fmt::Display for ResultMode {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            ResultMode::Relayed => "relayed",
+            ResultMode::SavedToFile => "saved-to-file",
+            ResultMode::Summarised => "summarised",
+        })
+    }
+}
+
 /// A large result relayed.
 #[derive(Clone, Debug, serde::Serialize)]
 pub struct Large {
     pub mib: usize,
-    /// `relayed` (the whole result in the MCP answer), `saved-to-file` (our
-    /// bridge's default above its output budget) or, for another bridge,
-    /// `summarised` (its answer was smaller than the result).
-    pub mode: &'static str,
+    pub mode: ResultMode,
     pub time_ms: Measured<Stats>,
     pub peak_rss_kb: Measured<Stats>,
     /// Size of the MCP answer line, bytes.
@@ -139,20 +158,6 @@ pub struct Figures {
     /// Requests per second the fake serves (pings, several connections).
     pub fake_rps: Measured<Stats>,
     pub suite: Option<SuiteRun>,
-}
-
-/// A copy of the fixture project (or, outside the repository, an empty
-/// Unity-shaped folder) for the fake to serve.
-fn project() -> anyhow::Result<tempfile::TempDir> {
-    let dir = tempfile::tempdir()?;
-    let fixture = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project");
-    if fixture.is_dir() {
-        fake_unity::copy_dir(&fixture, dir.path())?;
-    } else {
-        std::fs::create_dir_all(dir.path().join("Assets"))?;
-        std::fs::create_dir_all(dir.path().join("ProjectSettings"))?;
-    }
-    Ok(dir)
 }
 
 /// Our bridge's tool cache in `project`.
@@ -242,7 +247,8 @@ impl Bench<'_> {
                 Err(e) => return samples.into_iter().map(|(c, _)| (c, Err(format!("{e:#}")))).collect(),
             };
             if let Err(e) = self.warm_up(&mut child, 100).await {
-                return samples.into_iter().map(|(c, _)| (c, Err(format!("{e:#}")))).collect();
+                samples.iter_mut().for_each(|(_, s)| *s = Err(format!("{e:#}")));
+                break;
             }
             for (in_flight, outcome) in &mut samples {
                 let Ok(figures) = outcome else { continue };
@@ -258,11 +264,11 @@ impl Bench<'_> {
 
     /// One large result per round, each in a fresh bridge (so its peak
     /// memory is this result's).
-    async fn large(&self, bridge: &BridgeUnderTest, mib: usize, mode: &'static str) -> Large {
+    async fn large(&self, bridge: &BridgeUnderTest, mib: usize, mode: ResultMode) -> Large {
         let bytes = mib << 20;
         let (mut times, mut peaks, mut sizes) = (Vec::new(), Vec::new(), Vec::new());
         let budget = (bytes * 4).to_string();
-        let extra: Vec<&str> = if mode == "relayed" { vec!["--result-budget", &budget] } else { vec![] };
+        let extra: Vec<&str> = if mode == ResultMode::Relayed { vec!["--result-budget", &budget] } else { vec![] };
         let outcome: anyhow::Result<()> = async {
             for _ in 0..self.options.rounds {
                 let mut child = self.ready(bridge, &extra).await?;
@@ -271,12 +277,7 @@ impl Bench<'_> {
                 let fault = self.fake.add_fault(rule)?;
                 let started = Instant::now();
                 let id = child.send("tools/call", &json!({"name": self.tool, "arguments": self.arguments})).await?;
-                let answer = loop {
-                    let answer = child.next_answer(mode != "relayed").await?;
-                    if answer.id == id {
-                        break answer;
-                    }
-                };
+                let answer = child.answer_to(id, mode != ResultMode::Relayed).await?;
                 let took = started.elapsed();
                 anyhow::ensure!(fault.fired() == 1, "the fake did not pad the result");
                 if let Some(error) = answer.error {
@@ -296,7 +297,8 @@ impl Bench<'_> {
         // Another bridge is run as it is configured: its answers tell
         // whether it relayed the result or summarised it (as ours does
         // above its output budget).
-        let mode = if !bridge.is_ours() && sizes.iter().any(|&s| s < bytes as f64) { "summarised" } else { mode };
+        let mode =
+            if !bridge.is_ours() && sizes.iter().any(|&s| s < bytes as f64) { ResultMode::Summarised } else { mode };
         match outcome {
             Ok(()) => Large {
                 mib,
@@ -418,9 +420,9 @@ impl Bench<'_> {
         tracing::info!(bridge = %bridge.label, "large results");
         let mut large = Vec::new();
         for &mib in &self.options.sizes_mib {
-            large.push(self.large(bridge, mib, "relayed").await);
+            large.push(self.large(bridge, mib, ResultMode::Relayed).await);
             if bridge.is_ours() {
-                large.push(self.large(bridge, mib, "saved-to-file").await);
+                large.push(self.large(bridge, mib, ResultMode::SavedToFile).await);
             }
         }
         tracing::info!(bridge = %bridge.label, "memory");
@@ -495,8 +497,8 @@ pub fn failures(b: &BridgeFigures) -> Vec<String> {
 }
 
 /// Checks that our bridge relayed (or saved) the whole result.
-fn check_large_answer(answer: &clients::Answer, bytes: usize, mode: &str) -> anyhow::Result<()> {
-    if mode == "relayed" {
+fn check_large_answer(answer: &clients::Answer, bytes: usize, mode: ResultMode) -> anyhow::Result<()> {
+    if mode == ResultMode::Relayed {
         anyhow::ensure!(
             answer.bytes >= bytes,
             "the answer is {} bytes, less than the {bytes} bytes result",
@@ -557,7 +559,7 @@ async fn suite(bridge: &BridgeCommand) -> SuiteRun {
 
 /// Runs every measurement.
 pub async fn run(options: &BenchOptions) -> anyhow::Result<Figures> {
-    let project = project()?;
+    let project = crate::target::fixture_copy().map_err(anyhow::Error::msg)?;
     let mut config = Config::new(project.path());
     config.seed = Some(11);
     let fake = FakeUnity::start(config).await?;

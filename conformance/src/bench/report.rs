@@ -2,7 +2,7 @@
 
 use serde_json::{Map, Value, json};
 
-use super::{BridgeFigures, Figures, Measured};
+use super::{BridgeFigures, Figures, Measured, ResultMode};
 
 /// Summary statistics of repeated measurements (percentiles by nearest rank).
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
@@ -174,7 +174,7 @@ fn median<T>(m: &Measured<T>, pick: impl Fn(&T) -> f64) -> Value {
 fn bridge_keys(b: &BridgeFigures) -> Value {
     let throughput: Map<String, Value> =
         b.throughput_cps.iter().map(|(c, s)| (format!("c{c}"), median(s, |s| s.p50))).collect();
-    let peak = |mib: usize, mode: &str| {
+    let peak = |mib: usize, mode: ResultMode| {
         b.large
             .iter()
             .find(|l| l.mib == mib && l.mode == mode)
@@ -184,12 +184,12 @@ fn bridge_keys(b: &BridgeFigures) -> Value {
     let mut rss = json!({
         "idle": median(&b.memory, |m| m.idle_kb.p50),
         "after_10k_calls": median(&b.memory, |m| m.after_calls_kb.p50),
-        "peak_64mib": peak(64, "relayed"),
+        "peak_64mib": peak(64, ResultMode::Relayed),
     });
     if b.ours {
-        rss["peak_64mib_saved_to_file"] = peak(64, "saved-to-file");
-    } else if rss["peak_64mib"].is_null() && !peak(64, "summarised").is_null() {
-        rss["peak_64mib"] = peak(64, "summarised");
+        rss["peak_64mib_saved_to_file"] = peak(64, ResultMode::SavedToFile);
+    } else if rss["peak_64mib"].is_null() && !peak(64, ResultMode::Summarised).is_null() {
+        rss["peak_64mib"] = peak(64, ResultMode::Summarised);
         rss["peak_64mib_summarised"] = true.into();
     }
     let mut startup = json!({
