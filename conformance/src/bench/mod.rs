@@ -160,11 +160,6 @@ pub struct Figures {
     pub suite: Option<SuiteRun>,
 }
 
-/// Our bridge's tool cache in `project`.
-fn tool_cache(project: &Path) -> std::path::PathBuf {
-    unity_mcp_bridge::tools::ToolCache::for_project(project).path().to_path_buf()
-}
-
 /// What one measurement works against.
 struct Bench<'a> {
     options: &'a BenchOptions,
@@ -363,7 +358,7 @@ impl Bench<'_> {
     /// Process start to the first `tools/list` answer with the Editor
     /// running, with or without our tool cache on disk.
     async fn startup_tools_list(&self, bridge: &BridgeUnderTest, cached: bool) -> anyhow::Result<Stats> {
-        let cache = tool_cache(self.project);
+        let cache = unity_mcp_bridge::tools::ToolCache::for_project(self.project).path().to_path_buf();
         let mut samples = Vec::new();
         for _ in 0..self.options.startups {
             if cached {

@@ -220,13 +220,13 @@ fn bridge_keys(b: &BridgeFigures) -> Value {
 /// saved to a file, not beside ours relayed.
 fn ratios(theirs: &BridgeFigures, ours: &BridgeFigures) -> Vec<(String, Option<f64>)> {
     let (theirs, mine) = (flat(&bridge_keys(theirs)), flat(&bridge_keys(ours)));
-    let summarised = theirs.get("rss_kb.peak_64mib_summarised").is_some();
+    let summarised = theirs.contains_key("rss_kb.peak_64mib_summarised");
     theirs
         .iter()
         .filter(|(_, v)| !v.is_boolean())
         .map(|(key, value)| {
             let mine_key =
-                if summarised && key == "rss_kb.peak_64mib" { "rss_kb.peak_64mib_saved_to_file" } else { key };
+                if summarised && key == "rss_kb.peak_64mib" { "rss_kb.peak_64mib_saved_to_file" } else { key.as_str() };
             let ratio = match (value.as_f64(), mine.get(mine_key).and_then(Value::as_f64)) {
                 (Some(a), Some(b)) if b != 0.0 => Some(a / b),
                 _ => None,
@@ -249,9 +249,9 @@ fn plain_results(value: Value) -> Value {
     }
 }
 
-/// `{"a": {"b": 1}}` as `[("a.b", 1)]`, in order.
-fn flat(value: &Value) -> Vec<(String, Value)> {
-    fn walk(prefix: &str, value: &Value, out: &mut Vec<(String, Value)>) {
+/// `{"a": {"b": 1}}` as `{"a.b": 1}`, in order.
+fn flat(value: &Value) -> Map<String, Value> {
+    fn walk(prefix: &str, value: &Value, out: &mut Map<String, Value>) {
         match value {
             Value::Object(map) => {
                 for (k, v) in map {
@@ -259,22 +259,14 @@ fn flat(value: &Value) -> Vec<(String, Value)> {
                     walk(&key, v, out);
                 }
             }
-            other => out.push((prefix.to_owned(), other.clone())),
+            other => {
+                out.insert(prefix.to_owned(), other.clone());
+            }
         }
     }
-    let mut out = Vec::new();
+    let mut out = Map::new();
     walk("", value, &mut out);
     out
-}
-
-trait Lookup {
-    fn get(&self, key: &str) -> Option<&Value>;
-}
-
-impl Lookup for Vec<(String, Value)> {
-    fn get(&self, key: &str) -> Option<&Value> {
-        self.iter().find(|(k, _)| k == key).map(|(_, v)| v)
-    }
 }
 
 /// The `--json` document: the keys for our bridge at the top level,
@@ -330,7 +322,7 @@ pub const REQUIRED_KEYS: &[&str] = &[
 /// The required keys that are missing or not numbers in `report`.
 pub fn missing_keys(report: &Value) -> Vec<&'static str> {
     let flat = flat(report);
-    REQUIRED_KEYS.iter().copied().filter(|k| !flat.get(k).is_some_and(Value::is_number)).collect()
+    REQUIRED_KEYS.iter().copied().filter(|k| !flat.get(*k).is_some_and(Value::is_number)).collect()
 }
 
 #[cfg(test)]
@@ -348,7 +340,7 @@ mod tests {
     #[test]
     fn flattened_keys_follow_the_nesting() {
         let keys = flat(&json!({"a": {"b": 1, "c": {"d": 2}}, "e": 3}));
-        let names: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+        let names: Vec<&str> = keys.keys().map(String::as_str).collect();
         assert_eq!(names, ["a.b", "a.c.d", "e"]);
         assert_eq!(keys.get("a.c.d"), Some(&json!(2)));
     }
