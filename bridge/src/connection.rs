@@ -594,7 +594,7 @@ fn id_in_head(head: &[u8]) -> Option<Id> {
     } else {
         let end =
             rest.find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '.' || c == 'e' || c == 'E' || c == '+'))?;
-        serde_json::from_str::<serde_json::Number>(&rest[..end]).ok().map(Id::Number)
+        crate::jsonrpc::IdNumber::parse(&rest[..end]).map(Id::Number)
     }
 }
 

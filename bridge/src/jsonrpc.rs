@@ -12,18 +12,48 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 /// A request id: a string or a number, echoed with the same JSON type and value.
-#[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(untagged)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Id {
-    Number(serde_json::Number),
+    /// A number, exactly as it was written.
+    Number(IdNumber),
     String(String),
 }
 
+/// A numeric id as its JSON text (`7`, `-0`, `1.5`,
+/// `123456789012345678901234567890`): echoed byte for byte, since a number
+/// read into a float would come back as `-0.0` or `1.2345678901234568e29`.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+pub struct IdNumber(String);
+
+impl IdNumber {
+    /// The JSON text of a number, if `text` is one.
+    pub fn parse(text: &str) -> Option<IdNumber> {
+        let text = text.trim();
+        serde_json::from_str::<serde_json::Number>(text).ok().map(|_| IdNumber(text.to_owned()))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// The number as a JSON value (a float when it is not an integer that
+    /// fits 64 bits: only for display, never to echo).
+    pub fn to_number(&self) -> serde_json::Number {
+        serde_json::from_str(&self.0).unwrap_or_else(|_| serde_json::Number::from(0))
+    }
+}
+
+impl From<&serde_json::Number> for IdNumber {
+    fn from(n: &serde_json::Number) -> Self {
+        IdNumber(n.to_string())
+    }
+}
+
 impl Id {
-    /// The id as a JSON value.
+    /// The id as a JSON value (exact for strings and 64-bit integers).
     pub fn to_value(&self) -> Value {
         match self {
-            Id::Number(n) => Value::Number(n.clone()),
+            Id::Number(n) => Value::Number(n.to_number()),
             Id::String(s) => Value::String(s.clone()),
         }
     }
@@ -32,22 +62,44 @@ impl Id {
     pub fn from_value(value: &Value) -> Result<Option<Id>, String> {
         match value {
             Value::Null => Ok(None),
-            Value::Number(n) => Ok(Some(Id::Number(n.clone()))),
+            Value::Number(n) => Ok(Some(Id::Number(n.into()))),
             Value::String(s) => Ok(Some(Id::String(s.clone()))),
             other => Err(format!("id must be a string or a number, not {}", json_type(other))),
         }
     }
 }
 
+impl Serialize for Id {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Id::String(s) => serializer.serialize_str(s),
+            Id::Number(n) => serde_json::value::RawValue::from_string(n.0.clone())
+                .map_err(serde::ser::Error::custom)?
+                .serialize(serializer),
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for Id {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(deserializer)?;
+        match Id::from_value(&value) {
+            Ok(Some(id)) => Ok(id),
+            Ok(None) => Err(serde::de::Error::custom("an id cannot be null")),
+            Err(why) => Err(serde::de::Error::custom(why)),
+        }
+    }
+}
+
 impl From<u64> for Id {
     fn from(n: u64) -> Self {
-        Id::Number(n.into())
+        Id::Number(IdNumber(n.to_string()))
     }
 }
 
 impl From<i64> for Id {
     fn from(n: i64) -> Self {
-        Id::Number(n.into())
+        Id::Number(IdNumber(n.to_string()))
     }
 }
 
@@ -66,7 +118,7 @@ impl From<String> for Id {
 impl fmt::Display for Id {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Id::Number(n) => write!(f, "{n}"),
+            Id::Number(n) => f.write_str(n.as_str()),
             Id::String(s) => write!(f, "{s:?}"),
         }
     }
@@ -321,7 +373,22 @@ impl Message {
     /// Parses one frame body.
     pub fn parse(body: &[u8]) -> Result<Message, ParseFailure> {
         let value: Value = serde_json::from_slice(body).map_err(|e| ParseFailure::NotJson(e.to_string()))?;
-        Message::from_value(value)
+        // A numeric id that is not a 64-bit integer was read as a float:
+        // its exact text is read again from the body (rare, so the common
+        // case parses once).
+        let inexact = matches!(value.get("id"), Some(Value::Number(n)) if n.is_f64());
+        let mut parsed = Message::from_value(value);
+        if inexact {
+            if let Some(exact) = exact_id(body) {
+                match &mut parsed {
+                    Ok(Message::Request(r)) => r.id = exact,
+                    Ok(Message::Response(Response { id: Some(id), .. }))
+                    | Err(ParseFailure::Invalid { id: Some(id), .. }) => *id = exact,
+                    _ => {}
+                }
+            }
+        }
+        parsed
     }
 
     /// Classifies a JSON value as a message (protocol §3).
@@ -374,42 +441,63 @@ impl Message {
         }
     }
 
-    /// The message as a JSON value, members in the conventional order.
+    /// The message as a JSON value, members in the conventional order (a
+    /// numeric id that is not a 64-bit integer becomes a float here; use
+    /// [`Message::to_bytes`] to send).
     pub fn to_value(&self) -> Value {
-        let mut obj = Map::new();
-        obj.insert("jsonrpc".into(), "2.0".into());
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+
+    /// The message as compact JSON bytes (never containing a raw newline),
+    /// ids exactly as received.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        // Serialising cannot fail: every map key is a string and every id
+        // number is valid JSON text.
+        serde_json::to_vec(self).unwrap_or_default()
+    }
+}
+
+/// The exact text of a numeric top-level `id` in `body`.
+fn exact_id(body: &[u8]) -> Option<Id> {
+    #[derive(Deserialize)]
+    struct IdOnly {
+        id: Box<serde_json::value::RawValue>,
+    }
+    let raw = serde_json::from_slice::<IdOnly>(body).ok()?;
+    IdNumber::parse(raw.id.get()).map(Id::Number)
+}
+
+impl Serialize for Message {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = serializer.serialize_map(None)?;
+        map.serialize_entry("jsonrpc", "2.0")?;
         match self {
             Message::Request(req) => {
-                obj.insert("id".into(), req.id.to_value());
-                obj.insert("method".into(), req.method.clone().into());
+                map.serialize_entry("id", &req.id)?;
+                map.serialize_entry("method", &req.method)?;
                 if let Some(params) = &req.params {
-                    obj.insert("params".into(), params.clone());
+                    map.serialize_entry("params", params)?;
                 }
                 for (k, v) in &req.extra {
-                    obj.insert(k.clone(), v.clone());
+                    map.serialize_entry(k, v)?;
                 }
             }
             Message::Notification(note) => {
-                obj.insert("method".into(), note.method.clone().into());
+                map.serialize_entry("method", &note.method)?;
                 if let Some(params) = &note.params {
-                    obj.insert("params".into(), params.clone());
+                    map.serialize_entry("params", params)?;
                 }
             }
             Message::Response(resp) => {
-                obj.insert("id".into(), resp.id.as_ref().map_or(Value::Null, Id::to_value));
+                map.serialize_entry("id", &resp.id)?;
                 match &resp.outcome {
-                    Ok(result) => obj.insert("result".into(), result.clone()),
-                    Err(error) => obj.insert("error".into(), serde_json::to_value(error).unwrap_or(Value::Null)),
-                };
+                    Ok(result) => map.serialize_entry("result", result)?,
+                    Err(error) => map.serialize_entry("error", error)?,
+                }
             }
         }
-        Value::Object(obj)
-    }
-
-    /// The message as compact JSON bytes (never containing a raw newline).
-    pub fn to_bytes(&self) -> Vec<u8> {
-        // Serialising a `Value` cannot fail: every map key is a string.
-        serde_json::to_vec(&self.to_value()).unwrap_or_default()
+        map.end()
     }
 }
 
@@ -502,14 +590,31 @@ mod tests {
 
     #[test]
     fn ids_round_trip_type_and_value() {
-        for raw in [r#""b-1""#, "7", "-3", "1.5", "18446744073709551615", r#""""#, r#""7""#] {
+        for raw in [
+            r#""b-1""#,
+            "7",
+            "-3",
+            "1.5",
+            "18446744073709551615",
+            "123456789012345678901234567890",
+            "-0",
+            "1e3",
+            r#""""#,
+            r#""7""#,
+        ] {
             let text = format!(r#"{{"jsonrpc":"2.0","id":{raw},"method":"ping","params":{{}}}}"#);
             let msg = parse(&text).unwrap();
             let Message::Request(req) = &msg else { panic!("{msg:?}") };
             let echoed = Message::Response(Response::ok(req.id.clone(), json!({})));
-            assert_eq!(serde_json::to_string(&echoed.to_value()["id"]).unwrap(), raw);
+            let bytes = String::from_utf8(echoed.to_bytes()).unwrap();
+            assert_eq!(bytes, format!(r#"{{"jsonrpc":"2.0","id":{raw},"result":{{}}}}"#));
             assert_eq!(String::from_utf8(msg.to_bytes()).unwrap(), text);
         }
+        // A response's id, and the id of a request that is otherwise invalid, too.
+        let big = r#"{"jsonrpc":"2.0","id":123456789012345678901234567890,"result":1}"#;
+        assert_eq!(String::from_utf8(parse(big).unwrap().to_bytes()).unwrap(), big);
+        let Err(ParseFailure::Invalid { id: Some(id), .. }) = parse(r#"{"id":-0,"method":5}"#) else { panic!() };
+        assert_eq!(id.to_string(), "-0");
     }
 
     #[test]

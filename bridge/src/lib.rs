@@ -9,6 +9,8 @@
 //! - [`jsonrpc`] — §3/§4: [`jsonrpc::Message`] (request, notification,
 //!   response), ids that round-trip exactly, and the error table
 //!   ([`jsonrpc::ErrorKind`]).
+//! - [`duration`] — durations and deadlines from untrusted numbers, never
+//!   a panic.
 //! - [`tool_details`] — §6: the `get-tool-details` result, order-preserving.
 //! - [`discovery`] — §7: the discovery file (written atomically) and finding
 //!   the Editor ([`discovery::Locator`]).
@@ -29,6 +31,7 @@ pub mod bridge;
 pub mod cli;
 pub mod connection;
 pub mod discovery;
+pub mod duration;
 pub mod framing;
 pub mod jsonrpc;
 pub mod mcp;

@@ -5,6 +5,10 @@
 //! |-------------------|----------------------------------------------|--------|
 //! | `POST /reload`    | `{"downtimeMs":N,"movePort":bool,"wait":bool}` (all optional) | 202 `{"accepted":true}`, or with `wait` 200 and where it came back |
 //! | `POST /quit`      | —                                            | 202, then the Editor quits |
+//! | `POST /crash`     | `{"restartAfterMs":N,"movePort":bool,"wait":bool}` (all optional) | 202; with `wait` (and `restartAfterMs`) 200 and where the new process listens |
+//! | `POST /restart`   | `{"movePort":bool}`                          | a new Editor process after a crash; 200 and where it listens |
+//! | `POST /hang`      | `{"ms":N}` (optional)                        | the whole Editor hangs, for `ms` or until `DELETE /hang` |
+//! | `DELETE /hang`    | —                                            | the hang ends |
 //! | `GET /state`      | —                                            | port, session, connections, play mode, console counts, settings |
 //! | `GET /stats`      | —                                            | counters, and each fault rule with its firings |
 //! | `POST /settings`  | a partial settings object                    | the new settings |
@@ -35,7 +39,7 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 
 use crate::{
-    editor::{Editor, ReloadOptions},
+    editor::{CrashOptions, Editor, ReloadOptions},
     faults::{FaultError, RuleSpec},
 };
 
@@ -46,6 +50,9 @@ pub fn router(editor: Arc<Editor>) -> Router {
         .route("/stats", get(stats))
         .route("/reload", post(reload))
         .route("/quit", post(quit))
+        .route("/crash", post(crash))
+        .route("/restart", post(restart))
+        .route("/hang", post(hang).delete(end_hang))
         .route("/settings", post(settings))
         .route("/faults", get(list_faults).post(add_faults).put(replace_faults).delete(clear_faults))
         .route("/faults/{name}", delete(remove_fault))
@@ -187,6 +194,84 @@ async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     }
 }
 
+/// A field of a body object: absent or `null` is `None`.
+fn optional<T: serde::de::DeserializeOwned>(body: &Value, name: &str, what: &str) -> Result<Option<T>, Response> {
+    match body.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => serde_json::from_value(v.clone())
+            .map(Some)
+            .map_err(|_| error(StatusCode::BAD_REQUEST, format!("{name} must be {what}"))),
+    }
+}
+
+async fn crash(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
+    let body = match body_object(&body) {
+        Ok(body) => body,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
+    let fields = (
+        optional::<u64>(&body, "restartAfterMs", "a non-negative integer"),
+        optional::<bool>(&body, "movePort", "a boolean"),
+        optional::<bool>(&body, "wait", "a boolean"),
+    );
+    let (restart_after_ms, move_port, wait) = match fields {
+        (Ok(r), Ok(m), Ok(w)) => (r, m.unwrap_or(false), w.unwrap_or(false)),
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+    };
+    if editor.is_crashed() {
+        return error(StatusCode::CONFLICT, "the Editor has already crashed (POST /restart starts a new one)");
+    }
+    let options = CrashOptions { restart_after: restart_after_ms.map(|ms| editor.faults.scaled(ms)), move_port };
+    if !(wait && options.restart_after.is_some()) {
+        editor.request_crash(options, None);
+        return (StatusCode::ACCEPTED, Json(json!({"accepted": true}))).into_response();
+    }
+    let (tx, rx) = oneshot::channel();
+    editor.request_crash(options, Some(tx));
+    match rx.await {
+        Ok(report) => Json(serde_json::to_value(report).unwrap_or(Value::Null)).into_response(),
+        Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the Editor quit before a new process started"),
+    }
+}
+
+async fn restart(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
+    let body = match body_object(&body) {
+        Ok(body) => body,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
+    let move_port = match optional::<bool>(&body, "movePort", "a boolean") {
+        Ok(m) => m.unwrap_or(false),
+        Err(e) => return e,
+    };
+    if !editor.is_crashed() {
+        return error(StatusCode::CONFLICT, "the Editor is running (POST /crash first)");
+    }
+    let (tx, rx) = oneshot::channel();
+    editor.request_restart(move_port, Some(tx));
+    match rx.await {
+        Ok(report) => Json(serde_json::to_value(report).unwrap_or(Value::Null)).into_response(),
+        Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the Editor quit before a new process started"),
+    }
+}
+
+async fn hang(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
+    let body = match body_object(&body) {
+        Ok(body) => body,
+        Err(why) => return error(StatusCode::BAD_REQUEST, why),
+    };
+    let ms = match optional::<u64>(&body, "ms", "a non-negative integer") {
+        Ok(ms) => ms,
+        Err(e) => return e,
+    };
+    editor.hang.start(&editor.faults, ms.map(|ms| editor.faults.scaled(ms)), None);
+    Json(json!({"hung": true})).into_response()
+}
+
+async fn end_hang(State(editor): State<Arc<Editor>>) -> Json<Value> {
+    editor.hang.end();
+    Json(json!({"hung": false}))
+}
+
 async fn quit(State(editor): State<Arc<Editor>>) -> Response {
     editor.request_quit(None);
     (StatusCode::ACCEPTED, Json(json!({"accepted": true}))).into_response()
@@ -206,8 +291,8 @@ async fn settings(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
 async fn not_found() -> Response {
     error(
         StatusCode::NOT_FOUND,
-        "no such endpoint; try GET /state, GET /stats, POST /reload, POST /quit, POST /settings, \
-         GET|POST|PUT|DELETE /faults, DELETE /faults/NAME, POST /reset",
+        "no such endpoint; try GET /state, GET /stats, POST /reload, POST /quit, POST /crash, POST /restart, \
+         POST|DELETE /hang, POST /settings, GET|POST|PUT|DELETE /faults, DELETE /faults/NAME, POST /reset",
     )
 }
 

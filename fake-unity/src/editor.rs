@@ -31,6 +31,7 @@ use crate::{
     faults::{Fault, Faults, Fired, FrameKind, ReloadPoint},
     journal::{Journal, Key, Lookup},
     params::Args,
+    stall::Stall,
     state::{EditorStateFile, GameObject, LogEntry, Settings},
     tools::{self, Gate, Outcome, Progress, ToolCall},
 };
@@ -57,8 +58,34 @@ impl ShutdownReason {
 /// Lifecycle requests handled by the server's driver loop.
 #[derive(Debug)]
 pub enum Command {
-    Reload { options: ReloadOptions, done: Option<oneshot::Sender<ReloadReport>> },
-    Quit { done: Option<oneshot::Sender<()>> },
+    Reload {
+        options: ReloadOptions,
+        done: Option<oneshot::Sender<ReloadReport>>,
+    },
+    /// The Editor process dies (and, with `restart_after`, a new one opens
+    /// the project); `done` receives where the new one listens.
+    Crash {
+        options: CrashOptions,
+        done: Option<oneshot::Sender<ReloadReport>>,
+    },
+    /// A new Editor process opens the project after a crash.
+    Restart {
+        move_port: bool,
+        done: Option<oneshot::Sender<ReloadReport>>,
+    },
+    Quit {
+        done: Option<oneshot::Sender<()>>,
+    },
+}
+
+/// How a crash goes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CrashOptions {
+    /// When a new Editor process listens again; `None`: only when told
+    /// (`POST /restart`).
+    pub restart_after: Option<Duration>,
+    /// The new process listens on another port.
+    pub move_port: bool,
 }
 
 /// How a domain reload goes.
@@ -96,6 +123,36 @@ pub struct Simulation {
     pub next_instance_id: i64,
 }
 
+impl Simulation {
+    /// The Editor as it opens the project: the recorded console, then the
+    /// messages of the compile that ran at opening; the scene as saved; the
+    /// scripts as they are on disk, compiled.
+    pub fn opened(state: &EditorStateFile, project: &Path) -> Simulation {
+        let mut console: Vec<ConsoleEntry> =
+            state.console.iter().map(|e| ConsoleEntry { entry: e.clone(), from_compile: false }).collect();
+        console.extend(state.compile.diagnostics.iter().map(|d| ConsoleEntry {
+            entry: LogEntry {
+                log_type: match d.severity {
+                    crate::state::Severity::Error => crate::state::LogType::Error,
+                    crate::state::Severity::Warning => crate::state::LogType::Warning,
+                },
+                message: d.unity_message(),
+                stack_trace: String::new(),
+            },
+            from_compile: true,
+        }));
+        Simulation {
+            console,
+            scene_roots: state.scene.roots.clone(),
+            playing: false,
+            paused: false,
+            settings: state.settings.clone(),
+            compiled_scripts: tools::compile::Fingerprint::of_project(project),
+            next_instance_id: -1000,
+        }
+    }
+}
+
 /// A console line; `from_compile` marks compiler messages, which the next
 /// compile replaces, as Unity does.
 #[derive(Clone, Debug)]
@@ -122,6 +179,12 @@ pub struct Client {
     silence: AtomicU8,
     /// An [`Ending`], set by the close and reset faults.
     ending: AtomicU8,
+    /// Bytes queued for this client and not yet written: the reader stops
+    /// reading requests while it is over [`Client::QUEUE_LIMIT`], so a
+    /// client that never reads cannot grow the Editor without bound.
+    queued: std::sync::atomic::AtomicUsize,
+    /// Woken whenever queued bytes are written.
+    drained: tokio::sync::Notify,
 }
 
 /// One frame queued for a client, with what the fault rules match on.
@@ -158,6 +221,34 @@ pub enum Ending {
 }
 
 impl Client {
+    /// Queued bytes above which a client's requests are no longer read.
+    pub const QUEUE_LIMIT: usize = 8 * 1024 * 1024;
+    /// Queued bytes above which notifications are no longer queued for a
+    /// client (it is not reading; its requests already wait).
+    pub const NOTIFICATION_LIMIT: usize = 64 * 1024 * 1024;
+
+    /// Bytes queued and not yet written.
+    pub fn queued_bytes(&self) -> usize {
+        self.queued.load(Ordering::Acquire)
+    }
+
+    /// `bytes` of a queued frame were written (or dropped).
+    pub(crate) fn dequeued(&self, bytes: usize) {
+        self.queued.fetch_sub(bytes, Ordering::AcqRel);
+        self.drained.notify_waiters();
+    }
+
+    /// Waits until at most `limit` bytes are queued.
+    pub(crate) async fn room(&self, limit: usize) {
+        loop {
+            let drained = self.drained.notified();
+            if self.queued_bytes() <= limit {
+                return;
+            }
+            drained.await;
+        }
+    }
+
     /// The name set with `set-client-name`.
     pub fn name(&self) -> String {
         lock(&self.name).clone()
@@ -199,7 +290,7 @@ impl Client {
         if let (Some(Defect::IdsAsStrings), Message::Response(r)) = (self.defect, message) {
             if let Some(Id::Number(n)) = &r.id {
                 let mut r = r.clone();
-                r.id = Some(Id::String(n.to_string()));
+                r.id = Some(Id::String(n.as_str().to_owned()));
                 return self.send_for(&Message::Response(r), method);
             }
         }
@@ -227,8 +318,22 @@ impl Client {
             }
             _ => message.to_bytes(),
         };
+        if kind == FrameKind::Notification && self.queued_bytes() > Client::NOTIFICATION_LIMIT {
+            tracing::warn!(
+                client = self.id,
+                queued = self.queued_bytes(),
+                "client is not reading: notification dropped"
+            );
+            return false;
+        }
+        let size = body.len();
         let outgoing = Outgoing { body: Bytes::from(body), kind, is_error, method: method.map(Arc::from) };
-        self.tx.send(outgoing).is_ok()
+        self.queued.fetch_add(size, Ordering::AcqRel);
+        if self.tx.send(outgoing).is_err() {
+            self.dequeued(size);
+            return false;
+        }
+        true
     }
 
     pub fn silence(&self) -> Silence {
@@ -274,13 +379,29 @@ pub struct Stats {
     pub bytes_sent: AtomicU64,
     pub reloads: AtomicU64,
     pub resumed: AtomicU64,
+    pub crashes: AtomicU64,
+    pub restarts: AtomicU64,
+    /// Requests received, per method.
     calls: Mutex<BTreeMap<String, u64>>,
+    /// Tool bodies started, per tool: what the Editor actually did (a
+    /// request refused, answered from the journal or never reached does not
+    /// count; one cut off after it started does).
+    runs: Mutex<BTreeMap<String, u64>>,
     errors: Mutex<BTreeMap<&'static str, u64>>,
 }
 
 impl Stats {
     fn count_call(&self, method: &str) {
         *lock(&self.calls).entry(method.to_owned()).or_default() += 1;
+    }
+
+    fn count_run(&self, tool: &str) {
+        *lock(&self.runs).entry(tool.to_owned()).or_default() += 1;
+    }
+
+    /// How many times `tool` ran.
+    pub fn runs(&self, tool: &str) -> u64 {
+        lock(&self.runs).get(tool).copied().unwrap_or(0)
     }
 
     fn count_error(&self, kind: ErrorKind) {
@@ -303,7 +424,10 @@ impl Stats {
             "bytesSent": n(&self.bytes_sent),
             "reloads": n(&self.reloads),
             "resumed": n(&self.resumed),
+            "crashes": n(&self.crashes),
+            "restarts": n(&self.restarts),
             "calls": *lock(&self.calls),
+            "runs": *lock(&self.runs),
             "errors": *lock(&self.errors),
         })
     }
@@ -314,6 +438,11 @@ struct Link {
     phase: EditorState,
     port: u16,
     session_id: String,
+    /// This Editor process: the same across domain reloads, new after a
+    /// crash (`EditorInstanceId` in get-version; the resume journal is its).
+    instance_id: String,
+    /// The process has crashed and no new one has started yet.
+    crashed: bool,
 }
 
 /// The current domain: cancelled at every reload, which aborts the tool calls
@@ -397,6 +526,10 @@ pub struct Editor {
     /// Every connection task, so a reload can wait for them to close.
     pub(crate) connections: TaskTracker,
     started: SystemTime,
+    /// The `hang` fault: nothing read, written, accepted or run.
+    pub hang: Arc<Stall>,
+    /// The `deadListener` fault: nothing accepted.
+    pub dead_listener: Arc<Stall>,
 }
 
 /// `std::sync::Mutex::lock`, ignoring poisoning: a panicking tool must not
@@ -410,31 +543,8 @@ impl Editor {
         let (commands, rx) = mpsc::unbounded_channel();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let session_id = new_session_id(&mut rng);
-        let compiled_scripts = tools::compile::Fingerprint::of_project(&config.project);
-        // The console as the Editor opened it: the recorded entries, then the
-        // messages of the compile that ran when the project was opened.
-        let mut console: Vec<ConsoleEntry> =
-            config.state.console.iter().map(|e| ConsoleEntry { entry: e.clone(), from_compile: false }).collect();
-        console.extend(config.state.compile.diagnostics.iter().map(|d| ConsoleEntry {
-            entry: LogEntry {
-                log_type: match d.severity {
-                    crate::state::Severity::Error => crate::state::LogType::Error,
-                    crate::state::Severity::Warning => crate::state::LogType::Warning,
-                },
-                message: d.unity_message(),
-                stack_trace: String::new(),
-            },
-            from_compile: true,
-        }));
-        let sim = Simulation {
-            console,
-            scene_roots: config.state.scene.roots.clone(),
-            playing: false,
-            paused: false,
-            settings: config.state.settings.clone(),
-            compiled_scripts,
-            next_instance_id: -1000,
-        };
+        let instance_id = new_session_id(&mut rng);
+        let sim = Simulation::opened(&config.state, &config.project);
         let editor = Arc::new(Editor {
             serial: Arc::new(tokio::sync::Semaphore::new(1)),
             project: config.project,
@@ -449,7 +559,7 @@ impl Editor {
             removed_tools: Mutex::new(Vec::new()),
             holds: Mutex::new(CancellationToken::new()),
             sim: Mutex::new(sim),
-            link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id }),
+            link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id, instance_id, crashed: false }),
             clients: Mutex::new(BTreeMap::new()),
             journal: Mutex::new(Journal::default()),
             domain: Mutex::new(Domain { generation: 0, token: CancellationToken::new() }),
@@ -462,6 +572,8 @@ impl Editor {
                 Clock::Virtual => SystemTime::UNIX_EPOCH + Duration::from_secs(VIRTUAL_EPOCH_SECS),
             },
             base: config.state,
+            hang: Stall::new("hang"),
+            dead_listener: Stall::new("dead listener"),
         });
         (editor, rx)
     }
@@ -515,6 +627,16 @@ impl Editor {
         lock(&self.link).phase
     }
 
+    /// This Editor process's id (new after a crash).
+    pub fn instance_id(&self) -> String {
+        lock(&self.link).instance_id.clone()
+    }
+
+    /// The Editor process has crashed and none has started since.
+    pub fn is_crashed(&self) -> bool {
+        lock(&self.link).crashed
+    }
+
     /// Asks the driver to reload the domain; `done` receives where it came back.
     pub fn request_reload(&self, options: ReloadOptions, done: Option<oneshot::Sender<ReloadReport>>) {
         let _ = self.commands.send(Command::Reload { options, done });
@@ -523,6 +645,22 @@ impl Editor {
     /// Asks the driver to quit the Editor.
     pub fn request_quit(&self, done: Option<oneshot::Sender<()>>) {
         let _ = self.commands.send(Command::Quit { done });
+    }
+
+    /// Asks the driver to crash the Editor; `done` receives where a new
+    /// process listens, once one does.
+    pub fn request_crash(&self, options: CrashOptions, done: Option<oneshot::Sender<ReloadReport>>) {
+        let _ = self.commands.send(Command::Crash { options, done });
+    }
+
+    /// Asks the driver to start a new Editor process after a crash.
+    pub fn request_restart(&self, move_port: bool, done: Option<oneshot::Sender<ReloadReport>>) {
+        let _ = self.commands.send(Command::Restart { move_port, done });
+    }
+
+    /// Waits while the Editor hangs.
+    pub(crate) async fn unhung(&self) {
+        self.hang.cleared().await;
     }
 
     // ---- clients ----
@@ -547,6 +685,8 @@ impl Editor {
             defect: self.defect,
             silence: AtomicU8::new(Silence::None as u8),
             ending: AtomicU8::new(Ending::Graceful as u8),
+            queued: std::sync::atomic::AtomicUsize::new(0),
+            drained: tokio::sync::Notify::new(),
         });
         lock(&self.clients).insert(id, client.clone());
         client
@@ -581,7 +721,7 @@ impl Editor {
     fn discovery(&self, link: &Link) -> DiscoveryFile {
         DiscoveryFile {
             port: link.port,
-            pid: if self.has_defect(Defect::DiscoveryDeadPid) { DEAD_PID } else { std::process::id() },
+            pid: if self.has_defect(Defect::DiscoveryDeadPid) || link.crashed { DEAD_PID } else { std::process::id() },
             project_path: self.project.to_string_lossy().into_owned(),
             unity_version: Some(self.base.editor.unity_version.clone()),
             package_version: Some(self.base.editor.package_version.clone()),
@@ -665,6 +805,52 @@ impl Editor {
         self.stats.reloads.fetch_add(1, Ordering::Relaxed);
     }
 
+    /// The Editor process dies: tool calls in flight abandoned, no shutdown
+    /// notification, every connection closed by the "kernel" at once, the
+    /// discovery file left saying `ready` for a process that is gone.
+    pub(crate) fn crash(&self) {
+        {
+            let mut domain = lock(&self.domain);
+            domain.token.cancel();
+            domain.generation += 1;
+            domain.token = CancellationToken::new();
+        }
+        for client in self.clients() {
+            client.end(Ending::Close);
+        }
+        self.hang.end();
+        let file = {
+            let mut link = lock(&self.link);
+            link.crashed = true;
+            self.discovery(&link)
+        };
+        if let Err(err) = file.write_atomic(&self.project) {
+            tracing::error!(%err, "cannot leave the discovery file of the crashed Editor");
+        }
+        self.stats.crashes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A new Editor process has opened the project and listens on `port`:
+    /// a new instance and session, an empty journal (Unity's SessionState
+    /// died with the process), the scene and console as on disk; settings
+    /// (in `UserSettings/`) are kept.
+    pub(crate) fn restart(&self, port: u16) {
+        *lock(&self.journal) = Journal::default();
+        {
+            let fresh = Simulation::opened(&self.base, &self.project);
+            let mut sim = self.sim();
+            let settings = sim.settings.clone();
+            *sim = Simulation { settings, ..fresh };
+        }
+        {
+            let mut link = lock(&self.link);
+            link.crashed = false;
+            link.instance_id = new_session_id(&mut lock(&self.rng));
+        }
+        self.publish(EditorState::Ready, Some(port), true);
+        self.stats.restarts.fetch_add(1, Ordering::Relaxed);
+    }
+
     /// The current domain's generation and token.
     fn domain(&self) -> (u64, CancellationToken) {
         let domain = lock(&self.domain);
@@ -677,24 +863,28 @@ impl Editor {
 
     /// The `GET /state` document.
     pub fn state_json(&self) -> Value {
-        let (phase, port, session) = {
+        let (phase, port, session, instance) = {
             let link = lock(&self.link);
-            (link.phase, link.port, link.session_id.clone())
+            let phase = if link.crashed { "crashed" } else { link.phase.as_str() };
+            (phase, link.port, link.session_id.clone(), link.instance_id.clone())
         };
         let clients: Vec<Value> = self
             .clients()
             .iter()
             .map(|c| {
                 json!({"id": c.id, "name": c.name(), "peer": c.peer.to_string(), "framing": c.framing().as_str(),
-                       "connectedAt": iso_timestamp(c.connected_at)})
+                       "connectedAt": iso_timestamp(c.connected_at), "queuedBytes": c.queued_bytes()})
             })
             .collect();
         let sim = self.sim();
         let count = |t| sim.console.iter().filter(|e| e.entry.log_type == t).count();
         json!({
-            "state": phase.as_str(),
+            "state": phase,
             "port": port,
             "sessionId": session,
+            "instanceId": instance,
+            "hung": self.hang.is_on(),
+            "deadListener": self.dead_listener.is_on(),
             "pid": std::process::id(),
             "project": self.project.to_string_lossy(),
             "seed": self.seed,
@@ -842,16 +1032,30 @@ impl Editor {
         let id = request.id.clone();
         let fail = |error: ErrorObject| (Some(Response::error(Some(id.clone()), error)), None);
         let fault = fault.map(|fired| (fired.fault().clone(), fired));
+        // A hung Editor runs nothing until the hang ends (then it does).
+        let (generation, _) = self.domain();
+        self.unhung().await;
+        if self.generation() != generation {
+            // It crashed or reloaded meanwhile: this request died with it.
+            return (None, None);
+        }
         if let Some((Fault::MainThreadStall { ms }, fired)) = &fault {
             // The main thread is busy: nothing runs, not even the checks.
             tokio::time::sleep(fired.duration(*ms)).await;
         }
-        if let Some((Fault::Reload { downtime_ms, move_port, at: ReloadPoint::BeforeRun }, fired)) = &fault {
-            self.request_reload(
-                ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port },
-                None,
-            );
-            return (None, None);
+        match &fault {
+            Some((Fault::Reload { downtime_ms, move_port, at: ReloadPoint::BeforeRun }, fired)) => {
+                self.request_reload(
+                    ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port },
+                    None,
+                );
+                return (None, None);
+            }
+            Some((Fault::Crash { restart_after_ms, move_port, at: ReloadPoint::BeforeRun }, fired)) => {
+                self.request_crash(crash_options(fired, *restart_after_ms, *move_port), None);
+                return (None, None);
+            }
+            _ => {}
         }
 
         if self.has_defect(Defect::RejectsExtraFields) {
@@ -941,7 +1145,8 @@ impl Editor {
         };
 
         lock(&self.journal).start(key.clone(), &request.method, params_value, generation);
-        let deadline = Duration::from_secs_f64(args.float("TimeoutSeconds").max(0.001));
+        self.stats.count_run(tool.name);
+        let deadline = unity_mcp_bridge::duration::saturating_seconds(args.float("TimeoutSeconds").max(0.001));
         let call = ToolCall {
             editor: self.clone(),
             client: client.clone(),
@@ -1009,6 +1214,15 @@ impl Editor {
             }
         };
         lock(&self.journal).complete(&key, &response);
+        if let Some((Fault::Crash { restart_after_ms, move_port, at }, fired)) = &fault {
+            // Ran (and, after the reply, answered) before the process died.
+            let options = crash_options(fired, *restart_after_ms, *move_port);
+            if *at == ReloadPoint::AfterRun {
+                self.request_crash(options, None);
+                return (None, None);
+            }
+            after = Some(tools::After::CrashWith(options));
+        }
         if let Some((Fault::Reload { downtime_ms, move_port, at }, fired)) = &fault {
             let options = ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port };
             if *at == ReloadPoint::AfterRun {
@@ -1087,6 +1301,11 @@ impl Editor {
 /// A pid no process has: above every platform's pid range (and not a
 /// multiple of four, so not a Windows pid either).
 pub const DEAD_PID: u32 = i32::MAX as u32;
+
+/// A crash fault's options, its durations scaled.
+fn crash_options(fired: &Fired, restart_after_ms: Option<u64>, move_port: bool) -> CrashOptions {
+    CrashOptions { restart_after: restart_after_ms.map(|ms| fired.duration(ms)), move_port }
+}
 
 /// The `slowTool` fault: the tool works for `extra` before its real work,
 /// reporting progress every second unless it is deadlocked.

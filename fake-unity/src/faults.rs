@@ -179,6 +179,35 @@ pub enum Fault {
     ToolsChange { remove: Vec<String> },
     /// Pad the matched tool's result to about `bytes` bytes.
     ResponseSize { bytes: usize },
+    /// The whole Editor hangs at the matched request (a debugger break,
+    /// SIGSTOP, a frozen main thread): nothing is read, written, accepted or
+    /// run, every socket stays open. The matched request runs once the hang
+    /// ends, after `ms` or when the rule is removed.
+    Hang {
+        #[serde(default)]
+        ms: Option<u64>,
+    },
+    /// The listener stays bound and accepts nothing (for `ms`, or until the
+    /// rule is removed or the Editor quits): connections complete in the
+    /// kernel's backlog and are never served.
+    DeadListener {
+        #[serde(default)]
+        ms: Option<u64>,
+    },
+    /// The Editor process dies at the matched request (`kill -9`, a native
+    /// crash): no shutdown notification, every connection closed, the
+    /// discovery file left behind naming a dead process. After
+    /// `restartAfterMs` a new Editor process opens the project: a new
+    /// instance and session, an empty resume journal, the scene and console
+    /// as on disk, on the same port or (`movePort`) another.
+    Crash {
+        #[serde(default)]
+        restart_after_ms: Option<u64>,
+        #[serde(default)]
+        move_port: bool,
+        #[serde(default)]
+        at: ReloadPoint,
+    },
 }
 
 fn yes() -> bool {
@@ -212,6 +241,9 @@ impl Fault {
             Fault::StaleDiscovery => "staleDiscovery",
             Fault::ToolsChange { .. } => "toolsChange",
             Fault::ResponseSize { .. } => "responseSize",
+            Fault::Hang { .. } => "hang",
+            Fault::DeadListener { .. } => "deadListener",
+            Fault::Crash { .. } => "crash",
         }
     }
 
@@ -232,7 +264,10 @@ impl Fault {
             Fault::MainThreadStall { .. }
             | Fault::SlowTool { .. }
             | Fault::Reload { .. }
-            | Fault::ResponseSize { .. } => &[ToEditor],
+            | Fault::ResponseSize { .. }
+            | Fault::Hang { .. }
+            | Fault::Crash { .. } => &[ToEditor],
+            Fault::DeadListener { .. } => &[Start, Reload],
             Fault::RefuseConnections => &[Connect],
             Fault::ZombieListener { .. } => &[Connect, Start, Reload],
             Fault::PortHeld { .. } => &[Reload, Start],
@@ -417,7 +452,7 @@ impl Fired {
 
     /// `ms` milliseconds, scaled by the time scale.
     pub fn duration(&self, ms: u64) -> Duration {
-        Duration::from_secs_f64(ms as f64 / 1000.0 * self.time_scale)
+        unity_mcp_bridge::duration::saturating_seconds(ms as f64 / 1000.0 * self.time_scale)
     }
 
     /// Runs `f` with the rule's generator.
@@ -446,6 +481,8 @@ pub struct Faults {
     /// Frames seen per direction (toEditor, fromEditor), for `match.message`.
     messages: [AtomicU64; 2],
     next_auto_name: AtomicU64,
+    /// Bumped whenever the rule set changes (a stall ends with its rule).
+    changes: tokio::sync::watch::Sender<u64>,
 }
 
 impl Faults {
@@ -456,7 +493,17 @@ impl Faults {
             rules: RwLock::new(Vec::new()),
             messages: [AtomicU64::new(0), AtomicU64::new(0)],
             next_auto_name: AtomicU64::new(1),
+            changes: tokio::sync::watch::channel(0).0,
         }
+    }
+
+    /// Changes whenever rules are added, replaced or removed.
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.changes.subscribe()
+    }
+
+    fn changed(&self) {
+        self.changes.send_modify(|n| *n += 1);
     }
 
     pub fn time_scale(&self) -> f64 {
@@ -465,7 +512,7 @@ impl Faults {
 
     /// `ms` scaled by the time scale.
     pub fn scaled(&self, ms: u64) -> Duration {
-        Duration::from_secs_f64(ms as f64 / 1000.0 * self.time_scale)
+        unity_mcp_bridge::duration::saturating_seconds(ms as f64 / 1000.0 * self.time_scale)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Rule>>> {
@@ -544,6 +591,8 @@ impl Faults {
         }
         let names = added.iter().map(|r| r.name.clone()).collect();
         rules.extend(added.into_iter().map(Arc::new));
+        drop(rules);
+        self.changed();
         Ok(names)
     }
 
@@ -565,6 +614,8 @@ impl Faults {
         }
         let names = next.iter().map(|r| r.name.clone()).collect();
         *rules = next;
+        drop(rules);
+        self.changed();
         Ok(names)
     }
 
@@ -572,11 +623,18 @@ impl Faults {
         let mut rules = self.write();
         let before = rules.len();
         rules.retain(|r| r.name != name);
-        if rules.len() == before { Err(FaultError::NotFound(name.to_owned())) } else { Ok(()) }
+        let removed = rules.len() != before;
+        drop(rules);
+        if !removed {
+            return Err(FaultError::NotFound(name.to_owned()));
+        }
+        self.changed();
+        Ok(())
     }
 
     pub fn clear(&self) {
         self.write().clear();
+        self.changed();
     }
 
     pub fn is_empty(&self) -> bool {

@@ -13,6 +13,7 @@
 //! - [`server`] — binding, the accept loop, connections, the reload driver;
 //!   where the fault rules are carried out.
 //! - [`faults`] — fault rules: what they match, what they do, their counters.
+//! - [`stall`] — conditions that hold the whole Editor: a hang, a dead listener.
 //! - [`scenario`] — scenario files: state, faults, timeline, exercise.
 //! - [`record`] — a transparent proxy that records the editor link.
 //! - [`replay`] — plays the Editor side of a transcript to a live client.
@@ -32,6 +33,7 @@ pub mod record;
 pub mod replay;
 pub mod scenario;
 pub mod server;
+pub mod stall;
 pub mod state;
 pub mod tools;
 
@@ -52,7 +54,7 @@ use unity_mcp_bridge::{discovery::EditorState, framing::DEFAULT_REQUEST_LIMIT};
 pub use crate::{
     control::ControlClient,
     defect::Defect,
-    editor::{Clock, Editor, ReloadOptions, ReloadReport},
+    editor::{Clock, CrashOptions, Editor, ReloadOptions, ReloadReport},
     faults::{Fault, FaultError, FaultGuard, FrameKind, RuleSpec, Trigger},
     scenario::Scenario,
     state::EditorStateFile,
@@ -307,6 +309,32 @@ impl FakeUnity {
         rx.await.ok()
     }
 
+    /// Crashes the Editor process; with `restart_after`, waits until a new
+    /// one listens and says where (without, returns at once: see
+    /// [`FakeUnity::restart`]).
+    pub async fn crash(&self, options: CrashOptions) -> Option<ReloadReport> {
+        let (tx, rx) = oneshot::channel();
+        let restarts = options.restart_after.is_some();
+        self.editor.request_crash(options, Some(tx));
+        if restarts { rx.await.ok() } else { None }
+    }
+
+    /// Starts a new Editor process after a crash; where it listens.
+    pub async fn restart(&self, move_port: bool) -> Option<ReloadReport> {
+        let (tx, rx) = oneshot::channel();
+        self.editor.request_restart(move_port, Some(tx));
+        rx.await.ok()
+    }
+
+    /// Hangs the whole Editor for `duration` (or until [`FakeUnity::end_hang`]).
+    pub fn hang(&self, duration: Option<std::time::Duration>) {
+        self.editor.hang.start(&self.editor.faults, duration, None);
+    }
+
+    pub fn end_hang(&self) {
+        self.editor.hang.end();
+    }
+
     /// Quits the Editor (shutdown notification, sockets closed, discovery
     /// `stopped`) and stops the control API.
     pub async fn quit(self) {
@@ -336,6 +364,11 @@ async fn start_faults(editor: &Arc<Editor>, preferred: u16) {
         match fired.fault() {
             Fault::StaleDiscovery => editor.write_stale_discovery(if preferred == 0 { 8700 } else { preferred }),
             Fault::ToolsChange { remove } => editor.set_removed_tools(remove.clone()),
+            Fault::DeadListener { ms } => editor.dead_listener.start(
+                &editor.faults,
+                ms.map(|ms| fired.duration(ms)),
+                Some(fired.name().to_owned()),
+            ),
             Fault::ZombieListener { .. } | Fault::PortHeld { .. } if preferred != 0 => {
                 match tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, preferred)).await {
                     Ok(listener) => server::hold_port(listener, &fired, &editor.hold_token()),

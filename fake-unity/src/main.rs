@@ -182,6 +182,9 @@ fn main() -> anyhow::Result<()> {
     }
 }
 
+/// How long a quit asked by a signal may take before the process exits.
+const QUIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.time_scale.is_finite() && args.time_scale >= 0.0,
@@ -210,7 +213,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     };
     // Signal handlers exist before the listening line is printed, so a
     // harness that signals as soon as it reads the line is never too early.
-    let signals = shutdown_signal()?;
+    let mut signals = shutdown_signal()?;
     let mut fake = FakeUnity::start(config).await?;
     if fake.port() == 0 {
         // Unity is not open yet (a start delay): the control API already is.
@@ -235,9 +238,17 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     let editor = fake.editor().clone();
     let stopper = editor.clone();
     tokio::spawn(async move {
-        signals.await;
+        signals.recv().await;
         tracing::info!("signal received: quitting");
         stopper.request_quit(None);
+        // A signal ends the process whatever the Editor is doing (a client
+        // that stopped reading, a hang): a second signal at once, else the
+        // quit gets a few seconds.
+        tokio::select! {
+            _ = signals.recv() => eprintln!("fake-unity: second signal: exiting now"),
+            _ = tokio::time::sleep(QUIT_LIMIT) => eprintln!("fake-unity: still quitting {QUIT_LIMIT:?} after the signal: exiting now"),
+        }
+        std::process::exit(0);
     });
     fake.wait().await;
     let mut summary = editor.stats.to_json();
@@ -272,7 +283,7 @@ async fn replay(args: ReplayArgs) -> i32 {
     config.seed = args.seed;
     config.answer_pings = !args.no_answer_pings;
     config.background = args.background;
-    let signals = match shutdown_signal() {
+    let mut signals = match shutdown_signal() {
         Ok(signals) => signals,
         Err(err) => {
             eprintln!("fake-unity replay: {err}");
@@ -291,7 +302,7 @@ async fn replay(args: ReplayArgs) -> i32 {
     // Stopped early, what was not received is reported as unused.
     let stopper = replay.stopper();
     tokio::spawn(async move {
-        signals.await;
+        signals.recv().await;
         stopper.cancel();
     });
     let outcome = replay.finished().await;
@@ -329,7 +340,7 @@ async fn replay(args: ReplayArgs) -> i32 {
 }
 
 async fn record(args: RecordArgs) -> anyhow::Result<()> {
-    let signals = shutdown_signal()?;
+    let mut signals = shutdown_signal()?;
     let proxy = fake_unity::record::RecordProxy::start(fake_unity::record::RecordConfig {
         upstream: args.upstream.clone(),
         port: args.port,
@@ -341,7 +352,7 @@ async fn record(args: RecordArgs) -> anyhow::Result<()> {
     .with_context(|| format!("cannot start recording to {}", args.out.display()))?;
     print_line(&json!({"event": "listening", "port": proxy.port(), "upstream": args.upstream,
                        "out": args.out.to_string_lossy(), "pid": std::process::id()}));
-    signals.await;
+    signals.recv().await;
     let connections = proxy.stop().await;
     eprintln!("fake-unity record: {connections} connection(s) recorded to {}", args.out.display());
     Ok(())
@@ -356,25 +367,36 @@ fn print_line(line: &serde_json::Value) {
     }
 }
 
-/// A future that completes on Ctrl-C or SIGTERM; the handlers are registered
-/// when this returns.
-fn shutdown_signal() -> std::io::Result<impl std::future::Future<Output = ()>> {
+/// Ctrl-C and SIGTERM, registered when this is made.
+struct Signals {
+    #[cfg(unix)]
+    term: tokio::signal::unix::Signal,
+    #[cfg(unix)]
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl Signals {
+    /// The next Ctrl-C or SIGTERM.
+    async fn recv(&mut self) {
+        #[cfg(unix)]
+        tokio::select! {
+            _ = self.term.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+        #[cfg(not(unix))]
+        let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// Ctrl-C and SIGTERM; the handlers are registered when this returns.
+fn shutdown_signal() -> std::io::Result<Signals> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        let mut term = signal(SignalKind::terminate())?;
-        let mut interrupt = signal(SignalKind::interrupt())?;
-        Ok(async move {
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = interrupt.recv() => {}
-            }
-        })
+        Ok(Signals { term: signal(SignalKind::terminate())?, interrupt: signal(SignalKind::interrupt())? })
     }
     #[cfg(not(unix))]
     {
-        Ok(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
+        Ok(Signals {})
     }
 }

@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::{
-    editor::{Editor, ReloadOptions},
+    editor::{CrashOptions, Editor, ReloadOptions},
     faults::RuleSpec,
 };
 
@@ -91,6 +91,26 @@ pub enum Action {
     },
     /// The Editor quits.
     Quit,
+    /// The Editor process crashes; a new one opens the project after
+    /// `restartAfterMs` (never, when absent).
+    Crash {
+        #[serde(default)]
+        restart_after_ms: Option<u64>,
+        #[serde(default)]
+        move_port: bool,
+    },
+    /// A new Editor process after a crash.
+    Restart {
+        #[serde(default)]
+        move_port: bool,
+    },
+    /// The whole Editor hangs, for `ms` or until `endHang`.
+    Hang {
+        #[serde(default)]
+        ms: Option<u64>,
+    },
+    /// The hang ends.
+    EndHang,
     /// Settings change (a partial settings object).
     Settings { settings: Value },
     /// A fault rule is removed (a modal dialog closed, focus came back).
@@ -177,6 +197,13 @@ pub(crate) fn play_timeline(editor: &Arc<Editor>, timeline: Vec<TimedAction>) {
                     None,
                 ),
                 Action::Quit => editor.request_quit(None),
+                Action::Crash { restart_after_ms, move_port } => editor.request_crash(
+                    CrashOptions { restart_after: restart_after_ms.map(|ms| editor.faults.scaled(ms)), move_port },
+                    None,
+                ),
+                Action::Restart { move_port } => editor.request_restart(move_port, None),
+                Action::Hang { ms } => editor.hang.start(&editor.faults, ms.map(|ms| editor.faults.scaled(ms)), None),
+                Action::EndHang => editor.hang.end(),
                 Action::Settings { settings } => {
                     if let Err(err) = editor.update_settings(settings) {
                         tracing::warn!(%err, "scenario settings rejected");

@@ -79,12 +79,23 @@ pub async fn bind(preferred: u16, avoid: Option<u16>, all_interfaces: bool) -> i
 /// (a fault may keep it open as a zombie).
 pub async fn accept_loop(listener: TcpListener, editor: Arc<Editor>, stop: CancellationToken) -> TcpListener {
     loop {
+        // A hung Editor, or a dead listener, accepts nothing: connections
+        // wait in the kernel's backlog.
+        tokio::select! {
+            _ = stop.cancelled() => return listener,
+            _ = accepting(&editor) => {}
+        }
         let accepted = tokio::select! {
             _ = stop.cancelled() => return listener,
             accepted = listener.accept() => accepted,
         };
         match accepted {
             Ok((stream, peer)) => {
+                // Accepted just as a hang began: held like the backlog is.
+                tokio::select! {
+                    _ = stop.cancelled() => return listener,
+                    _ = accepting(&editor) => {}
+                }
                 let number = editor.next_connection();
                 if number > 100 && editor.has_defect(Defect::LeaksConnections) {
                     drop(stream);
@@ -109,6 +120,19 @@ pub async fn accept_loop(listener: TcpListener, editor: Arc<Editor>, stop: Cance
         }
     }
 }
+
+/// Resolves once the Editor would accept a connection: neither hung nor
+/// with a dead listener.
+async fn accepting(editor: &Editor) {
+    while editor.hang.is_on() || editor.dead_listener.is_on() {
+        editor.hang.cleared().await;
+        editor.dead_listener.cleared().await;
+    }
+}
+
+/// How many requests of one connection run at once; the connection is not
+/// read while they all do (the uLoopMCP Editor runs one at a time).
+const IN_FLIGHT_LIMIT: usize = 64;
 
 /// A `connect` fault: the connection is never served.
 fn refuse(editor: &Editor, stream: TcpStream, fired: &Fired) {
@@ -218,7 +242,20 @@ async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, p
         length_in_chars: editor.has_defect(Defect::LengthInCharacters),
     };
     let mut frames = FramedRead::new(read_half, decoder);
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT_LIMIT));
     loop {
+        // Backpressure: a client that does not read its answers, or has too
+        // many requests running, is not read until that changes; a hung
+        // Editor reads nothing.
+        let ready = async {
+            client.room(Client::QUEUE_LIMIT).await;
+            editor.unhung().await;
+            in_flight.clone().acquire_owned().await.ok()
+        };
+        let permit = tokio::select! {
+            _ = client.close.cancelled() => break,
+            permit = ready => permit,
+        };
         let next = tokio::select! {
             _ = client.close.cancelled() => break,
             next = frames.next() => next,
@@ -251,7 +288,7 @@ async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, p
                         break;
                     }
                 }
-                if receive(&editor, &client, &requests, body.to_vec()).await == AfterBody::Close {
+                if receive(&editor, &client, &requests, body.to_vec(), permit).await == AfterBody::Close {
                     break;
                 }
                 if editor.has_defect(Defect::OneFramePerRead) {
@@ -292,9 +329,13 @@ async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, p
             }
         }
     }
-    // Close: the writer flushes what is queued, then shuts the socket down.
+    // Close: the writer flushes what is queued, then shuts the socket down;
+    // a peer that does not read gets no more than the drain limit.
     client.close.cancel();
-    let _ = writer.await;
+    let mut writer = writer;
+    if tokio::time::timeout(DRAIN_LIMIT * 2, &mut writer).await.is_err() {
+        writer.abort();
+    }
     let mut read_half = frames.into_inner();
     if client.ending() == Ending::Graceful {
         // Read (and drop) what the peer still sends for a moment: closing a
@@ -403,8 +444,15 @@ fn subject_of<'a>(connection: u64, parsed: &'a Result<Message, ParseFailure>) ->
 }
 
 /// One frame from the client: the `toEditor` fault rules, then handling.
-async fn receive(editor: &Arc<Editor>, client: &Arc<Client>, requests: &TaskTracker, mut body: Vec<u8>) -> AfterBody {
+async fn receive(
+    editor: &Arc<Editor>,
+    client: &Arc<Client>,
+    requests: &TaskTracker,
+    mut body: Vec<u8>,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> AfterBody {
     let parsed = Message::parse(&body);
+    let requests = &Requests { tracker: requests, permit: std::sync::Mutex::new(permit) };
     let Some(fired) = editor.faults.frame(Trigger::ToEditor, subject_of(client.id, &parsed)) else {
         return handle_body(editor, client, requests, parsed, None);
     };
@@ -451,9 +499,22 @@ async fn receive(editor: &Arc<Editor>, client: &Arc<Client>, requests: &TaskTrac
             handle_body(editor, client, requests, again, None)
         }
         Fault::Drop => AfterBody::Continue,
+        Fault::Hang { ms } => {
+            // The request was read; it runs when the Editor wakes up.
+            editor.hang.start(&editor.faults, ms.map(|ms| fired.duration(ms)), Some(fired.name().to_owned()));
+            handle_body(editor, client, requests, parsed, None)
+        }
         // Request-level faults travel with the request.
         _ => handle_body(editor, client, requests, parsed, Some(fired)),
     }
+}
+
+/// Where a connection's requests run: its task tracker, and the in-flight
+/// permit of the frame being handled (the first request made of it keeps
+/// it until answered).
+struct Requests<'a> {
+    tracker: &'a TaskTracker,
+    permit: std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
 }
 
 /// Silences a connection, closing it after `close_after` if given.
@@ -495,7 +556,7 @@ fn corrupt(fired: &Fired, body: &mut [u8], newline_framing: bool) {
 fn handle_body(
     editor: &Arc<Editor>,
     client: &Arc<Client>,
-    requests: &TaskTracker,
+    requests: &Requests<'_>,
     parsed: Result<Message, ParseFailure>,
     fault: Option<Fired>,
 ) -> AfterBody {
@@ -503,7 +564,11 @@ fn handle_body(
         Ok(Message::Request(request)) => {
             let editor = editor.clone();
             let client = client.clone();
-            requests.spawn(async move { editor.handle_request(&client, request, fault).await });
+            let permit = crate::editor::lock(&requests.permit).take();
+            requests.tracker.spawn(async move {
+                editor.handle_request(&client, request, fault).await;
+                drop(permit);
+            });
         }
         Ok(Message::Notification(_)) => {
             // Editors ignore client notifications (protocol §4).
@@ -546,7 +611,25 @@ async fn write_loop(
             _ = client.close.cancelled() => None,
         };
         let Some(out) = out else { break };
-        match write_out(&editor, &client, &mut socket, &mut buf, out).await {
+        // A hung Editor writes nothing; what it queued goes out when it
+        // wakes, unless the connection ended meanwhile.
+        tokio::select! {
+            biased;
+            _ = editor.unhung() => {}
+            _ = client.close.cancelled() => {
+                client.dequeued(out.body.len());
+                break;
+            }
+        }
+        if client.ending() != Ending::Graceful {
+            // Ended abruptly (a reset, a crash): nothing more goes out.
+            client.dequeued(out.body.len());
+            break;
+        }
+        let size = out.body.len();
+        let written = write_out(&editor, &client, &mut socket, &mut buf, out).await;
+        client.dequeued(size);
+        match written {
             Ok(true) => {}
             Ok(false) => break,
             Err(_) => return,
@@ -567,7 +650,10 @@ async fn write_loop(
             // stopped reading: a reload never waits on a client.
             let drain = async {
                 while let Ok(out) = rx.try_recv() {
-                    if !matches!(write_out(&editor, &client, &mut socket, &mut buf, out).await, Ok(true)) {
+                    let size = out.body.len();
+                    let written = write_out(&editor, &client, &mut socket, &mut buf, out).await;
+                    client.dequeued(size);
+                    if !matches!(written, Ok(true)) {
                         return;
                     }
                 }
@@ -717,8 +803,8 @@ async fn write_frame(
 }
 
 /// The lifecycle driver: serves, reloads on request (steps 1–5 of protocol
-/// §5), and returns once the Editor has quit. The caller has already
-/// published `listener` (see [`Editor::listening`]).
+/// §5), crashes and restarts, and returns once the Editor has quit. The
+/// caller has already published `listener` (see [`Editor::listening`]).
 pub async fn drive(
     editor: Arc<Editor>,
     listener: TcpListener,
@@ -739,26 +825,7 @@ pub async fn drive(
                 wait_closed(&editor).await;
                 let downtime = options.downtime.unwrap_or(Duration::from_millis(editor.base.editor.reload_downtime_ms));
                 tokio::time::sleep(downtime).await;
-                let (want, avoid) = if options.move_port {
-                    (if preferred_port == 0 { 0 } else { port.saturating_add(1) }, Some(port))
-                } else {
-                    (port, None)
-                };
-                let all = editor.has_defect(Defect::AllInterfaces);
-                let listener = match bind(want, avoid, all).await {
-                    Ok(listener) => listener,
-                    Err(err) => {
-                        tracing::warn!(%err, port = want, "cannot bind after reload; trying any port");
-                        match bind(0, None, all).await {
-                            Ok(listener) => listener,
-                            Err(err) => {
-                                tracing::error!(%err, "cannot listen again after a reload");
-                                editor.request_quit(None);
-                                return;
-                            }
-                        }
-                    }
-                };
+                let Some(listener) = rebind(&editor, port, preferred_port, options.move_port).await else { return };
                 let new_port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
                 // Serve as soon as the socket listens; the discovery file follows.
                 let listening_at = std::time::Instant::now();
@@ -766,16 +833,49 @@ pub async fn drive(
                 editor.finish_reload(new_port);
                 schedule_tools_ready(&editor);
                 tracing::info!(port = new_port, "listening again");
-                if let Some(done) = done {
-                    let _ = done.send(ReloadReport {
-                        port: new_port,
-                        session_id: editor.session_id(),
-                        previous_port: port,
-                        previous_session_id,
-                        listening_at: Some(listening_at),
-                    });
-                }
+                report(done, &editor, new_port, port, previous_session_id, listening_at);
                 port = new_port;
+            }
+            Some(Command::Crash { options, done }) => {
+                let previous_session_id = editor.session_id();
+                tracing::info!(port, "the Editor crashes");
+                editor.crash();
+                stop.cancel();
+                drop(accepting.await);
+                wait_closed(&editor).await;
+                // Until a new Editor process starts, only quit and restart mean anything.
+                let (move_port, done) = match options.restart_after {
+                    Some(after) => {
+                        tokio::time::sleep(after).await;
+                        (options.move_port, done)
+                    }
+                    None => loop {
+                        match commands.recv().await {
+                            Some(Command::Restart { move_port, done }) => break (move_port, done),
+                            Some(Command::Quit { done }) => {
+                                editor.release_holds();
+                                if let Some(done) = done {
+                                    let _ = done.send(());
+                                }
+                                return;
+                            }
+                            None => return,
+                            Some(other) => tracing::warn!(?other, "the Editor has crashed: ignored"),
+                        }
+                    },
+                };
+                let Some(listener) = rebind(&editor, port, preferred_port, move_port).await else { return };
+                let new_port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+                let listening_at = std::time::Instant::now();
+                (stop, accepting) = start_accepting(listener, &editor);
+                editor.restart(new_port);
+                tracing::info!(port = new_port, "a new Editor process listens");
+                report(done, &editor, new_port, port, previous_session_id, listening_at);
+                port = new_port;
+            }
+            Some(Command::Restart { done, .. }) => {
+                tracing::warn!("restart asked while the Editor runs: ignored");
+                drop(done);
             }
             Some(Command::Quit { done }) => {
                 quit(&editor, stop, accepting, port).await;
@@ -792,12 +892,58 @@ pub async fn drive(
     }
 }
 
+/// Listens again after a reload or a crash: on `port`, or with `move_port`
+/// on another; any port when that fails. `None` (and the Editor quits) when
+/// it cannot listen at all.
+async fn rebind(editor: &Arc<Editor>, port: u16, preferred_port: u16, move_port: bool) -> Option<TcpListener> {
+    let (want, avoid) = if move_port {
+        (if preferred_port == 0 { 0 } else { port.saturating_add(1) }, Some(port))
+    } else {
+        (port, None)
+    };
+    let all = editor.has_defect(Defect::AllInterfaces);
+    match bind(want, avoid, all).await {
+        Ok(listener) => Some(listener),
+        Err(err) => {
+            tracing::warn!(%err, port = want, "cannot bind again; trying any port");
+            match bind(0, None, all).await {
+                Ok(listener) => Some(listener),
+                Err(err) => {
+                    tracing::error!(%err, "cannot listen again");
+                    editor.request_quit(None);
+                    None
+                }
+            }
+        }
+    }
+}
+
+fn report(
+    done: Option<tokio::sync::oneshot::Sender<ReloadReport>>,
+    editor: &Editor,
+    port: u16,
+    previous_port: u16,
+    previous_session_id: String,
+    listening_at: std::time::Instant,
+) {
+    if let Some(done) = done {
+        let _ = done.send(ReloadReport {
+            port,
+            session_id: editor.session_id(),
+            previous_port,
+            previous_session_id,
+            listening_at: Some(listening_at),
+        });
+    }
+}
+
 async fn quit(
     editor: &Arc<Editor>,
     stop: CancellationToken,
     accepting: tokio::task::JoinHandle<TcpListener>,
     port: u16,
 ) {
+    editor.hang.end();
     editor.begin_shutdown(ShutdownReason::EditorQuit);
     stop.cancel();
     let _ = accepting.await;
@@ -816,6 +962,11 @@ fn reload_faults(editor: &Editor, mut old_listener: Option<TcpListener>) {
     for fired in editor.faults.lifecycle(Trigger::Reload) {
         match fired.fault() {
             Fault::ToolsChange { remove } => editor.set_removed_tools(remove.clone()),
+            Fault::DeadListener { ms } => editor.dead_listener.start(
+                &editor.faults,
+                ms.map(|ms| fired.duration(ms)),
+                Some(fired.name().to_owned()),
+            ),
             Fault::ZombieListener { .. } | Fault::PortHeld { .. } => {
                 if let Some(listener) = old_listener.take() {
                     hold_port(listener, &fired, &editor.hold_token());

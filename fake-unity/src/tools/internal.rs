@@ -76,6 +76,9 @@ pub fn get_version(call: &ToolCall) -> Outcome {
         ("ProductName", info.product_name.clone().into()),
         ("PackageVersion", info.package_version.clone().into()),
         ("ProtocolVersion", PROTOCOL_VERSION.into()),
+        // The Editor process (the same across reloads): the resume journal
+        // belongs to it, so a client resumes only where this has not changed.
+        ("EditorInstanceId", editor.instance_id().into()),
         ("Capabilities", {
             let mut capabilities = vec!["progress", "newline-framing", "image-data"];
             if editor.resume {
@@ -86,6 +89,7 @@ pub fn get_version(call: &ToolCall) -> Outcome {
     ]);
     if editor.has_defect(Defect::NoExtensions) {
         reply.remove("ProtocolVersion");
+        reply.remove("EditorInstanceId");
         reply.remove("Capabilities");
     }
     Outcome::Reply(reply)

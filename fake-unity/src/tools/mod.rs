@@ -52,6 +52,8 @@ pub enum After {
     Refresh,
     /// Reload the domain this way (a `reload` fault after the reply).
     ReloadWith(ReloadOptions),
+    /// Crash this way (a `crash` fault after the reply).
+    CrashWith(crate::editor::CrashOptions),
 }
 
 /// Security-controlled tools (the seeds' McpSecurityChecker).
@@ -410,6 +412,7 @@ pub async fn after_reply(editor: &Arc<Editor>, after: After) {
         After::Reload => editor.request_reload(ReloadOptions::default(), None),
         After::Refresh => compile::refresh(editor).await,
         After::ReloadWith(options) => editor.request_reload(options, None),
+        After::CrashWith(options) => editor.request_crash(options, None),
     }
 }
 

@@ -87,6 +87,36 @@ async fn sigterm_quits_cleanly_with_a_summary() {
     assert!(stderr.contains("exit summary (seed 7)") && stderr.contains("\"requests\":1"), "{stderr}");
 }
 
+#[cfg(unix)]
+#[test]
+fn sigterm_ends_the_process_even_when_a_client_never_reads() {
+    use std::io::Write;
+    let mut running = spawn(&[]);
+    let port = running.line["port"].as_u64().unwrap() as u16;
+    // A client that sends forever and reads nothing (its answers are padded
+    // to 256 KB so they pile up fast).
+    let control = running.line["control"].as_str().unwrap().to_owned();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    runtime.block_on(async {
+        let control = fake_unity::ControlClient::from_url(&control).unwrap();
+        let rule = json!({"match": {"method": "ping"}, "fault": {"kind": "responseSize", "bytes": 262144}});
+        control.post("/faults", rule).await.unwrap();
+    });
+    let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_write_timeout(Some(Duration::from_millis(500))).unwrap();
+    let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#;
+    let frame = unity_mcp_bridge::framing::frame_bytes(Framing::Header, body).unwrap();
+    for _ in 0..100_000 {
+        if stream.write_all(&frame).is_err() {
+            break;
+        }
+    }
+    let status = Command::new("kill").args(["-TERM", &running.child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    wait_exit(&mut running.child);
+    drop(stream);
+}
+
 #[tokio::test]
 async fn post_quit_ends_the_process() {
     let mut running = spawn(&[]);

@@ -5,6 +5,7 @@ mod support;
 mod bad_input;
 mod cli;
 mod control_client;
+mod crash_and_hang;
 mod faults;
 mod fixture_model;
 mod lifecycle;
