@@ -16,8 +16,8 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    connection::{CallError, CallOptions, Link, LinkEvent},
     jsonrpc::ErrorKind,
+    link::{CallError, CallOptions, Link, LinkEvent},
     tool_details::ToolDetails,
     tools::{self, McpTool, ResultPolicy, ToolCache, ToolResult},
 };
@@ -36,7 +36,9 @@ pub struct BridgeOptions {
     pub results: ResultPolicy,
     /// Deadline of a tool that names none.
     pub default_timeout: Duration,
-    /// Added to a tool's own deadline, so Unity's timeout answer arrives first.
+    /// Added to a tool's own deadline, so Unity's timeout answer arrives
+    /// first: every call is answered by its deadline plus this (and the
+    /// moment it takes to write the answer).
     pub timeout_grace: Duration,
     /// Progress heartbeat during long calls.
     pub heartbeat: Duration,
@@ -51,7 +53,7 @@ impl Default for BridgeOptions {
             tools_wait: Duration::from_secs(10),
             results: ResultPolicy::default(),
             default_timeout: Duration::from_secs(60),
-            timeout_grace: Duration::from_secs(5),
+            timeout_grace: Duration::from_secs(1),
             heartbeat: Duration::from_secs(5),
             project: None,
         }
@@ -116,6 +118,8 @@ type Listener = Box<dyn Fn() + Send + Sync>;
 /// The bridge.
 pub struct Bridge {
     pub link: Arc<Link>,
+    /// Itself, for work it hands to a task (a tool-list refresh).
+    me: std::sync::Weak<Bridge>,
     options: BridgeOptions,
     catalog: watch::Sender<Catalog>,
     cache: Option<ToolCache>,
@@ -143,7 +147,8 @@ impl Bridge {
             let (unity, warnings) = tools::from_editor(&details, options.include_internal);
             catalog = Catalog { unity: without_own(unity), source: CatalogSource::Cache, warnings, ..catalog };
         }
-        let bridge = Arc::new(Bridge {
+        let bridge = Arc::new_cyclic(|me| Bridge {
+            me: me.clone(),
             link,
             options,
             catalog: watch::channel(catalog).0,
@@ -261,7 +266,9 @@ impl Bridge {
     }
 
     /// Calls a tool. A tool result whatever happens in Unity; a refusal only
-    /// for an unknown tool or a cancelled call.
+    /// for an unknown tool or a cancelled call. Answered by the call's
+    /// deadline (its `TimeoutSeconds`, else the tool's default) plus
+    /// [`BridgeOptions::timeout_grace`], counted from now.
     pub async fn call_tool(
         &self,
         name: &str,
@@ -269,16 +276,24 @@ impl Bridge {
         progress: Option<ProgressSink>,
         cancel: CancellationToken,
     ) -> Result<ToolResult, CallRefused> {
+        let started = Instant::now();
         match name {
             STATUS_TOOL => return Ok(self.status_result()),
             WAIT_TOOL => return self.wait_for_editor(&arguments, cancel).await,
             _ => {}
         }
-        let tool = self.find_tool(name).await.ok_or_else(|| CallRefused::UnknownTool(name.to_owned()))?;
-        let own_deadline = arguments.get("TimeoutSeconds").and_then(Value::as_f64).filter(|s| *s > 0.0);
-        let seconds =
-            own_deadline.or(tool.timeout_seconds).map_or(self.options.default_timeout, Duration::from_secs_f64);
-        let deadline = Instant::now() + seconds + self.options.timeout_grace;
+        let own_timeout = match timeout_seconds(&arguments, "TimeoutSeconds") {
+            Ok(own) => own,
+            Err(message) => return Ok(ToolResult::error(message)),
+        };
+        // Looking the tool up may wait for the Editor's list: within the
+        // call's own deadline when it has one.
+        let lookup_limit = own_timeout.map_or(self.options.tools_wait, |t| t.min(self.options.tools_wait));
+        let tool = self.find_tool(name, lookup_limit).await.ok_or_else(|| CallRefused::UnknownTool(name.to_owned()))?;
+        let seconds = own_timeout
+            .or_else(|| tool.timeout_seconds.map(crate::duration::saturating_seconds))
+            .unwrap_or(self.options.default_timeout);
+        let deadline = crate::duration::instant_after(started, seconds + self.options.timeout_grace);
         let (progress_tx, forwarder) = match progress {
             Some(sink) => {
                 let (tx, rx) = mpsc::unbounded_channel();
@@ -291,16 +306,19 @@ impl Bridge {
         let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
         let outcome = self.link.call(name, Value::Object(arguments), options).await;
         if let Some((stop, task)) = forwarder {
-            // Every report goes out before the answer does.
+            // Every report goes out before the answer does, within a moment.
             stop.cancel();
-            let _ = tokio::time::timeout(Duration::from_secs(1), task).await;
+            let _ = tokio::time::timeout(PROGRESS_FLUSH, task).await;
         }
         match outcome {
             Ok(result) => Ok(tools::from_editor_result(name, result, &self.options.results)),
             Err(CallError::Cancelled) => Err(CallRefused::Cancelled),
             Err(error) => {
                 if matches!(&error, CallError::Editor(e) if e.kind() == ErrorKind::MethodNotFound) {
-                    self.refresh().await;
+                    // The tools changed: fetch them again, without holding this answer.
+                    if let Some(bridge) = self.me.upgrade() {
+                        tokio::spawn(async move { bridge.refresh().await });
+                    }
                 }
                 Ok(tools::from_call_error(name, &error))
             }
@@ -311,13 +329,13 @@ impl Bridge {
     /// not exist: without it (Unity absent, or only a cached list), an unknown
     /// name is sent to Unity all the same, whose answer (or absence) is the
     /// honest result.
-    async fn find_tool(&self, name: &str) -> Option<McpTool> {
+    async fn find_tool(&self, name: &str, wait: Duration) -> Option<McpTool> {
         let mut watch = self.catalog.subscribe();
         let known = |c: &Catalog| c.unity.iter().any(|t| t.name() == name);
         if !known(&watch.borrow()) && watch.borrow().source != CatalogSource::Editor {
-            // Not known yet: wait for the Editor's list, as tools/list does.
+            // Not known yet: wait (up to `wait`) for the Editor's list, as tools/list does.
             let editor_list = watch.wait_for(|c| c.source == CatalogSource::Editor);
-            let _ = tokio::time::timeout(self.options.tools_wait, editor_list).await;
+            let _ = tokio::time::timeout(wait, editor_list).await;
         }
         let catalog = watch.borrow();
         match catalog.unity.iter().find(|t| t.name() == name) {
@@ -334,7 +352,7 @@ impl Bridge {
         let editor = link.editor.clone().unwrap_or_default();
         json!({
             "bridgeVersion": crate::VERSION,
-            "connected": link.state == crate::connection::LinkState::Connected,
+            "connected": link.state == crate::link::LinkState::Connected,
             "state": link.state,
             "project": self.options.project.as_ref().map(|p| p.display().to_string()),
             "port": link.port,
@@ -373,11 +391,15 @@ impl Bridge {
         arguments: &Map<String, Value>,
         cancel: CancellationToken,
     ) -> Result<ToolResult, CallRefused> {
-        let seconds = match arguments.get("timeout_seconds") {
-            None | Some(Value::Null) => 30.0,
-            Some(v) => match v.as_f64() {
+        // Unity's tools spell it TimeoutSeconds: both mean the same here.
+        let given = arguments.get("timeout_seconds").filter(|v| !v.is_null()).map(|v| ("timeout_seconds", v));
+        let given =
+            given.or_else(|| arguments.get("TimeoutSeconds").filter(|v| !v.is_null()).map(|v| ("TimeoutSeconds", v)));
+        let seconds = match given {
+            None => 30.0,
+            Some((name, v)) => match v.as_f64() {
                 Some(s) if (5.0..=120.0).contains(&s) => s,
-                _ => return Ok(ToolResult::error(format!("timeout_seconds must be a number from 5 to 120, not {v}"))),
+                _ => return Ok(ToolResult::error(format!("{name} must be a number from 5 to 120, not {v}"))),
             },
         };
         let started = Instant::now();
@@ -402,7 +424,11 @@ impl Bridge {
                 Ok(_) => break,
                 Err(CallError::Cancelled) => return Err(CallRefused::Cancelled),
                 Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(50)).await,
-                Err(e) => return Ok(tools::from_call_error(WAIT_TOOL, &e)),
+                Err(e) => {
+                    return Ok(ToolResult::error(format!(
+                        "Unity was not ready within {seconds} s: it is connected but does not answer ({e}). It may be busy (a long compile or import, a modal dialog, an unfocused window that is not updating) or hung; bridge-status shows the connection."
+                    )));
+                }
             }
         }
         let status = self.link.status();
@@ -413,6 +439,25 @@ impl Bridge {
             "unityVersion": status.editor.and_then(|e| e.unity_version),
         });
         Ok(ToolResult(json!({"content": [{"type": "text", "text": result.to_string()}], "structuredContent": result})))
+    }
+}
+
+/// How long progress reports may take to go out after the answer is known.
+const PROGRESS_FLUSH: Duration = Duration::from_millis(200);
+
+/// The longest `TimeoutSeconds` a call may ask for: a day.
+pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
+
+/// The call's own deadline, `TimeoutSeconds` (protocol §6), when it names
+/// one; a message naming the parameter when it is not a number of seconds
+/// above 0 and at most a day.
+fn timeout_seconds(arguments: &Map<String, Value>, name: &str) -> Result<Option<Duration>, String> {
+    let Some(value) = arguments.get(name).filter(|v| !v.is_null()) else { return Ok(None) };
+    match value.as_f64() {
+        Some(s) if s > 0.0 && s <= MAX_TIMEOUT_SECONDS => Ok(Some(Duration::from_secs_f64(s))),
+        _ => Err(format!(
+            "{name} must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS} (a day), not {value}. The call was not sent to Unity, so it did not run."
+        )),
     }
 }
 

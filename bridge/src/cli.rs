@@ -13,9 +13,9 @@ use std::{
 
 use crate::{
     bridge::{Bridge, BridgeOptions, CallRefused},
-    connection::{FramingChoice, Link, LinkConfig},
     discovery::Locator,
     framing::DEFAULT_RESPONSE_LIMIT,
+    link::{FramingChoice, Link, LinkConfig},
     mcp::{self, ServeOptions},
     setup::{self, Client, Scope, ServerEntry},
     tools::{ResultPolicy, ToolCache},

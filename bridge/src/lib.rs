@@ -15,8 +15,9 @@
 //! - [`discovery`] — §7: the discovery file (written atomically) and finding
 //!   the Editor ([`discovery::Locator`]).
 //! - [`transcript`] — editor-link traffic as JSON Lines (`--record`).
-//! - [`connection`] — the bridge's hold on the Editor: one persistent
-//!   connection, reconnect through reloads, pipelined calls, resume, watchdog.
+//! - [`link`] — the bridge's hold on the Editor: one persistent
+//!   connection, reconnect through reloads, pipelined calls, resume only on
+//!   the same Editor process, honest answers by the deadline, watchdog.
 //! - [`tools`] — Editor tools as MCP tools; results and errors as MCP tool
 //!   results; oversized results to files; the tool cache.
 //! - [`bridge`] — the bridge as a service, independent of the MCP SDK: the
@@ -29,11 +30,11 @@
 
 pub mod bridge;
 pub mod cli;
-pub mod connection;
 pub mod discovery;
 pub mod duration;
 pub mod framing;
 pub mod jsonrpc;
+pub mod link;
 pub mod mcp;
 pub mod setup;
 pub mod tool_details;

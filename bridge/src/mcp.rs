@@ -23,15 +23,14 @@ use std::{
 };
 
 use futures_util::StreamExt;
-// `logging/setLevel` is deprecated in MCP (SEP-2577), but VS Code still sends it.
-#[allow(deprecated)]
-use rmcp::model::SetLevelRequestParams;
 use rmcp::{
     ErrorData as McpError, Peer, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, DiscoverResult, ErrorCode,
-        InitializeRequestParams, InitializeResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
-        ProgressToken, ProtocolVersion, ServerJsonRpcMessage, Tool,
+        CallToolRequestParams, CallToolResponse, CallToolResult, ClientJsonRpcMessage, CompleteRequestMethod,
+        CompleteRequestParams, CompleteResult, DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult,
+        ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult,
+        ListResourcesRequestMethod, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+        ProgressNotificationParam, ProgressToken, ProtocolVersion, ServerJsonRpcMessage, Tool,
     },
     service::{NotificationContext, RequestContext},
     transport::Transport,
@@ -88,10 +87,11 @@ pub async fn serve_stdio(bridge: Arc<Bridge>, options: ServeOptions) -> Stop {
     let writer = tokio::spawn(write_stdout(out_rx, stdout_closed.clone()));
     let (to_rmcp, from_guard) = mpsc::channel(64);
     let stdin_closed = CancellationToken::new();
-    tokio::spawn(guard_stdin(to_rmcp, out.clone(), stdin_closed.clone()));
+    let in_flight = InFlight::default();
+    tokio::spawn(guard_stdin(to_rmcp, out.clone(), in_flight.clone(), stdin_closed.clone()));
 
-    let handler = Handler::new(bridge.clone(), options.clone());
-    let transport = GuardedTransport { from_guard, out: out.clone() };
+    let handler = Handler::new(bridge.clone(), options.clone(), in_flight.clone());
+    let transport = GuardedTransport { from_guard, out: out.clone(), in_flight };
     let session = tokio::spawn(async move {
         match rmcp::serve_server(handler, transport).await {
             Ok(running) => {
@@ -321,11 +321,51 @@ async fn write_stdout(mut rx: mpsc::UnboundedReceiver<OutItem>, closed: Cancella
     }
 }
 
+// ---- requests in flight ----
+
+/// The ids of the client's requests that are still to be answered: a second
+/// request with one of them is refused (rmcp 3.9 would run both and answer
+/// one), and an id is free again once its answer has gone out.
+#[derive(Clone, Debug, Default)]
+struct InFlight(Arc<Mutex<std::collections::HashSet<String>>>);
+
+impl InFlight {
+    fn key(id: &Value) -> String {
+        id.to_string()
+    }
+
+    /// Takes `id`; false when a request with it is in flight.
+    fn take(&self, id: &Value) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(Self::key(id))
+    }
+
+    fn release(&self, id: &Value) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&Self::key(id));
+    }
+
+    /// An answer going out frees its id.
+    fn answered(&self, message: &ServerJsonRpcMessage) {
+        let id = match message {
+            ServerJsonRpcMessage::Response(r) => Some(&r.id),
+            ServerJsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id.and_then(|id| serde_json::to_value(id).ok()) {
+            self.release(&id);
+        }
+    }
+}
+
 // ---- stdin: the guard ----
 
-async fn guard_stdin(to_rmcp: mpsc::Sender<ClientJsonRpcMessage>, out: Out, closed: CancellationToken) {
+async fn guard_stdin(
+    to_rmcp: mpsc::Sender<ClientJsonRpcMessage>,
+    out: Out,
+    in_flight: InFlight,
+    closed: CancellationToken,
+) {
     let mut lines = FramedRead::new(stdin_reader(), FrameDecoder::new(Framing::Newline, STDIN_LIMIT));
-    let mut guard = Guard { initialize_seen: false };
+    let mut guard = Guard { initialize_seen: false, in_flight };
     while let Some(frame) = lines.next().await {
         match frame {
             Ok(Frame::Body(line)) => {
@@ -356,6 +396,7 @@ async fn guard_stdin(to_rmcp: mpsc::Sender<ClientJsonRpcMessage>, out: Out, clos
 #[derive(Debug)]
 struct Guard {
     initialize_seen: bool,
+    in_flight: InFlight,
 }
 
 impl Guard {
@@ -381,8 +422,8 @@ impl Guard {
             }
         };
         let id = obj.get("id").filter(|id| !id.is_null());
-        if id.is_some_and(|id| !id.is_string() && !id.is_i64() && !id.is_u64()) {
-            out.error(None, -32600, "Invalid Request: an id must be a string or an integer", None);
+        if id.is_some_and(|id| !id.is_string() && !id.is_i64()) {
+            out.error(None, -32600, "Invalid Request: an id must be a string or a 64-bit integer", None);
             return None;
         }
         if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
@@ -427,6 +468,22 @@ impl Guard {
                 out.error(id, -32602, &format!("Invalid params for {}", method.unwrap_or("")), None);
                 None
             }
+            Ok(ClientJsonRpcMessage::Request(r)) => {
+                if let (Some(id), Some(method)) = (id, method) {
+                    if !self.in_flight.take(id) {
+                        out.error(
+                            Some(id),
+                            -32600,
+                            &format!(
+                                "Invalid Request: a request with id {id} is still in flight; this {method} was not run (use a new id for every request)"
+                            ),
+                            None,
+                        );
+                        return None;
+                    }
+                }
+                Some(ClientJsonRpcMessage::Request(r))
+            }
             Ok(message) => Some(message),
             Err(e) => {
                 match (method, id) {
@@ -444,18 +501,18 @@ impl Guard {
     }
 }
 
-/// Methods MCP defines for a client to call.
+/// The methods this server serves (their params may be wrong). Any other
+/// method — including MCP's for capabilities it does not declare, such as
+/// resources, prompts, completions and logging — is not found.
 fn is_mcp_method(method: &str) -> bool {
-    matches!(method, "initialize" | "ping")
-        || ["tools/", "resources/", "prompts/", "completion/", "logging/", "tasks/"]
-            .iter()
-            .any(|p| method.starts_with(p))
+    matches!(method, "initialize" | "ping" | "tools/list" | "tools/call")
 }
 
 /// The transport rmcp sees: messages the guard let through, and stdout.
 struct GuardedTransport {
     from_guard: mpsc::Receiver<ClientJsonRpcMessage>,
     out: Out,
+    in_flight: InFlight,
 }
 
 impl Transport<RoleServer> for GuardedTransport {
@@ -463,6 +520,7 @@ impl Transport<RoleServer> for GuardedTransport {
 
     fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
         let sent = self.out.line(&item);
+        self.in_flight.answered(&item);
         std::future::ready(if sent { Ok(()) } else { Err(std::io::Error::other("stdout is closed")) })
     }
 
@@ -488,6 +546,9 @@ struct Handler {
     /// The tool list the client last received: list_changed is sent only
     /// when the tools differ from it.
     served: Arc<Mutex<Option<Vec<Value>>>>,
+    /// The client's requests in flight (a cancelled one is released here,
+    /// since rmcp sends nothing for it).
+    in_flight: InFlight,
 }
 
 fn to_rmcp<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> {
@@ -496,13 +557,14 @@ fn to_rmcp<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> 
 }
 
 impl Handler {
-    fn new(bridge: Arc<Bridge>, options: ServeOptions) -> Self {
+    fn new(bridge: Arc<Bridge>, options: ServeOptions, in_flight: InFlight) -> Self {
         let handler = Handler {
             bridge,
             options,
             peer: Arc::new(Mutex::new(None)),
             initialized: Arc::new(AtomicBool::new(false)),
             served: Arc::new(Mutex::new(None)),
+            in_flight,
         };
         let (peer, initialized, served) = (handler.peer.clone(), handler.initialized.clone(), handler.served.clone());
         let bridge = Arc::downgrade(&handler.bridge);
@@ -591,20 +653,46 @@ impl ServerHandler for Handler {
         self.initialized.store(true, Ordering::SeqCst);
     }
 
-    #[allow(deprecated)]
-    async fn set_level(
+    // What the bridge does not declare, it does not serve (rmcp's defaults
+    // would answer these with empty lists).
+    async fn complete(
         &self,
-        _request: SetLevelRequestParams,
+        _request: CompleteRequestParams,
         _context: RequestContext<RoleServer>,
-    ) -> Result<(), McpError> {
-        Ok(())
+    ) -> Result<CompleteResult, McpError> {
+        Err(McpError::method_not_found::<CompleteRequestMethod>())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        Err(McpError::method_not_found::<ListPromptsRequestMethod>())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, McpError> {
+        Err(McpError::method_not_found::<ListResourcesRequestMethod>())
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, McpError> {
+        Err(McpError::method_not_found::<ListResourceTemplatesRequestMethod>())
     }
 
     async fn list_tools(
         &self,
         request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
+        let _release_if_cancelled = ReleaseIfCancelled::new(&self.in_flight, &context);
         let bridge = self.bridge.clone();
         let page_size = self.options.page_size.max(1);
         let cursor = request.and_then(|r| r.cursor);
@@ -646,6 +734,7 @@ impl ServerHandler for Handler {
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
         let progress = context.meta.get_progress_token().map(|token| progress_sink(context.peer.clone(), token));
         let cancel = context.ct.clone();
+        let _release_if_cancelled = ReleaseIfCancelled::new(&self.in_flight, &context);
         guarded("tools/call", async move {
             match bridge.call_tool(&name, arguments, progress, cancel).await {
                 Ok(result) => Ok(CallToolResponse::from(to_rmcp::<CallToolResult>(result.0)?)),
@@ -662,6 +751,32 @@ impl ServerHandler for Handler {
     fn get_tool(&self, _name: &str) -> Option<Tool> {
         // Arguments are checked by Unity, which reports what is wrong.
         None
+    }
+}
+
+/// Frees a request's id when its handler ends after the client cancelled it
+/// (rmcp sends no answer then, so the transport never sees one).
+struct ReleaseIfCancelled {
+    in_flight: InFlight,
+    id: Value,
+    cancel: CancellationToken,
+}
+
+impl ReleaseIfCancelled {
+    fn new(in_flight: &InFlight, context: &RequestContext<RoleServer>) -> Self {
+        ReleaseIfCancelled {
+            in_flight: in_flight.clone(),
+            id: serde_json::to_value(&context.id).unwrap_or(Value::Null),
+            cancel: context.ct.clone(),
+        }
+    }
+}
+
+impl Drop for ReleaseIfCancelled {
+    fn drop(&mut self) {
+        if self.cancel.is_cancelled() {
+            self.in_flight.release(&self.id);
+        }
     }
 }
 
@@ -684,7 +799,7 @@ mod tests {
 
     fn guard_lines(lines: &[&str]) -> (Vec<String>, Vec<Value>) {
         let (out, mut rx) = Out::new();
-        let mut guard = Guard { initialize_seen: false };
+        let mut guard = Guard { initialize_seen: false, in_flight: InFlight::default() };
         let mut passed = Vec::new();
         for line in lines {
             if let Some(m) = guard.check(line.as_bytes(), &out) {

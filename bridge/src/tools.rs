@@ -13,9 +13,9 @@ use std::{
 use serde_json::{Map, Value, json};
 
 use crate::{
-    connection::CallError,
     discovery::{iso_timestamp, write_atomic},
     jsonrpc::ErrorKind,
+    link::{CallError, CutOff, NotSent},
     tool_details::{ParameterProperty, ParameterSchema, ParameterType, ToolDetail, ToolDetails},
 };
 
@@ -337,7 +337,7 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
                     "Unity gave up on {tool} at its own deadline: {detail}. If the operation needs longer, call it again with a larger TimeoutSeconds."
                 ),
                 ErrorKind::Interrupted => format!(
-                    "{tool} was cut off by a domain reload (Unity reloaded its scripts) before it finished: {detail}. Unity says it did not complete; it may have been partly applied. Check its effect before calling it again."
+                    "{tool} was cut off by a domain reload (Unity reloaded its scripts) before it finished: {detail}. Unity says it did not complete; it may have run in part. Check its effect before calling it again."
                 ),
                 _ => format!(
                     "Unity failed to run {tool}: {detail} (error {}, {}).",
@@ -346,20 +346,32 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
                 ),
             }
         }
-        CallError::Timeout { seconds } => format!(
-            "No answer from Unity within {seconds} s for {tool}. Unity may be busy (a long compile or test run, a modal dialog, or an unfocused Editor window that is not updating), and the call may still complete there. Check with the bridge-status tool, or call again with a larger TimeoutSeconds."
+        CallError::NotSent { seconds, why: NotSent::NoEditor { tried } } => format!(
+            "No Unity Editor was reachable within {seconds} s, so {tool} was not sent and did not run. Tried: {}. Open the project in Unity (with the bridge package installed), or call wait-for-editor-ready.",
+            tried.join("; ")
         ),
-        CallError::Interrupted => format!(
-            "Unity reloaded its scripts (a domain reload) while {tool} was running, and this Editor cannot report whether it finished: it may or may not have been applied. Check its effect (for example with get-logs or get-hierarchy) before running it again."
+        CallError::NotSent { seconds, why: NotSent::Blocked } => format!(
+            "{tool} was not sent within {seconds} s: Unity is connected but is not reading (hung or busy), so it did not run. Check with the bridge-status tool, then call it again."
+        ),
+        CallError::NoAnswer { seconds, after: None } => format!(
+            "No answer from Unity within {seconds} s for {tool}. The request reached Unity, so it may have run, or may still be running: Unity may be busy (a long compile or test run, a modal dialog, an unfocused Editor window that is not updating) or hung. Check its effect (for example with get-logs) or bridge-status before calling it again; to wait longer, pass a larger TimeoutSeconds."
+        ),
+        CallError::NoAnswer { seconds, after: Some(cut) } => format!(
+            "{tool} reached Unity, then {}, and Unity was not back within {seconds} s: it may or may not have run. Once Unity is back (wait-for-editor-ready), check its effect (for example with get-logs or get-hierarchy) before calling it again.",
+            cut.describe()
+        ),
+        CallError::CutOff(CutOff::Restarted) => format!(
+            "{} while {tool} was running: it may or may not have run in the Editor that went away. It was not sent to the new Editor, so it cannot run twice. Check its effect (for example with get-logs or get-hierarchy) before calling it again.",
+            CutOff::Restarted.describe()
+        ),
+        CallError::CutOff(cut) => format!(
+            "{} while {tool} was running, and this Editor cannot report whether it finished: it may or may not have run. Check its effect (for example with get-logs or get-hierarchy) before calling it again.",
+            cut.describe()
         ),
         CallError::TooLarge { size, limit } => format!(
             "Unity's answer to {tool} was {}, over the bridge's response limit of {}, and was discarded. Ask for less (filters, MaxResults) or let the tool save to a file (SaveToFile).",
             human_size(*size),
             human_size(*limit as u64)
-        ),
-        CallError::NoEditor { tried } => format!(
-            "No Unity Editor is reachable, so {tool} could not run. Tried: {}. Open the project in Unity (with the bridge package installed), or call wait-for-editor-ready.",
-            tried.join("; ")
         ),
         CallError::Unreadable { reason } => format!(
             "Unity's answer to {tool} arrived damaged (not valid JSON: {reason}). The call ran in Unity; check its effect before running it again."
@@ -514,13 +526,29 @@ mod tests {
         let disabled = ErrorObject::new(ErrorKind::ToolDisabled, "Tool 'focus-window' is disabled in settings");
         let text = from_call_error("focus-window", &CallError::Editor(disabled)).text();
         assert!(text.contains("disabled in Unity's MCP settings") && text.contains("person"), "{text}");
-        let interrupted = from_call_error("execute-menu-item", &CallError::Interrupted);
-        assert!(interrupted.is_error() && interrupted.text().contains("may or may not have been applied"));
-        assert!(
-            from_call_error("x", &CallError::NoEditor { tried: vec!["port 8700: refused".into()] })
-                .text()
-                .contains("port 8700: refused")
-        );
+        let interrupted = from_call_error("execute-menu-item", &CallError::CutOff(CutOff::Reload));
+        assert!(interrupted.is_error() && interrupted.text().contains("may or may not have run"));
+        let no_editor =
+            CallError::NotSent { seconds: 2.0, why: NotSent::NoEditor { tried: vec!["port 8700: refused".into()] } };
+        let text = from_call_error("x", &no_editor).text();
+        assert!(text.contains("port 8700: refused") && text.contains("did not run"), "{text}");
+        // Every error says whether the Editor may have run the call, and
+        // only what is true.
+        let errors = [
+            no_editor,
+            CallError::NotSent { seconds: 2.0, why: NotSent::Blocked },
+            CallError::NoAnswer { seconds: 2.0, after: None },
+            CallError::NoAnswer { seconds: 2.0, after: Some(CutOff::Lost) },
+            CallError::CutOff(CutOff::Restarted),
+            CallError::CutOff(CutOff::Silent),
+            CallError::CutOff(CutOff::Quit),
+        ];
+        for error in errors {
+            let text = from_call_error("clear-console", &error).text();
+            let says_may = text.contains("may have run") || text.contains("may or may not have run");
+            let says_not = text.contains("did not run");
+            assert!(says_may != says_not && says_may == error.may_have_run(), "{error:?}: {text}");
+        }
     }
 
     #[test]

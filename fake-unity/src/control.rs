@@ -194,13 +194,12 @@ async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     }
 }
 
-/// A field of a body object: absent or `null` is `None`.
-fn optional<T: serde::de::DeserializeOwned>(body: &Value, name: &str, what: &str) -> Result<Option<T>, Response> {
+/// A field of a body object: absent or `null` is `None`; a wrong type is
+/// the message of a 400.
+fn optional<T: serde::de::DeserializeOwned>(body: &Value, name: &str, what: &str) -> Result<Option<T>, String> {
     match body.get(name) {
         None | Some(Value::Null) => Ok(None),
-        Some(v) => serde_json::from_value(v.clone())
-            .map(Some)
-            .map_err(|_| error(StatusCode::BAD_REQUEST, format!("{name} must be {what}"))),
+        Some(v) => serde_json::from_value(v.clone()).map(Some).map_err(|_| format!("{name} must be {what}")),
     }
 }
 
@@ -216,7 +215,7 @@ async fn crash(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     );
     let (restart_after_ms, move_port, wait) = match fields {
         (Ok(r), Ok(m), Ok(w)) => (r, m.unwrap_or(false), w.unwrap_or(false)),
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return e,
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => return error(StatusCode::BAD_REQUEST, e),
     };
     if editor.is_crashed() {
         return error(StatusCode::CONFLICT, "the Editor has already crashed (POST /restart starts a new one)");
@@ -241,7 +240,7 @@ async fn restart(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     };
     let move_port = match optional::<bool>(&body, "movePort", "a boolean") {
         Ok(m) => m.unwrap_or(false),
-        Err(e) => return e,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
     if !editor.is_crashed() {
         return error(StatusCode::CONFLICT, "the Editor is running (POST /crash first)");
@@ -261,7 +260,7 @@ async fn hang(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     };
     let ms = match optional::<u64>(&body, "ms", "a non-negative integer") {
         Ok(ms) => ms,
-        Err(e) => return e,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
     editor.hang.start(&editor.faults, ms.map(|ms| editor.faults.scaled(ms)), None);
     Json(json!({"hung": true})).into_response()

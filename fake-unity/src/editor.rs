@@ -268,7 +268,13 @@ impl Client {
     }
 
     pub(crate) fn set_framing(&self, framing: Framing) {
-        let _ = self.framing.set(framing);
+        if self.framing.set(framing).is_ok() {
+            let counter = match framing {
+                Framing::Header => &self.stats.header_connections,
+                Framing::Newline => &self.stats.newline_connections,
+            };
+            counter.fetch_add(1, Ordering::Relaxed);
+        }
     }
 
     /// Queues a message for this client; false when the connection is gone.
@@ -381,6 +387,9 @@ pub struct Stats {
     pub resumed: AtomicU64,
     pub crashes: AtomicU64,
     pub restarts: AtomicU64,
+    /// Connections by the framing their first bytes chose.
+    pub header_connections: AtomicU64,
+    pub newline_connections: AtomicU64,
     /// Requests received, per method.
     calls: Mutex<BTreeMap<String, u64>>,
     /// Tool bodies started, per tool: what the Editor actually did (a
@@ -426,6 +435,7 @@ impl Stats {
             "resumed": n(&self.resumed),
             "crashes": n(&self.crashes),
             "restarts": n(&self.restarts),
+            "framings": {"header": n(&self.header_connections), "newline": n(&self.newline_connections)},
             "calls": *lock(&self.calls),
             "runs": *lock(&self.runs),
             "errors": *lock(&self.errors),

@@ -231,6 +231,10 @@ async fn serve_connection(editor: Arc<Editor>, number: u64, stream: TcpStream, p
     let (read_half, write_half) = stream.into_split();
     let (tx, rx) = mpsc::unbounded_channel();
     let client = editor.add_client(number, peer, tx);
+    if editor.is_crashed() {
+        // Accepted as the process died: the kernel closes it.
+        client.end(Ending::Close);
+    }
     tracing::debug!(client = client.id, %peer, "connected");
     let writer = tokio::spawn(write_loop(editor.clone(), client.clone(), write_half, rx));
 
@@ -818,10 +822,12 @@ pub async fn drive(
             Some(Command::Reload { options, done }) => {
                 let previous_session_id = editor.session_id();
                 tracing::info!(port, "domain reload");
-                editor.begin_shutdown(ShutdownReason::DomainReload);
+                // No one new is accepted by the domain that is going away.
                 stop.cancel();
+                let old_listener = accepting.await.ok();
+                editor.begin_shutdown(ShutdownReason::DomainReload);
                 // Unless a fault holds it, the old listener closes now.
-                reload_faults(&editor, accepting.await.ok());
+                reload_faults(&editor, old_listener);
                 wait_closed(&editor).await;
                 let downtime = options.downtime.unwrap_or(Duration::from_millis(editor.base.editor.reload_downtime_ms));
                 tokio::time::sleep(downtime).await;
@@ -839,9 +845,11 @@ pub async fn drive(
             Some(Command::Crash { options, done }) => {
                 let previous_session_id = editor.session_id();
                 tracing::info!(port, "the Editor crashes");
-                editor.crash();
+                // The process dies whole: its listener first, so nothing
+                // connects to the dying Editor.
                 stop.cancel();
                 drop(accepting.await);
+                editor.crash();
                 wait_closed(&editor).await;
                 // Until a new Editor process starts, only quit and restart mean anything.
                 let (move_port, done) = match options.restart_after {
@@ -866,9 +874,11 @@ pub async fn drive(
                 };
                 let Some(listener) = rebind(&editor, port, preferred_port, move_port).await else { return };
                 let new_port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+                // The new process is itself (instance, session, journal)
+                // before it accepts anyone.
+                editor.restart(new_port);
                 let listening_at = std::time::Instant::now();
                 (stop, accepting) = start_accepting(listener, &editor);
-                editor.restart(new_port);
                 tracing::info!(port = new_port, "a new Editor process listens");
                 report(done, &editor, new_port, port, previous_session_id, listening_at);
                 port = new_port;

@@ -293,7 +293,7 @@ async fn a_mutating_call_cut_off_by_a_reload_is_never_a_fake_success() {
         if resume {
             assert!(said.contains("Unity says it did not complete"), "{said}");
         } else {
-            assert!(said.contains("may or may not have been applied"), "{said}");
+            assert!(said.contains("may or may not have run"), "{said}");
         }
         let stats = fake.control().get("/stats").await.unwrap();
         assert_eq!(stats["calls"]["compile"], if resume { 2 } else { 1 }, "never run twice");
@@ -333,7 +333,10 @@ async fn an_editor_absent_at_start_is_waited_for_and_announced() {
     let tried = status["structuredContent"]["tried"].to_string();
     assert!(tried.contains("MCPInstance.json: not there"), "{tried}");
     let absent = call(&client, "get-logs", json!({"TimeoutSeconds": 0.2})).await;
-    assert!(text(&absent).contains("No Unity Editor is reachable"), "{absent}");
+    assert!(
+        text(&absent).contains("No Unity Editor was reachable") && text(&absent).contains("did not run"),
+        "{absent}"
+    );
 
     let _fake = fake(project.path()).await;
     let ready = call(&client, "wait-for-editor-ready", json!({"timeout_seconds": 10})).await;
@@ -353,7 +356,7 @@ async fn an_editor_that_quits_leaves_the_bridge_serving() {
     fake.quit().await;
     let gone = call(&client, "get-logs", json!({"TimeoutSeconds": 0.5})).await;
     assert_eq!(gone["isError"], true);
-    assert!(text(&gone).contains("No Unity Editor is reachable"), "{gone}");
+    assert!(text(&gone).contains("No Unity Editor was reachable") && text(&gone).contains("did not run"), "{gone}");
     let status = call(&client, "bridge-status", json!({})).await;
     assert_eq!(status["structuredContent"]["state"], "absent");
     assert!(status["structuredContent"]["tried"].to_string().contains("quit"), "{status}");

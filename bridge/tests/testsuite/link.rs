@@ -13,8 +13,8 @@ use tokio::{
     net::TcpListener,
 };
 use unity_mcp_bridge::{
-    connection::{CallError, CallOptions, FramingChoice, Link, LinkConfig, LinkEvent, LinkState},
     discovery::Locator,
+    link::{CallError, CallOptions, CutOff, FramingChoice, Link, LinkConfig, LinkEvent, LinkState, NotSent},
 };
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -143,7 +143,7 @@ async fn an_editor_absent_at_start_is_found_when_it_appears() {
     copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project"), project.path());
     let link = link_for(project.path(), |_| {});
     let error = link.call("ping", json!({}), CallOptions::within(Duration::from_millis(300))).await.unwrap_err();
-    let CallError::NoEditor { tried } = &error else { panic!("{error:?}") };
+    let CallError::NotSent { why: NotSent::NoEditor { tried }, .. } = &error else { panic!("{error:?}") };
     assert!(tried.iter().any(|t| t.contains("MCPInstance.json: not there")), "{tried:?}");
     assert!(tried.iter().any(|t| t.contains("port 8700")), "{tried:?}");
     let mut events = link.subscribe();
@@ -173,7 +173,7 @@ async fn an_editor_of_another_project_is_not_used() {
     .unwrap();
     let link = Link::start(config, None);
     let error = link.call("ping", json!({}), CallOptions::within(Duration::from_millis(500))).await.unwrap_err();
-    let CallError::NoEditor { tried } = &error else { panic!("{error:?}") };
+    let CallError::NotSent { why: NotSent::NoEditor { tried }, .. } = &error else { panic!("{error:?}") };
     assert!(tried.iter().any(|t| t.contains("another project")), "{tried:?}");
 }
 
@@ -292,8 +292,8 @@ async fn a_silent_editor_is_detected_and_left() {
     config.ping_deadline = Duration::from_millis(200);
     let link = Link::start(config, None);
     let error = link.call("get-logs", json!({}), CallOptions::within(Duration::from_secs(3))).await.unwrap_err();
-    // Sent, unanswered, and this Editor cannot resume: an honest interruption.
-    assert_eq!(error, CallError::Interrupted);
+    // Sent, unanswered, and this Editor cannot resume: it may have run.
+    assert_eq!(error, CallError::CutOff(CutOff::Silent));
     let deadline = Instant::now() + WAIT;
     while connections.load(std::sync::atomic::Ordering::SeqCst) < 2 {
         assert!(Instant::now() < deadline, "the silent connection was never left for a new one");
@@ -333,4 +333,30 @@ async fn a_read_only_call_interrupted_by_a_reload_is_made_again() {
         (json!(3), json!(1)),
         "sent, resumed (interrupted), sent again"
     );
+}
+
+/// A timeout is not a framing verdict: an Editor that does not answer is
+/// never tried in the legacy newline framing because of it.
+#[tokio::test]
+async fn a_hung_editor_is_not_taken_for_a_newline_editor() {
+    let setup = fake_with(|_| {}).await;
+    let link = link_for(setup.project.path(), |c| {
+        c.silence_before_ping = Duration::from_millis(200);
+        c.ping_deadline = Duration::from_millis(200);
+        c.connect_timeout = Duration::from_millis(300);
+    });
+    link.call("ping", json!({}), within(10)).await.unwrap();
+    setup.fake.hang(None);
+    let call = {
+        let link = link.clone();
+        tokio::spawn(async move { link.call("get-logs", json!({}), within(3)).await })
+    };
+    // The watchdog gives up on the silent connection; reconnects time out.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    setup.fake.end_hang();
+    let _ = call.await.unwrap();
+    link.call("ping", json!({}), within(10)).await.unwrap();
+    assert_eq!(link.status().framing, Some("header"));
+    let stats = setup.fake.control().get("/stats").await.unwrap();
+    assert_eq!(stats["framings"]["newline"], 0, "{}", stats["framings"]);
 }

@@ -5,6 +5,7 @@ mod e2e;
 mod framing_props;
 mod framing_vectors;
 mod link;
+mod promises;
 mod service;
 mod sessions;
 mod snapshots;

@@ -7,8 +7,8 @@ use serde_json::{Map, json};
 use tokio_util::sync::CancellationToken;
 use unity_mcp_bridge::{
     bridge::{Bridge, BridgeOptions},
-    connection::{Link, LinkConfig},
     discovery::Locator,
+    link::{Link, LinkConfig},
     tools::ToolCache,
 };
 
@@ -72,7 +72,7 @@ async fn one_connection_one_tool_list_fetch() {
     tokio::time::timeout(Duration::from_secs(10), catalog.wait_for(|c| c.fetches == 1)).await.unwrap().unwrap();
     // Round trips after the fetch: a second fetch would already be on its way.
     for _ in 0..3 {
-        let mut options = unity_mcp_bridge::connection::CallOptions::within(Duration::from_secs(5));
+        let mut options = unity_mcp_bridge::link::CallOptions::within(Duration::from_secs(5));
         options.read_only = true;
         link.call("ping", json!({}), options).await.unwrap();
     }

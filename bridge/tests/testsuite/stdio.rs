@@ -27,17 +27,26 @@ pub struct Raw {
 
 impl Raw {
     pub fn start(project: &std::path::Path, extra: &[&str]) -> Raw {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"))
-            .arg("--project")
-            .arg(project)
-            .args(["--tools-wait", "2"])
-            .args(if extra.contains(&"--log-level") { &[][..] } else { &["--log-level", "warn"][..] })
-            .args(extra)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut command = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"));
+        command.arg("--project").arg(project);
+        if !extra.contains(&"--tools-wait") {
+            command.args(["--tools-wait", "2"]);
+        }
+        // BRIDGE_TEST_LOGS=DIR keeps every test bridge's debug log there.
+        match std::env::var_os("BRIDGE_TEST_LOGS") {
+            Some(dir) if !extra.contains(&"--log-level") => {
+                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+                let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let file = std::path::Path::new(&dir).join(format!("raw-{}-{n}.log", std::process::id()));
+                command.args(["--log-level", "debug,rmcp=info", "--log-file"]).arg(file);
+            }
+            _ if !extra.contains(&"--log-level") => {
+                command.args(["--log-level", "warn"]);
+            }
+            _ => {}
+        }
+        let mut child =
+            command.args(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
         let stdout = child.stdout.take().unwrap();
         let (tx, lines) = mpsc::channel();
         std::thread::spawn(move || {
@@ -60,7 +69,10 @@ impl Raw {
 
     /// The next stdout line, which must be a JSON-RPC 2.0 message.
     fn next(&self) -> Value {
-        let line = self.lines.recv_timeout(WAIT).unwrap_or_else(|_| panic!("nothing on stdout within {WAIT:?}"));
+        let line = self.lines.recv_timeout(WAIT).unwrap_or_else(|e| match e {
+            mpsc::RecvTimeoutError::Timeout => panic!("nothing on stdout within {WAIT:?}"),
+            mpsc::RecvTimeoutError::Disconnected => panic!("the bridge closed its stdout (it exited)"),
+        });
         let message: Value =
             serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"));
         assert_eq!(message["jsonrpc"], "2.0", "stdout carried {line}");
@@ -139,8 +151,9 @@ async fn bad_input_is_answered_and_the_server_keeps_running() {
     assert_eq!(raw.answer(&json!(10))["error"]["code"], -32602);
     raw.send(r#"{"jsonrpc":"2.0","id":11,"method":"no/such/method"}"#);
     assert_eq!(raw.answer(&json!(11))["error"]["code"], -32601);
+    // Logging is not declared, so not served.
     raw.send(r#"{"jsonrpc":"2.0","id":12,"method":"logging/setLevel","params":{"level":"debug"}}"#);
-    assert_eq!(raw.answer(&json!(12))["result"], json!({}));
+    assert_eq!(raw.answer(&json!(12))["error"]["code"], -32601);
     // Still serving, ids echoed exactly.
     raw.send(r#"{"jsonrpc":"2.0","id":"s-1","method":"ping"}"#);
     assert_eq!(raw.answer(&json!("s-1"))["result"], json!({}));

@@ -1,0 +1,363 @@
+//! One call to the Editor, answered exactly once, by its deadline, saying
+//! truthfully whether the Editor may have run it.
+//!
+//! A call follows the Editor through reloads: a request that never left the
+//! bridge is simply sent again; one that reached an Editor whose connection
+//! then ended is resumed (`x-resume`, protocol §5) only on that same Editor
+//! process — the resume journal survives a domain reload, not a crash — and
+//! sent afresh only when the tool only reads. Anything else is reported as
+//! it is: it may have run.
+
+use std::{
+    fmt,
+    time::{Duration, Instant},
+};
+
+use serde_json::Value;
+use tokio::sync::mpsc;
+use tokio_util::sync::CancellationToken;
+
+use super::{
+    Link,
+    socket::{CloseReason, Connection, Reply},
+};
+use crate::jsonrpc::{ErrorKind, ErrorObject, Request, Response};
+
+/// How one call goes.
+#[derive(Clone, Debug)]
+pub struct CallOptions {
+    pub deadline: Instant,
+    pub cancel: CancellationToken,
+    /// Receives the Editor's `notifications/progress` params for this call.
+    pub progress: Option<mpsc::UnboundedSender<Value>>,
+    /// The tool only reads: sending it again after a cut-off is harmless.
+    pub read_only: bool,
+}
+
+impl CallOptions {
+    pub fn within(timeout: Duration) -> Self {
+        CallOptions {
+            deadline: crate::duration::instant_after(Instant::now(), timeout),
+            cancel: CancellationToken::new(),
+            progress: None,
+            read_only: false,
+        }
+    }
+}
+
+/// How the connection that carried a call ended before its answer.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CutOff {
+    /// A domain reload (the Editor said so).
+    Reload,
+    /// The Editor quit.
+    Quit,
+    /// Another Editor process answers now: the one that received the call
+    /// is gone (it crashed, or was closed and opened again).
+    Restarted,
+    /// The connection closed without a word (a crash, a broken socket).
+    Lost,
+    /// The Editor stopped answering and the bridge gave up on the connection.
+    Silent,
+}
+
+impl CutOff {
+    fn of(reason: &CloseReason) -> CutOff {
+        match reason {
+            CloseReason::Shutdown(why) if why == "EditorQuit" => CutOff::Quit,
+            CloseReason::Shutdown(_) => CutOff::Reload,
+            CloseReason::Silent => CutOff::Silent,
+            CloseReason::PeerClosed | CloseReason::Failed(_) | CloseReason::Open | CloseReason::Stopped => CutOff::Lost,
+        }
+    }
+
+    /// What happened, as the middle of a sentence.
+    pub fn describe(self) -> &'static str {
+        match self {
+            CutOff::Reload => "Unity reloaded its scripts (a domain reload)",
+            CutOff::Quit => "Unity quit",
+            CutOff::Restarted => "Unity restarted (a new Editor process, after a crash or a restart)",
+            CutOff::Lost => "the connection to Unity closed without warning (Unity may have crashed)",
+            CutOff::Silent => "Unity stopped answering (hung or frozen), so the bridge closed the connection",
+        }
+    }
+}
+
+/// Why a request could not be sent.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NotSent {
+    /// No Editor was reachable; what was tried.
+    NoEditor { tried: Vec<String> },
+    /// An Editor was connected, but the request could not be written to it
+    /// (it was not reading).
+    Blocked,
+}
+
+/// Why a call did not return a result.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CallError {
+    /// The Editor answered with a JSON-RPC error.
+    Editor(ErrorObject),
+    /// The answer was larger than the response limit.
+    TooLarge { size: u64, limit: usize },
+    /// The answer was not valid JSON (its id could still be read).
+    Unreadable { reason: String },
+    /// The caller cancelled.
+    Cancelled,
+    /// The deadline passed before the request left the bridge: it did not run.
+    NotSent { seconds: f64, why: NotSent },
+    /// The request reached the Editor and no answer came by the deadline: it
+    /// may have run, or still be running. `after` says how its connection
+    /// ended, when it did and no Editor took the call up again.
+    NoAnswer { seconds: f64, after: Option<CutOff> },
+    /// The request reached the Editor, whose connection then ended, and it
+    /// could not be resumed or safely sent again: it may have run.
+    CutOff(CutOff),
+}
+
+impl CallError {
+    /// Whether the Editor may have run the call (or still be running it).
+    pub fn may_have_run(&self) -> bool {
+        match self {
+            CallError::NotSent { .. } => false,
+            CallError::NoAnswer { .. } | CallError::CutOff(_) | CallError::TooLarge { .. } => true,
+            CallError::Unreadable { .. } => true,
+            CallError::Cancelled => true,
+            CallError::Editor(e) => !matches!(
+                e.kind(),
+                ErrorKind::MethodNotFound
+                    | ErrorKind::InvalidParams
+                    | ErrorKind::SecurityBlocked
+                    | ErrorKind::ToolDisabled
+                    | ErrorKind::ProjectMismatch
+                    | ErrorKind::SessionChanged
+                    | ErrorKind::InvalidRequest
+                    | ErrorKind::ParseError
+            ),
+        }
+    }
+}
+
+impl fmt::Display for CallError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            CallError::Editor(e) => write!(f, "{e}"),
+            CallError::TooLarge { size, limit } => {
+                write!(f, "the answer ({size} bytes) is over the {limit}-byte limit")
+            }
+            CallError::Unreadable { reason } => write!(f, "the answer was not valid JSON: {reason}"),
+            CallError::Cancelled => f.write_str("cancelled"),
+            CallError::NotSent { seconds, why: NotSent::NoEditor { tried } } => {
+                write!(f, "not sent within {seconds} s: no Unity Editor found (tried: {})", tried.join("; "))
+            }
+            CallError::NotSent { seconds, why: NotSent::Blocked } => {
+                write!(f, "not sent within {seconds} s: the Editor was not reading")
+            }
+            CallError::NoAnswer { seconds, after: None } => write!(f, "no answer from Unity within {seconds} s"),
+            CallError::NoAnswer { seconds, after: Some(cut) } => {
+                write!(f, "{} and no Editor took the call up within {seconds} s", cut.describe())
+            }
+            CallError::CutOff(cut) => f.write_str(cut.describe()),
+        }
+    }
+}
+
+impl std::error::Error for CallError {}
+
+/// How many times one call follows the Editor through reloads.
+const MAX_ATTEMPTS: usize = 8;
+
+/// A request that reached an Editor whose connection then ended.
+#[derive(Clone, Debug)]
+struct Reached {
+    /// The Editor process it reached, when that Editor names itself.
+    instance: Option<String>,
+    cut: CutOff,
+}
+
+/// What to do with a call that reached an Editor, on the next connection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Next {
+    /// The same Editor process, with its resume journal: ask it (`x-resume`).
+    Resume,
+    /// Send it as a new request (it only reads).
+    Fresh,
+    /// Report it: it may have run.
+    GiveUp(CutOff),
+}
+
+/// The rule of this module: resume only where the journal is, resend only
+/// what only reads.
+fn next_step(reached: &Reached, now: &super::EditorInfo, read_only: bool) -> Next {
+    let same_editor = reached.instance.is_some() && now.instance_id == reached.instance;
+    if same_editor && now.can_resume() {
+        Next::Resume
+    } else if read_only {
+        Next::Fresh
+    } else if reached.instance.is_some() && !same_editor {
+        Next::GiveUp(CutOff::Restarted)
+    } else {
+        Next::GiveUp(reached.cut)
+    }
+}
+
+fn seconds_since(started: Instant) -> f64 {
+    (started.elapsed().as_secs_f64() * 10.0).round() / 10.0
+}
+
+impl Link {
+    /// Calls a tool on the Editor: waits for a connection, follows the Editor
+    /// through reloads, and answers exactly once, by `options.deadline`.
+    pub async fn call(&self, method: &str, params: Value, options: CallOptions) -> Result<Value, CallError> {
+        let started = Instant::now();
+        let mut id = self.fresh_id();
+        let mut resume = false;
+        let mut reached: Option<Reached> = None;
+        for _ in 0..MAX_ATTEMPTS {
+            let connection = match self.connection(options.deadline, &options.cancel).await {
+                Ok(connection) => connection,
+                Err(super::Wait::Cancelled) => return Err(CallError::Cancelled),
+                Err(super::Wait::Deadline { tried }) => {
+                    let seconds = seconds_since(started);
+                    return Err(match &reached {
+                        Some(r) => CallError::NoAnswer { seconds, after: Some(r.cut) },
+                        None => CallError::NotSent { seconds, why: NotSent::NoEditor { tried } },
+                    });
+                }
+            };
+            if let Some(r) = &reached {
+                match next_step(r, &connection.info(), options.read_only) {
+                    Next::Resume => resume = true,
+                    Next::Fresh => (id, resume, reached) = (self.fresh_id(), false, None),
+                    Next::GiveUp(cut) => return Err(CallError::CutOff(cut)),
+                }
+            }
+            let mut request = Request::new(id.clone(), method, params.clone());
+            if resume {
+                request.extra.insert("x-resume".into(), true.into());
+            }
+            let (reply, delivery) = connection.request(request, options.progress.clone(), false);
+            let reply = tokio::select! {
+                reply = reply => reply,
+                _ = tokio::time::sleep_until(options.deadline.into()) => {
+                    // A late answer finds no one waiting and is dropped.
+                    connection.forget(&id);
+                    let seconds = seconds_since(started);
+                    return Err(match (delivery.withdraw(), &reached) {
+                        (true, _) => CallError::NoAnswer { seconds, after: None },
+                        (false, Some(r)) => CallError::NoAnswer { seconds, after: Some(r.cut) },
+                        (false, None) => CallError::NotSent { seconds, why: NotSent::Blocked },
+                    });
+                }
+                _ = options.cancel.cancelled() => {
+                    connection.forget(&id);
+                    delivery.withdraw();
+                    return Err(CallError::Cancelled);
+                }
+            };
+            match reply {
+                // The Editor says the resumed call was cut off before it
+                // finished; a read-only call is simply made again.
+                Ok(Reply::Response(Response { outcome: Err(e), .. }))
+                    if resume && options.read_only && e.kind() == ErrorKind::Interrupted =>
+                {
+                    (id, resume, reached) = (self.fresh_id(), false, None);
+                }
+                Ok(Reply::Response(response)) => return response.outcome.map_err(CallError::Editor),
+                Ok(Reply::TooLarge { size, limit }) => return Err(CallError::TooLarge { size, limit }),
+                Ok(Reply::Unreadable(reason)) => return Err(CallError::Unreadable { reason }),
+                Err(_) if delivery.reached() => {
+                    // The connection ended after the Editor may have read it.
+                    let info = connection.info();
+                    let cut = CutOff::of(&connection.reason());
+                    if !options.read_only && !info.can_resume() {
+                        // Nothing can take it up again: say so now.
+                        return Err(CallError::CutOff(cut));
+                    }
+                    reached = Some(Reached { instance: info.instance_id, cut });
+                    tracing::info!(method, %id, ?cut, "call cut off after it reached the Editor");
+                }
+                Err(_) => {
+                    // It never left the bridge: the next connection gets it.
+                    tracing::info!(method, %id, "call not sent before the connection closed; sending it again");
+                }
+            }
+        }
+        Err(match reached {
+            Some(r) => CallError::CutOff(r.cut),
+            None => CallError::NotSent {
+                seconds: seconds_since(started),
+                why: NotSent::NoEditor { tried: self.status().tried },
+            },
+        })
+    }
+
+    /// A connection that is open, waiting for one up to the deadline.
+    pub(super) async fn connection(
+        &self,
+        deadline: Instant,
+        cancel: &CancellationToken,
+    ) -> Result<std::sync::Arc<Connection>, super::Wait> {
+        let mut watch = self.current.subscribe();
+        loop {
+            if let Some(c) = watch.borrow_and_update().as_ref() {
+                if !c.closed.is_cancelled() {
+                    return Ok(c.clone());
+                }
+            }
+            tokio::select! {
+                changed = watch.changed() => {
+                    if changed.is_err() {
+                        return Err(super::Wait::Deadline { tried: vec!["the bridge is stopping".into()] });
+                    }
+                }
+                _ = tokio::time::sleep_until(deadline.into()) => {
+                    return Err(super::Wait::Deadline { tried: self.status().tried });
+                }
+                _ = cancel.cancelled() => return Err(super::Wait::Cancelled),
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::link::EditorInfo;
+
+    fn editor(instance: Option<&str>, resume: bool) -> EditorInfo {
+        EditorInfo {
+            instance_id: instance.map(str::to_owned),
+            capabilities: if resume { vec!["resume".into()] } else { vec![] },
+            ..EditorInfo::default()
+        }
+    }
+
+    fn reached(instance: Option<&str>, cut: CutOff) -> Reached {
+        Reached { instance: instance.map(str::to_owned), cut }
+    }
+
+    #[test]
+    fn a_call_that_may_have_run_is_resumed_only_where_its_journal_is() {
+        let at_a = reached(Some("a"), CutOff::Reload);
+        assert_eq!(next_step(&at_a, &editor(Some("a"), true), false), Next::Resume, "reloaded, same process");
+        assert_eq!(next_step(&at_a, &editor(Some("b"), true), false), Next::GiveUp(CutOff::Restarted));
+        assert_eq!(next_step(&at_a, &editor(Some("b"), true), true), Next::Fresh, "it only reads");
+        assert_eq!(next_step(&at_a, &editor(None, true), false), Next::GiveUp(CutOff::Restarted));
+        let anonymous = reached(None, CutOff::Lost);
+        assert_eq!(next_step(&anonymous, &editor(None, true), false), Next::GiveUp(CutOff::Lost));
+        assert_eq!(next_step(&anonymous, &editor(Some("a"), true), false), Next::GiveUp(CutOff::Lost));
+        assert_eq!(next_step(&anonymous, &editor(None, false), true), Next::Fresh);
+    }
+
+    #[test]
+    fn errors_say_whether_the_editor_may_have_run_the_call() {
+        let no_editor = CallError::NotSent { seconds: 2.0, why: NotSent::NoEditor { tried: vec!["port 8700".into()] } };
+        assert!(!no_editor.may_have_run());
+        assert_eq!(no_editor.to_string(), "not sent within 2 s: no Unity Editor found (tried: port 8700)");
+        assert!(CallError::NoAnswer { seconds: 2.0, after: None }.may_have_run());
+        assert!(CallError::CutOff(CutOff::Restarted).may_have_run());
+        let blocked = ErrorObject::new(ErrorKind::SecurityBlocked, "no");
+        assert!(!CallError::Editor(blocked).may_have_run());
+    }
+}

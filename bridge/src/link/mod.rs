@@ -1,0 +1,369 @@
+//! The bridge's hold on the Editor (protocol §1–§5, §7): one persistent
+//! connection, found through discovery and re-established after every domain
+//! reload; pipelined calls matched by id; calls cut off by a reload resumed
+//! (`x-resume`) on the same Editor process, sent again when they only read,
+//! and reported honestly otherwise; a watchdog for an Editor that goes silent.
+//!
+//! - [`socket`] — one TCP connection: framing, matching answers to requests,
+//!   and how far each request got.
+//! - [`call`] — one call, answered once, by its deadline, honestly.
+//! - [`supervisor`] — finding the Editor, connecting, the handshake, and
+//!   following it through reloads.
+//! - [`watchdog`] — noticing an Editor that stopped answering.
+//!
+//! [`Link::start`] spawns the task that keeps the connection; [`Link::call`]
+//! is the one way requests reach the Editor.
+
+mod call;
+mod socket;
+mod supervisor;
+mod watchdog;
+
+use std::{
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant, SystemTime},
+};
+
+use serde::Serialize;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, watch};
+use tokio_util::sync::CancellationToken;
+
+pub use self::call::{CallError, CallOptions, CutOff, NotSent};
+use self::socket::{CloseReason, Connection, lock};
+use crate::{
+    discovery::Locator,
+    framing::{DEFAULT_RESPONSE_LIMIT, Framing},
+    jsonrpc::Id,
+    transcript::Recorder,
+};
+
+/// Which framing to speak to the Editor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum FramingChoice {
+    /// Header framing, falling back to newline framing for an Editor that
+    /// does not answer it (the seeds' legacy Editors).
+    #[default]
+    Auto,
+    Header,
+    Newline,
+}
+
+impl std::str::FromStr for FramingChoice {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "auto" => Ok(FramingChoice::Auto),
+            other => other.parse::<Framing>().map(|f| match f {
+                Framing::Header => FramingChoice::Header,
+                Framing::Newline => FramingChoice::Newline,
+            }),
+        }
+    }
+}
+
+/// How the link behaves.
+#[derive(Clone, Debug)]
+pub struct LinkConfig {
+    pub locator: Locator,
+    pub framing: FramingChoice,
+    /// Largest response accepted (protocol §2: 64 MiB by default).
+    pub response_limit: usize,
+    /// Limit for connecting and for the handshake.
+    pub connect_timeout: Duration,
+    /// While calls wait and nothing arrives for this long, ping the Editor.
+    pub silence_before_ping: Duration,
+    /// A ping not answered within this is a dead connection.
+    pub ping_deadline: Duration,
+    /// Retry interval while the Editor reloads.
+    pub reload_retry: Duration,
+    /// Longest retry interval while the Editor is absent.
+    pub absent_retry_max: Duration,
+    /// Prefix of every request id: unique across reconnects and bridge
+    /// restarts (protocol §5); a transcript redacts it to `${RUN}`.
+    pub id_prefix: String,
+}
+
+impl LinkConfig {
+    pub fn new(locator: Locator) -> Self {
+        LinkConfig {
+            locator,
+            framing: FramingChoice::Auto,
+            response_limit: DEFAULT_RESPONSE_LIMIT,
+            connect_timeout: Duration::from_secs(2),
+            silence_before_ping: Duration::from_secs(3),
+            ping_deadline: Duration::from_secs(3),
+            reload_retry: Duration::from_millis(10),
+            absent_retry_max: Duration::from_secs(1),
+            id_prefix: {
+                let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
+                format!("b{:x}{:05x}", std::process::id(), nanos & 0xfffff)
+            },
+        }
+    }
+}
+
+/// What the Editor says about itself (`get-version`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EditorInfo {
+    pub unity_version: Option<String>,
+    pub package_version: Option<String>,
+    pub protocol_version: Option<u32>,
+    pub capabilities: Vec<String>,
+    pub product_name: Option<String>,
+    pub data_path: Option<String>,
+    /// The Editor process (`EditorInstanceId`, an extension): the same
+    /// across domain reloads, new when Unity restarts. Its resume journal
+    /// belongs to it.
+    pub instance_id: Option<String>,
+}
+
+impl EditorInfo {
+    fn from_version(result: &Value) -> EditorInfo {
+        let text = |k: &str| result.get(k).and_then(Value::as_str).map(str::to_owned);
+        EditorInfo {
+            unity_version: text("UnityVersion"),
+            package_version: text("PackageVersion").or_else(|| text("Ver")),
+            protocol_version: result.get("ProtocolVersion").and_then(Value::as_u64).map(|v| v as u32),
+            capabilities: result
+                .get("Capabilities")
+                .and_then(Value::as_array)
+                .map(|c| c.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
+                .unwrap_or_default(),
+            product_name: text("ProductName"),
+            data_path: text("DataPath"),
+            instance_id: text("EditorInstanceId"),
+        }
+    }
+
+    /// The Editor keeps a resume journal (protocol §5) and says which Editor
+    /// process it belongs to (without that, a call resumed after a crash
+    /// would run again in the new process).
+    pub fn can_resume(&self) -> bool {
+        self.capabilities.iter().any(|c| c == "resume") && self.instance_id.is_some()
+    }
+
+    /// Editors of this protocol answer requests on one connection
+    /// concurrently; uLoopMCP answers them one at a time.
+    fn concurrent(&self) -> bool {
+        self.protocol_version.is_some()
+    }
+}
+
+/// The link's state.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LinkState {
+    /// Looking for the Editor for the first time.
+    Searching,
+    Connected,
+    /// The Editor is reloading its domain; it will be back.
+    Reloading,
+    /// No Editor answers.
+    Absent,
+    /// The bridge is shutting down.
+    Stopped,
+}
+
+/// The last domain reload the link went through.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReloadRecord {
+    /// When the Editor announced it (or the connection dropped).
+    pub started_at: String,
+    /// How long until the link was connected again.
+    pub reconnected_after_ms: u64,
+}
+
+/// A snapshot of the link, for status reports.
+#[derive(Clone, Debug, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LinkStatus {
+    pub state: LinkState,
+    pub port: Option<u16>,
+    pub framing: Option<&'static str>,
+    pub session_id: Option<String>,
+    pub editor: Option<EditorInfo>,
+    pub connected_since: Option<String>,
+    pub reloads: u64,
+    pub last_reload: Option<ReloadRecord>,
+    /// Calls waiting for the Editor now.
+    pub calls_in_flight: u64,
+    /// What was tried, when not connected.
+    pub tried: Vec<String>,
+}
+
+/// What the link tells the rest of the bridge.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum LinkEvent {
+    /// Connected (again): tools may have changed.
+    Connected,
+    /// The Editor said its tools changed.
+    ToolsChanged,
+    /// The connection closed.
+    Disconnected,
+}
+
+/// Why no connection could be had.
+#[derive(Debug)]
+pub(crate) enum Wait {
+    /// The deadline passed; what was tried meanwhile.
+    Deadline {
+        tried: Vec<String>,
+    },
+    Cancelled,
+}
+
+#[derive(Debug)]
+struct Shared {
+    status: LinkStatus,
+    client_name: Option<String>,
+    /// When the current reload began, while it lasts.
+    reload_started: Option<(Instant, SystemTime)>,
+    /// The framing that worked last (for `Auto`).
+    working_framing: Option<Framing>,
+}
+
+/// The bridge's link to the Editor.
+#[derive(Debug)]
+pub struct Link {
+    config: LinkConfig,
+    recorder: Option<Arc<Recorder>>,
+    shared: Mutex<Shared>,
+    current: watch::Sender<Option<Arc<Connection>>>,
+    events: broadcast::Sender<LinkEvent>,
+    id_prefix: String,
+    next_id: AtomicU64,
+    next_connection: AtomicU64,
+    stopping: CancellationToken,
+}
+
+impl Link {
+    /// Starts looking for the Editor, and keeps the connection from then on.
+    pub fn start(config: LinkConfig, recorder: Option<Recorder>) -> Arc<Link> {
+        let (current, _) = watch::channel(None);
+        let (events, _) = broadcast::channel(64);
+        let id_prefix = config.id_prefix.clone();
+        let link = Arc::new(Link {
+            config,
+            recorder: recorder.map(Arc::new),
+            shared: Mutex::new(Shared {
+                status: LinkStatus {
+                    state: LinkState::Searching,
+                    port: None,
+                    framing: None,
+                    session_id: None,
+                    editor: None,
+                    connected_since: None,
+                    reloads: 0,
+                    last_reload: None,
+                    calls_in_flight: 0,
+                    tried: Vec::new(),
+                },
+                client_name: None,
+                reload_started: None,
+                working_framing: None,
+            }),
+            current,
+            events,
+            id_prefix,
+            next_id: AtomicU64::new(1),
+            next_connection: AtomicU64::new(1),
+            stopping: CancellationToken::new(),
+        });
+        tokio::spawn(link.clone().keep_connected());
+        link
+    }
+
+    /// Stops the link: closes the connection, ends the background task.
+    pub fn stop(&self) {
+        self.stopping.cancel();
+        if let Some(c) = self.current.borrow().as_ref() {
+            c.close(CloseReason::Stopped);
+        }
+    }
+
+    pub fn subscribe(&self) -> broadcast::Receiver<LinkEvent> {
+        self.events.subscribe()
+    }
+
+    pub fn status(&self) -> LinkStatus {
+        let mut status = lock(&self.shared).status.clone();
+        status.calls_in_flight = self.current.borrow().as_ref().map_or(0, |c| c.calls_waiting() as u64);
+        status
+    }
+
+    pub fn is_connected(&self) -> bool {
+        self.current.borrow().as_ref().is_some_and(|c| !c.closed.is_cancelled())
+    }
+
+    /// The Editor's self-description, once connected.
+    pub fn editor_info(&self) -> Option<EditorInfo> {
+        self.current.borrow().as_ref().map(|c| lock(&c.info).clone())
+    }
+
+    /// The name sent with `set-client-name` on every connect.
+    pub fn set_client_name(self: &Arc<Self>, name: &str) {
+        lock(&self.shared).client_name = Some(name.to_owned());
+        if let Some(conn) = self.current.borrow().clone() {
+            let link = self.clone();
+            let name = name.to_owned();
+            tokio::spawn(async move {
+                let id = link.fresh_id();
+                let _ = conn.exchange(id, "set-client-name", json!({"ClientName": name}), Duration::from_secs(5)).await;
+            });
+        }
+    }
+
+    fn fresh_id(&self) -> Id {
+        Id::String(format!("{}-{}", self.id_prefix, self.next_id.fetch_add(1, Ordering::Relaxed)))
+    }
+
+    /// Waits until connected (through reloads), up to the deadline.
+    pub async fn wait_connected(&self, deadline: Instant, cancel: &CancellationToken) -> Result<(), CallError> {
+        let started = Instant::now();
+        match self.connection(deadline, cancel).await {
+            Ok(_) => Ok(()),
+            Err(Wait::Cancelled) => Err(CallError::Cancelled),
+            Err(Wait::Deadline { tried }) => Err(CallError::NotSent {
+                seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
+                why: NotSent::NoEditor { tried },
+            }),
+        }
+    }
+
+    fn update(&self, f: impl FnOnce(&mut Shared)) {
+        f(&mut lock(&self.shared));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn version_results_become_editor_info() {
+        let info = EditorInfo::from_version(&json!({
+            "UnityVersion": "6000.0.65f1", "PackageVersion": "0.1.0", "ProtocolVersion": 1,
+            "EditorInstanceId": "e-1", "Capabilities": ["resume", "progress"], "DataPath": "/p/Assets", "Ver": "0.1.0"
+        }));
+        assert!(info.can_resume() && info.concurrent());
+        assert_eq!(info.instance_id.as_deref(), Some("e-1"));
+        let anonymous = EditorInfo::from_version(&json!({"ProtocolVersion": 1, "Capabilities": ["resume"]}));
+        assert!(!anonymous.can_resume(), "a journal without its Editor's name cannot be trusted across a crash");
+        let uloop = EditorInfo::from_version(&json!({"UnityVersion": "2022.3.1f1", "Ver": "2.1.1"}));
+        assert!(!uloop.can_resume() && !uloop.concurrent());
+        assert_eq!(uloop.package_version.as_deref(), Some("2.1.1"));
+    }
+
+    #[test]
+    fn framing_choices_parse() {
+        assert_eq!("auto".parse::<FramingChoice>(), Ok(FramingChoice::Auto));
+        assert_eq!("newline".parse::<FramingChoice>(), Ok(FramingChoice::Newline));
+        assert!("xml".parse::<FramingChoice>().is_err());
+    }
+}

@@ -1,0 +1,469 @@
+//! One TCP connection to the Editor: a writer task that frames outgoing
+//! requests, a reader task that matches answers to the requests waiting for
+//! them, and how far each request got ([`Delivery`]) — the fact every honest
+//! answer about a call rests on.
+
+use std::{
+    collections::HashMap,
+    net::{Ipv4Addr, SocketAddr},
+    sync::{
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicBool, AtomicU8, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use serde_json::{Value, json};
+use tokio::{
+    io::AsyncWriteExt,
+    net::TcpStream,
+    sync::{broadcast, mpsc, oneshot},
+};
+use tokio_util::{codec::FramedRead, sync::CancellationToken};
+
+use super::{EditorInfo, LinkConfig, LinkEvent};
+use crate::{
+    framing::{Frame, FrameDecoder, Framing, HEAD_BYTES, encode_frame},
+    jsonrpc::{ErrorObject, Id, IdNumber, Message, Request, Response, notifications},
+    transcript::{Direction, Recorder},
+};
+
+pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// How far one request got toward the Editor.
+#[derive(Clone, Debug)]
+pub(super) struct Delivery(Arc<AtomicU8>);
+
+/// In the writer's queue: nothing of it has left the bridge.
+const QUEUED: u8 = 0;
+/// Being written to the socket.
+const WRITING: u8 = 1;
+/// Written whole: the Editor may have read it, and run it.
+const WRITTEN: u8 = 2;
+/// Taken back before the writer reached it: it never left.
+const WITHDRAWN: u8 = 3;
+/// The write failed: the Editor has at most part of the frame, which it
+/// cannot run.
+const FAILED: u8 = 4;
+
+impl Delivery {
+    fn new() -> Delivery {
+        Delivery(Arc::new(AtomicU8::new(QUEUED)))
+    }
+
+    /// The writer takes the request; false when it was withdrawn.
+    fn start_writing(&self) -> bool {
+        self.0.compare_exchange(QUEUED, WRITING, Ordering::AcqRel, Ordering::Acquire).is_ok()
+    }
+
+    fn finish_writing(&self, ok: bool) {
+        self.0.store(if ok { WRITTEN } else { FAILED }, Ordering::Release);
+    }
+
+    /// Whether the request may have reached the Editor (a write that is
+    /// under way counts: it may complete).
+    pub(super) fn reached(&self) -> bool {
+        matches!(self.0.load(Ordering::Acquire), WRITING | WRITTEN)
+    }
+
+    /// The caller gives up: a request still queued is never written. Whether
+    /// it may have reached the Editor all the same.
+    pub(super) fn withdraw(&self) -> bool {
+        match self.0.compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire) {
+            Ok(_) => false,
+            Err(stage) => matches!(stage, WRITING | WRITTEN),
+        }
+    }
+}
+
+/// What answered a request.
+#[derive(Debug)]
+pub(super) enum Reply {
+    Response(Response),
+    TooLarge {
+        size: u64,
+        limit: usize,
+    },
+    /// The answer came, but was not valid JSON.
+    Unreadable(String),
+}
+
+#[derive(Debug)]
+struct Pending {
+    reply: oneshot::Sender<Reply>,
+    progress: Option<mpsc::UnboundedSender<Value>>,
+    /// Internal (a handshake, a ping): not counted as a call in flight.
+    internal: bool,
+}
+
+/// Why a connection ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum CloseReason {
+    Open,
+    /// `notifications/server/shutdown` with this reason.
+    Shutdown(String),
+    /// The Editor closed the socket without a word.
+    PeerClosed,
+    /// The socket failed or the Editor broke the protocol.
+    Failed(String),
+    /// The Editor stopped answering.
+    Silent,
+    /// The bridge is stopping.
+    Stopped,
+}
+
+/// Why a handshake or ping on one connection got no result.
+#[derive(Clone, Debug, PartialEq)]
+pub(super) enum ExchangeError {
+    /// Nothing came back in time: no verdict on the Editor or its framing.
+    NoAnswer,
+    /// The connection closed before the answer.
+    Closed(CloseReason),
+    /// The Editor answered with an error.
+    Editor(ErrorObject),
+    /// The answer could not be used (too large, not JSON).
+    Unusable(String),
+}
+
+impl std::fmt::Display for ExchangeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExchangeError::NoAnswer => f.write_str("no answer"),
+            ExchangeError::Closed(CloseReason::Failed(why)) => write!(f, "the connection failed: {why}"),
+            ExchangeError::Closed(_) => f.write_str("the connection closed before the answer"),
+            ExchangeError::Editor(e) => write!(f, "{e}"),
+            ExchangeError::Unusable(why) => f.write_str(why),
+        }
+    }
+}
+
+type Outbound = (Bytes, Option<Delivery>);
+
+/// One TCP connection to the Editor.
+#[derive(Debug)]
+pub(super) struct Connection {
+    pub number: u64,
+    pub port: u16,
+    pub framing: Framing,
+    pub info: Mutex<EditorInfo>,
+    pub session_id: Mutex<Option<String>>,
+    out: mpsc::UnboundedSender<Outbound>,
+    pending: Mutex<HashMap<Id, Pending>>,
+    pub closed: CancellationToken,
+    reason: Mutex<CloseReason>,
+    pub last_inbound: Mutex<Instant>,
+    recorder: Option<Arc<Recorder>>,
+    close_recorded: AtomicBool,
+    events: broadcast::Sender<LinkEvent>,
+}
+
+impl Connection {
+    pub(super) async fn open(
+        port: u16,
+        framing: Framing,
+        number: u64,
+        config: &LinkConfig,
+        recorder: Option<Arc<Recorder>>,
+        events: broadcast::Sender<LinkEvent>,
+    ) -> Result<Arc<Connection>, String> {
+        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
+        let stream = match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
+            Err(_) => return Err(format!("no answer to connect within {:?}", config.connect_timeout)),
+            Ok(Err(e)) => return Err(e.to_string()),
+            Ok(Ok(stream)) => stream,
+        };
+        let _ = stream.set_nodelay(true);
+        let (read, mut write) = stream.into_split();
+        let (out, mut out_rx) = mpsc::unbounded_channel::<Outbound>();
+        let connection = Arc::new(Connection {
+            number,
+            port,
+            framing,
+            info: Mutex::new(EditorInfo::default()),
+            session_id: Mutex::new(None),
+            out,
+            pending: Mutex::new(HashMap::new()),
+            closed: CancellationToken::new(),
+            reason: Mutex::new(CloseReason::Open),
+            last_inbound: Mutex::new(Instant::now()),
+            recorder,
+            close_recorded: AtomicBool::new(false),
+            events,
+        });
+        if let Some(r) = &connection.recorder {
+            r.event(number, "connect", json!({"port": port, "framing": framing.as_str()}));
+        }
+        let writer = connection.clone();
+        tokio::spawn(async move {
+            let mut buf = BytesMut::new();
+            loop {
+                let next = tokio::select! {
+                    next = out_rx.recv() => next,
+                    _ = writer.closed.cancelled() => None,
+                };
+                let Some((body, delivery)) = next else { break };
+                if delivery.as_ref().is_some_and(|d| !d.start_writing()) {
+                    // Withdrawn by its caller: it never leaves the bridge.
+                    continue;
+                }
+                buf.clear();
+                if encode_frame(writer.framing, &body, &mut buf).is_err() {
+                    if let Some(d) = &delivery {
+                        d.finish_writing(false);
+                    }
+                    continue;
+                }
+                let written = write.write_all(&buf).await;
+                if let Some(d) = &delivery {
+                    d.finish_writing(written.is_ok());
+                }
+                if let Err(e) = written {
+                    writer.close(CloseReason::Failed(format!("write failed: {e}")));
+                    break;
+                }
+            }
+            let _ = write.shutdown().await;
+        });
+        let reader = connection.clone();
+        let decoder = FrameDecoder::new(framing, config.response_limit).keep_head(HEAD_BYTES);
+        tokio::spawn(async move {
+            let mut frames = FramedRead::new(read, decoder);
+            loop {
+                let next = tokio::select! {
+                    next = frames.next() => next,
+                    _ = reader.closed.cancelled() => break,
+                };
+                *lock(&reader.last_inbound) = Instant::now();
+                match next {
+                    None => {
+                        reader.close(CloseReason::PeerClosed);
+                        break;
+                    }
+                    Some(Ok(Frame::Body(body))) => reader.on_body(&body),
+                    Some(Ok(Frame::TooLarge { size, limit, head })) => reader.on_too_large(size, limit, &head),
+                    Some(Err(e)) => {
+                        let reason =
+                            if e.is_peer_gone() { CloseReason::PeerClosed } else { CloseReason::Failed(e.to_string()) };
+                        reader.close(reason);
+                        break;
+                    }
+                }
+            }
+        });
+        Ok(connection)
+    }
+
+    pub(super) fn close(&self, reason: CloseReason) {
+        // Only the first close is recorded, whichever task gets here first.
+        if !self.close_recorded.swap(true, Ordering::SeqCst) {
+            if let Some(r) = &self.recorder {
+                let (by, why) = match &reason {
+                    CloseReason::PeerClosed => ("editor", "the Editor closed the connection".to_owned()),
+                    CloseReason::Failed(e) => ("client", e.clone()),
+                    CloseReason::Silent => ("client", "the Editor stopped answering".to_owned()),
+                    CloseReason::Stopped => ("client", "the bridge is stopping".to_owned()),
+                    CloseReason::Shutdown(why) => ("editor", format!("shutdown: {why}")),
+                    CloseReason::Open => ("client", String::new()),
+                };
+                r.event(self.number, "close", json!({"by": by, "reason": why}));
+            }
+        }
+        {
+            let mut current = lock(&self.reason);
+            if *current == CloseReason::Open {
+                *current = reason;
+            }
+        }
+        self.closed.cancel();
+        // Callers waiting on these see the connection gone.
+        lock(&self.pending).clear();
+    }
+
+    pub(super) fn reason(&self) -> CloseReason {
+        lock(&self.reason).clone()
+    }
+
+    pub(super) fn info(&self) -> EditorInfo {
+        lock(&self.info).clone()
+    }
+
+    fn on_body(&self, body: &[u8]) {
+        if let Some(r) = &self.recorder {
+            r.frame(self.number, Direction::FromEditor, body);
+        }
+        match Message::parse(body) {
+            Ok(Message::Response(response)) => {
+                let Some(id) = &response.id else {
+                    tracing::warn!(error = ?response.outcome.err(), "the Editor sent an error about an unreadable frame");
+                    return;
+                };
+                if let Some(pending) = lock(&self.pending).remove(id) {
+                    let _ = pending.reply.send(Reply::Response(response));
+                } else {
+                    tracing::debug!(%id, "late or unknown response ignored");
+                }
+            }
+            Ok(Message::Notification(note)) => match note.method.as_str() {
+                notifications::TOOLS_LIST_CHANGED => {
+                    let _ = self.events.send(LinkEvent::ToolsChanged);
+                }
+                notifications::SERVER_SHUTDOWN => {
+                    let why = note.params.as_ref().and_then(|p| p.get("reason")).and_then(Value::as_str).unwrap_or("");
+                    *lock(&self.reason) = CloseReason::Shutdown(why.to_owned());
+                }
+                notifications::PROGRESS => {
+                    let params = note.params.unwrap_or(Value::Null);
+                    let id = params.get("requestId").and_then(|v| Id::from_value(v).ok().flatten());
+                    if let Some(id) = id {
+                        if let Some(Pending { progress: Some(tx), .. }) = lock(&self.pending).get(&id) {
+                            let _ = tx.send(params);
+                        }
+                    }
+                }
+                other => tracing::debug!(method = other, "Editor notification ignored"),
+            },
+            Ok(Message::Request(request)) => tracing::debug!(method = request.method, "Editor request ignored"),
+            Err(e) => {
+                tracing::warn!(%e, "the Editor sent a frame that is not a message");
+                // Its id may still be legible: that call fails now rather
+                // than at its deadline.
+                if let Some(p) = id_in_head(body).and_then(|id| lock(&self.pending).remove(&id)) {
+                    let _ = p.reply.send(Reply::Unreadable(e.to_string()));
+                }
+            }
+        }
+    }
+
+    /// A discarded over-limit frame: its head says whose answer it was.
+    fn on_too_large(&self, size: u64, limit: usize, head: &[u8]) {
+        let id = id_in_head(head);
+        tracing::warn!(size, limit, ?id, "the Editor sent a response over the limit");
+        let mut pending = lock(&self.pending);
+        let key = id.or_else(|| {
+            // Without an id, and only one call waiting, it was that call's.
+            let waiting: Vec<&Id> = pending.iter().filter(|(_, p)| !p.internal).map(|(k, _)| k).collect();
+            (waiting.len() == 1).then(|| waiting[0].clone())
+        });
+        if let Some(p) = key.and_then(|k| pending.remove(&k)) {
+            let _ = p.reply.send(Reply::TooLarge { size, limit });
+        }
+    }
+
+    /// Queues a request; the receiver gets its answer, or is dropped if the
+    /// connection ends first. The [`Delivery`] says how far it got.
+    pub(super) fn request(
+        &self,
+        request: Request,
+        progress: Option<mpsc::UnboundedSender<Value>>,
+        internal: bool,
+    ) -> (oneshot::Receiver<Reply>, Delivery) {
+        let (tx, rx) = oneshot::channel();
+        let delivery = Delivery::new();
+        if self.closed.is_cancelled() {
+            delivery.withdraw();
+            return (rx, delivery);
+        }
+        tracing::debug!(connection = self.number, method = request.method, id = %request.id, "request sent");
+        lock(&self.pending).insert(request.id.clone(), Pending { reply: tx, progress, internal });
+        let body = Bytes::from(Message::Request(request).to_bytes());
+        if let Some(r) = &self.recorder {
+            r.frame(self.number, Direction::ToEditor, &body);
+        }
+        let _ = self.out.send((body, Some(delivery.clone())));
+        (rx, delivery)
+    }
+
+    pub(super) fn forget(&self, id: &Id) {
+        lock(&self.pending).remove(id);
+    }
+
+    pub(super) fn calls_waiting(&self) -> usize {
+        lock(&self.pending).values().filter(|p| !p.internal).count()
+    }
+
+    /// One request on this connection with a time limit: handshakes, pings.
+    pub(super) async fn exchange(
+        &self,
+        id: Id,
+        method: &str,
+        params: Value,
+        timeout: Duration,
+    ) -> Result<Value, ExchangeError> {
+        let (rx, delivery) = self.request(Request::new(id.clone(), method, params), None, true);
+        match tokio::time::timeout(timeout, rx).await {
+            Err(_) => {
+                self.forget(&id);
+                delivery.withdraw();
+                Err(ExchangeError::NoAnswer)
+            }
+            Ok(Err(_)) => Err(ExchangeError::Closed(self.reason())),
+            Ok(Ok(Reply::TooLarge { size, .. })) => {
+                Err(ExchangeError::Unusable(format!("the answer to {method} is too large ({size} bytes)")))
+            }
+            Ok(Ok(Reply::Unreadable(reason))) => {
+                Err(ExchangeError::Unusable(format!("the answer to {method} was not valid JSON: {reason}")))
+            }
+            Ok(Ok(Reply::Response(r))) => r.outcome.map_err(ExchangeError::Editor),
+        }
+    }
+}
+
+/// The id in the first bytes of a response, if it can be read there.
+pub(super) fn id_in_head(head: &[u8]) -> Option<Id> {
+    let text = String::from_utf8_lossy(head);
+    let at = text.find("\"id\"")?;
+    let rest = text[at + 4..].trim_start().strip_prefix(':')?.trim_start();
+    if let Some(quoted) = rest.strip_prefix('"') {
+        let mut out = String::new();
+        let mut chars = quoted.chars();
+        while let Some(c) = chars.next() {
+            match c {
+                '"' => return Some(Id::String(out)),
+                '\\' => out.push(chars.next()?),
+                c => out.push(c),
+            }
+        }
+        None
+    } else {
+        let end =
+            rest.find(|c: char| !(c.is_ascii_digit() || c == '-' || c == '.' || c == 'e' || c == 'E' || c == '+'))?;
+        IdNumber::parse(&rest[..end]).map(Id::Number)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_read_from_the_head_of_a_discarded_frame() {
+        assert_eq!(id_in_head(br#"{"jsonrpc":"2.0","id":"b1-7","result":{"x":"#), Some(Id::String("b1-7".into())));
+        assert_eq!(id_in_head(br#"{"jsonrpc":"2.0","id": 42,"result""#), Some(Id::from(42u64)));
+        assert_eq!(id_in_head(br#"{"id":"a\"b","#), Some(Id::String("a\"b".into())));
+        assert_eq!(id_in_head(br#"{"jsonrpc":"2.0","result":"#), None);
+        assert_eq!(id_in_head(br#"{"id":"unterminated"#), None);
+    }
+
+    #[test]
+    fn a_request_reaches_the_editor_only_once_the_writer_takes_it() {
+        let queued = Delivery::new();
+        assert!(!queued.reached());
+        assert!(!queued.withdraw(), "withdrawn while queued: it never left");
+        assert!(!queued.start_writing(), "and the writer skips it");
+
+        let written = Delivery::new();
+        assert!(written.start_writing());
+        assert!(written.reached(), "a write under way may complete");
+        written.finish_writing(true);
+        assert!(written.withdraw(), "too late to take back: it may have run");
+
+        let failed = Delivery::new();
+        assert!(failed.start_writing());
+        failed.finish_writing(false);
+        assert!(!failed.reached() && !failed.withdraw(), "a frame cut short cannot run");
+    }
+}

@@ -1,0 +1,253 @@
+//! Keeping the connection: find the Editor (discovery), connect, shake hands
+//! (`get-version`: is it this project's Editor, which Editor process, what
+//! can it do), serve until the connection ends, and start again — at the
+//! fast reload pace while the Editor is expected back, with backoff while it
+//! is absent.
+//!
+//! Framing: header framing first; the legacy newline framing only when the
+//! Editor gave a verdict against header framing (it closed the connection
+//! or sent something that is not a header). An Editor that says nothing is
+//! busy or hung, not old: a timeout changes nothing.
+
+use std::{
+    sync::{Arc, atomic::Ordering},
+    time::{Duration, Instant, SystemTime},
+};
+
+use serde_json::json;
+
+use super::{
+    EditorInfo, FramingChoice, Link, LinkEvent, LinkState, ReloadRecord,
+    socket::{CloseReason, Connection, ExchangeError, lock},
+};
+use crate::{
+    discovery::{Candidate, Candidates, iso_timestamp, same_folder},
+    framing::Framing,
+    jsonrpc::ErrorKind,
+};
+
+/// After a connection closes, how long the link retries at the fast reload
+/// pace even when no discovery file says the Editor is reloading (uLoopMCP
+/// writes none; big projects take a minute or more to reload).
+const RELOAD_WINDOW: Duration = Duration::from_secs(120);
+
+/// Why one candidate could not be used.
+#[derive(Debug)]
+enum ConnectError {
+    /// Nothing to connect to, or the connection failed.
+    Unreachable(String),
+    /// Connected, and the Editor said nothing: busy or hung.
+    Silent(String),
+    /// Another project's Editor.
+    OtherProject(String),
+    /// It answered in a way that rules this framing out.
+    WrongFraming(String),
+}
+
+impl std::fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConnectError::Unreachable(why)
+            | ConnectError::Silent(why)
+            | ConnectError::OtherProject(why)
+            | ConnectError::WrongFraming(why) => f.write_str(why),
+        }
+    }
+}
+
+impl Link {
+    /// The background task: find, connect, serve until closed, repeat.
+    pub(super) async fn keep_connected(self: Arc<Self>) {
+        let mut absent_delay = self.config.reload_retry.max(Duration::from_millis(50));
+        let mut first = true;
+        loop {
+            if self.stopping.is_cancelled() {
+                break;
+            }
+            let found = self.config.locator.candidates();
+            let mut tried = found.notes.clone();
+            let mut connected = None;
+            for candidate in &found.ports {
+                match self.connect(candidate).await {
+                    Ok(c) => {
+                        connected = Some(c);
+                        break;
+                    }
+                    Err(why) => tried.push(format!("port {} ({}): {why}", candidate.port, candidate.source)),
+                }
+            }
+            let Some(connection) = connected else {
+                let reloading = found.reloading
+                    || lock(&self.shared).reload_started.is_some_and(|(began, _)| began.elapsed() < RELOAD_WINDOW);
+                self.update(|s| {
+                    s.status.state = if reloading {
+                        LinkState::Reloading
+                    } else if first {
+                        LinkState::Searching
+                    } else {
+                        LinkState::Absent
+                    };
+                    s.status.tried = tried;
+                });
+                let delay = if reloading {
+                    self.config.reload_retry
+                } else {
+                    let d = absent_delay;
+                    absent_delay = (absent_delay * 2).min(self.config.absent_retry_max);
+                    d
+                };
+                if self.pause(delay, &found).await {
+                    break;
+                }
+                continue;
+            };
+            first = false;
+            absent_delay = self.config.reload_retry.max(Duration::from_millis(50));
+            self.on_connected(&connection);
+            tokio::spawn(self.clone().watch_silence(connection.clone()));
+            tokio::select! {
+                _ = connection.closed.cancelled() => {}
+                _ = self.stopping.cancelled() => connection.close(CloseReason::Stopped),
+            }
+            self.on_disconnected(&connection);
+        }
+        self.current.send_replace(None);
+        self.update(|s| s.status.state = LinkState::Stopped);
+    }
+
+    /// Sleeps `delay`, waking early when the discovery files change; true
+    /// when the link is stopping.
+    async fn pause(&self, delay: Duration, seen: &Candidates) -> bool {
+        let until = Instant::now() + delay;
+        loop {
+            let step = until.saturating_duration_since(Instant::now()).min(Duration::from_millis(25));
+            if step.is_zero() {
+                return false;
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(step) => {}
+                _ = self.stopping.cancelled() => return true,
+            }
+            if self.config.locator.project.is_some() && self.config.locator.candidates() != *seen {
+                return false;
+            }
+        }
+    }
+
+    fn on_connected(&self, connection: &Arc<Connection>) {
+        let info = connection.info();
+        self.update(|s| {
+            if let Some((began, at)) = s.reload_started.take() {
+                s.status.reloads += 1;
+                s.status.last_reload = Some(ReloadRecord {
+                    started_at: iso_timestamp(at),
+                    reconnected_after_ms: began.elapsed().as_millis() as u64,
+                });
+            }
+            s.status.state = LinkState::Connected;
+            s.status.port = Some(connection.port);
+            s.status.framing = Some(connection.framing.as_str());
+            s.status.session_id = lock(&connection.session_id).clone();
+            s.status.editor = Some(info);
+            s.status.connected_since = Some(iso_timestamp(SystemTime::now()));
+            s.status.tried.clear();
+            s.working_framing = Some(connection.framing);
+        });
+        tracing::info!(port = connection.port, framing = %connection.framing, "connected to the Unity Editor");
+        self.current.send_replace(Some(connection.clone()));
+        let _ = self.events.send(LinkEvent::Connected);
+    }
+
+    fn on_disconnected(&self, connection: &Arc<Connection>) {
+        let reason = connection.reason();
+        tracing::info!(?reason, "the connection to the Unity Editor closed");
+        self.update(|s| {
+            let reloading =
+                !matches!(&reason, CloseReason::Shutdown(r) if r == "EditorQuit") && reason != CloseReason::Stopped;
+            if reloading && s.reload_started.is_none() {
+                s.reload_started = Some((Instant::now(), SystemTime::now()));
+            }
+            if !reloading {
+                s.reload_started = None;
+            }
+            s.status.state = match &reason {
+                CloseReason::Shutdown(r) if r == "EditorQuit" => LinkState::Absent,
+                CloseReason::Stopped => LinkState::Stopped,
+                _ => LinkState::Reloading,
+            };
+            s.status.connected_since = None;
+        });
+        let _ = self.events.send(LinkEvent::Disconnected);
+    }
+
+    /// The framings to try, in order.
+    fn framings(&self) -> Vec<Framing> {
+        match self.config.framing {
+            FramingChoice::Header => vec![Framing::Header],
+            FramingChoice::Newline => vec![Framing::Newline],
+            FramingChoice::Auto => match lock(&self.shared).working_framing {
+                Some(Framing::Newline) => vec![Framing::Newline, Framing::Header],
+                _ => vec![Framing::Header, Framing::Newline],
+            },
+        }
+    }
+
+    /// Connects to one candidate and shakes hands; checks it is this
+    /// project's Editor.
+    async fn connect(&self, candidate: &Candidate) -> Result<Arc<Connection>, ConnectError> {
+        let mut last = None;
+        for framing in self.framings() {
+            match self.connect_with(candidate, framing).await {
+                Err(ConnectError::WrongFraming(why)) => last = Some(ConnectError::WrongFraming(why)),
+                other => return other,
+            }
+        }
+        Err(last.unwrap_or_else(|| ConnectError::Unreachable("no framing to try".into())))
+    }
+
+    async fn connect_with(&self, candidate: &Candidate, framing: Framing) -> Result<Arc<Connection>, ConnectError> {
+        let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
+        let connection =
+            Connection::open(candidate.port, framing, number, &self.config, self.recorder.clone(), self.events.clone())
+                .await
+                .map_err(ConnectError::Unreachable)?;
+        let limit = self.config.connect_timeout;
+        match connection.exchange(self.fresh_id(), "get-version", json!({}), limit).await {
+            Ok(version) => {
+                let info = EditorInfo::from_version(&version);
+                if let (Some(project), Some(data_path)) = (&self.config.locator.project, &info.data_path) {
+                    if !same_folder(std::path::Path::new(data_path), &project.join("Assets")) {
+                        connection.close(CloseReason::Stopped);
+                        return Err(ConnectError::OtherProject(format!(
+                            "that Editor has another project open ({data_path})"
+                        )));
+                    }
+                }
+                *lock(&connection.info) = info;
+            }
+            // An Editor without get-version, or one that refuses it: it
+            // speaks this framing; serve it all the same.
+            Err(ExchangeError::Editor(e)) => {
+                if e.kind() != ErrorKind::MethodNotFound {
+                    tracing::warn!(%e, "the Editor answered get-version with an error");
+                }
+            }
+            Err(ExchangeError::NoAnswer) => {
+                connection.close(CloseReason::Stopped);
+                return Err(ConnectError::Silent(format!(
+                    "connected, but no answer to get-version within {limit:?} (Unity busy or hung)"
+                )));
+            }
+            Err(e @ (ExchangeError::Closed(_) | ExchangeError::Unusable(_))) => {
+                connection.close(CloseReason::Stopped);
+                return Err(ConnectError::WrongFraming(format!("{e} ({framing} framing)")));
+            }
+        }
+        lock(&connection.session_id).clone_from(&candidate.session_id);
+        let name = lock(&self.shared).client_name.clone();
+        if let Some(name) = name {
+            let _ = connection.exchange(self.fresh_id(), "set-client-name", json!({"ClientName": name}), limit).await;
+        }
+        Ok(connection)
+    }
+}

@@ -1,0 +1,60 @@
+//! An Editor that goes silent (half-open sockets, a frozen process): while
+//! calls wait and nothing arrives, ask whether it is alive, and leave a
+//! connection it no longer answers on, so the link looks for it again.
+
+use std::{
+    sync::{Arc, atomic::Ordering},
+    time::{Duration, Instant},
+};
+
+use serde_json::json;
+use tokio::sync::broadcast;
+
+use super::{
+    Link,
+    socket::{CloseReason, Connection, lock},
+};
+use crate::framing::Framing;
+
+impl Link {
+    /// While calls wait and the Editor says nothing, make sure it is alive;
+    /// close a connection it no longer answers on.
+    pub(super) async fn watch_silence(self: Arc<Self>, connection: Arc<Connection>) {
+        let tick = (self.config.silence_before_ping / 4).max(Duration::from_millis(50));
+        loop {
+            tokio::select! {
+                _ = tokio::time::sleep(tick) => {}
+                _ = connection.closed.cancelled() => return,
+            }
+            let silent_for = lock(&connection.last_inbound).elapsed();
+            if connection.calls_waiting() == 0 || silent_for < self.config.silence_before_ping {
+                continue;
+            }
+            let alive = if connection.info().concurrent() {
+                // Our Editors answer a ping beside a running call.
+                let ping = connection.exchange(self.fresh_id(), "ping", json!({}), self.config.ping_deadline);
+                ping.await.is_ok()
+            } else {
+                // uLoopMCP answers one request at a time per connection: ask
+                // on a second connection whether the Editor is there at all.
+                self.probe(connection.port, connection.framing).await
+            };
+            if alive {
+                *lock(&connection.last_inbound) = Instant::now();
+            } else if !connection.closed.is_cancelled() {
+                tracing::warn!(port = connection.port, "the Editor stopped answering; reconnecting");
+                connection.close(CloseReason::Silent);
+                return;
+            }
+        }
+    }
+
+    async fn probe(&self, port: u16, framing: Framing) -> bool {
+        let (events, _) = broadcast::channel(1);
+        let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
+        let Ok(probe) = Connection::open(port, framing, number, &self.config, None, events).await else { return false };
+        let ok = probe.exchange(self.fresh_id(), "ping", json!({}), self.config.ping_deadline).await.is_ok();
+        probe.close(CloseReason::Stopped);
+        ok
+    }
+}

@@ -1,0 +1,260 @@
+//! The bridge's promises when the Editor crashes, hangs or never accepts:
+//! every request gets exactly one answer, on time, saying truthfully whether
+//! the Editor may have run it; a mutating call never runs twice. The bridge
+//! is a real process on stdio, the Editor fake-unity over real TCP, and what
+//! the Editor did is read from its run counter.
+//!
+//! The deadlines are checked against bounds far above the margin they
+//! promise (TimeoutSeconds + 1.5 s): only a bridge that waits for something
+//! else (its tool list, a grace of seconds, the Editor) misses them.
+
+use std::time::{Duration, Instant};
+
+use fake_unity::{CrashOptions, FakeUnity, Fault, RuleSpec, Trigger, faults::ReloadPoint};
+use serde_json::{Value, json};
+
+use crate::{
+    e2e::WAIT,
+    service::{fake, project},
+    stdio::Raw,
+};
+
+/// Far above the promised margin of 1.5 s, far below what a bridge that
+/// waits for anything else takes.
+const LATE: Duration = Duration::from_secs(4);
+
+fn runs(fake: &FakeUnity, tool: &str) -> u64 {
+    fake.editor().stats.runs(tool)
+}
+
+fn text(answer: &Value) -> String {
+    answer["result"]["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect()
+}
+
+/// The answer is a tool error saying the call may have run, never that it
+/// did not.
+fn says_it_may_have_run(answer: &Value) {
+    let text = text(answer);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(text.contains("may have run") || text.contains("may or may not have"), "{text}");
+    assert!(!text.contains("could not run") && !text.contains("did not run"), "{text}");
+}
+
+/// The answer is a tool error saying the call did not run.
+fn says_it_did_not_run(answer: &Value) {
+    let text = text(answer);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(text.contains("did not run"), "{text}");
+    assert!(!text.contains("may have run") && !text.contains("may or may not"), "{text}");
+}
+
+fn tools_call(raw: &mut Raw, id: &Value, tool: &str, arguments: &Value) {
+    raw.send(
+        &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+            .to_string(),
+    );
+}
+
+/// Calls and times the answer.
+fn timed_call(raw: &mut Raw, id: &str, tool: &str, arguments: &Value) -> (Value, Duration) {
+    let started = Instant::now();
+    tools_call(raw, &json!(id), tool, arguments);
+    let answer = raw.answer(&json!(id));
+    (answer, started.elapsed())
+}
+
+async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+    let deadline = Instant::now() + WAIT;
+    while !condition() {
+        assert!(Instant::now() < deadline, "timed out after {WAIT:?} waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mutating_call_cut_off_by_a_crash_is_never_sent_to_the_new_editor() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let _crash = fake
+        .add_fault(
+            RuleSpec::new(Fault::Crash { restart_after_ms: Some(200), move_port: false, at: ReloadPoint::AfterRun })
+                .method("execute-menu-item")
+                .times(1),
+        )
+        .unwrap();
+    let mut raw = Raw::start(project.path(), &[]);
+    raw.initialize();
+    let (answer, _) =
+        timed_call(&mut raw, "menu", "execute-menu-item", &json!({"MenuItemPath": "Tools/Fixture/Log Hello"}));
+    says_it_may_have_run(&answer);
+    assert!(text(&answer).contains("restarted"), "names what happened: {}", text(&answer));
+    assert_eq!(fake.editor().stats.restarts.load(std::sync::atomic::Ordering::Relaxed), 1);
+    assert_eq!(runs(&fake, "execute-menu-item"), 1, "run once, by the Editor that crashed; never again");
+    // The bridge serves the new Editor.
+    let (answer, _) = timed_call(&mut raw, "logs", "get-logs", &json!({}));
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_call_cut_off_by_a_crash_is_sent_again_and_answered() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let _crash = fake
+        .add_fault(
+            RuleSpec::new(Fault::Crash { restart_after_ms: Some(200), move_port: true, at: ReloadPoint::BeforeRun })
+                .method("get-hierarchy")
+                .times(1),
+        )
+        .unwrap();
+    let mut raw = Raw::start(project.path(), &[]);
+    raw.initialize();
+    let (answer, _) = timed_call(&mut raw, "tree", "get-hierarchy", &json!({}));
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    assert_eq!(runs(&fake, "get-hierarchy"), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_to_a_hung_editor_is_answered_at_its_deadline_saying_it_may_have_run() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let mut raw = Raw::start(project.path(), &[]);
+    raw.initialize();
+    let (answer, _) = timed_call(&mut raw, "warm", "get-logs", &json!({}));
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    fake.hang(None);
+    let (answer, took) = timed_call(&mut raw, "clear", "clear-console", &json!({"TimeoutSeconds": 2}));
+    says_it_may_have_run(&answer);
+    assert!(took < Duration::from_secs(2) + LATE, "answered after {took:?}");
+    assert_eq!(runs(&fake, "clear-console"), 0);
+    fake.end_hang();
+    // Once awake the Editor runs what it had read: once.
+    eventually("the call to run after the hang", || runs(&fake, "clear-console") == 1).await;
+    let (answer, _) = timed_call(&mut raw, "after", "get-logs", &json!({}));
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(runs(&fake, "clear-console"), 1, "never run a second time");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_no_editor_accepts_is_answered_at_its_deadline_saying_it_did_not_run() {
+    let project = project();
+    let mut config = fake_unity::Config::new(project.path());
+    config.scenario.faults = vec![RuleSpec::new(Fault::DeadListener { ms: None }).named("dead").on(Trigger::Start)];
+    let fake = FakeUnity::start(config).await.unwrap();
+    // A long wait for the tool list: a call must not spend its deadline on it.
+    let mut raw = Raw::start(project.path(), &["--tools-wait", "30"]);
+    raw.initialize();
+    let (answer, took) = timed_call(&mut raw, "clear", "clear-console", &json!({"TimeoutSeconds": 2}));
+    says_it_did_not_run(&answer);
+    assert!(took < Duration::from_secs(2) + LATE, "answered after {took:?}");
+    let (answer, took) = timed_call(&mut raw, "wait", "wait-for-editor-ready", &json!({"timeout_seconds": 5}));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(took < Duration::from_secs(5) + LATE, "answered after {took:?}");
+    assert_eq!(runs(&fake, "clear-console"), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn wait_for_editor_ready_keeps_its_deadline_against_a_hung_editor() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let mut raw = Raw::start(project.path(), &[]);
+    raw.initialize();
+    let (answer, _) = timed_call(&mut raw, "warm", "get-logs", &json!({}));
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+    fake.hang(None);
+    let (answer, took) = timed_call(&mut raw, "wait", "wait-for-editor-ready", &json!({"timeout_seconds": 5}));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(took < Duration::from_secs(5) + LATE, "answered after {took:?}");
+    // Unity's own spelling of the parameter means the same.
+    let (answer, took) = timed_call(&mut raw, "wait2", "wait-for-editor-ready", &json!({"TimeoutSeconds": 5}));
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(took < Duration::from_secs(5) + LATE, "answered after {took:?}");
+    fake.end_hang();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_second_request_with_the_id_of_one_in_flight_is_refused_and_runs_nothing() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let _slow =
+        fake.add_fault(RuleSpec::new(Fault::SlowTool { ms: 800, progress: false }).method("clear-console")).unwrap();
+    let mut raw = Raw::start(project.path(), &[]);
+    raw.initialize();
+    tools_call(&mut raw, &json!(7), "clear-console", &json!({}));
+    tools_call(&mut raw, &json!(7), "clear-console", &json!({}));
+    let first = raw.answer(&json!(7));
+    let second = raw.answer(&json!(7));
+    let (refused, answered) = if first.get("error").is_some() { (first, second) } else { (second, first) };
+    assert_eq!(refused["error"]["code"], -32600, "{refused}");
+    assert!(refused["error"]["message"].as_str().unwrap().contains("in flight"), "{refused}");
+    assert_eq!(answered["result"]["isError"], Value::Null, "{answered}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(runs(&fake, "clear-console"), 1);
+    // Once answered, the id can be used again.
+    tools_call(&mut raw, &json!(7), "get-logs", &json!({}));
+    assert_eq!(raw.answer(&json!(7))["result"]["isError"], Value::Null);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn any_timeout_seconds_gets_a_clear_answer_and_the_bridge_keeps_serving() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let mut raw = Raw::start(project.path(), &[]);
+    raw.initialize();
+    for (n, value) in [json!(1e19), json!(1e300), json!(-5), json!(0), json!("ten")].into_iter().enumerate() {
+        let id = format!("t{n}");
+        let (answer, _) = timed_call(&mut raw, &id, "clear-console", &json!({"TimeoutSeconds": value}));
+        assert_eq!(answer["result"]["isError"], true, "{value}: {answer}");
+        assert!(text(&answer).contains("TimeoutSeconds"), "{value}: {answer}");
+    }
+    assert_eq!(runs(&fake, "clear-console"), 0, "refused before it was sent");
+    let (answer, _) = timed_call(&mut raw, "ok", "clear-console", &json!({"TimeoutSeconds": 86400}));
+    assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn methods_the_bridge_does_not_serve_are_not_found() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let mut raw = Raw::start(project.path(), &[]);
+    raw.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#);
+    let capabilities = raw.answer(&json!("init"))["result"]["capabilities"].clone();
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    for (n, (method, capability)) in [
+        ("tools/foo", None),
+        ("resources/list", Some("resources")),
+        ("prompts/list", Some("prompts")),
+        ("completion/complete", Some("completions")),
+        ("logging/setLevel", Some("logging")),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let params = if method == "logging/setLevel" { json!({"level": "info"}) } else { json!({}) };
+        raw.send(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).to_string());
+        let answer = raw.answer(&json!(n));
+        match capability.and_then(|c| capabilities.get(c)) {
+            Some(_) => assert!(answer.get("result").is_some(), "{method} is declared, so served: {answer}"),
+            None => assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}"),
+        }
+    }
+}
+
+/// A crash with no Editor coming back: the call reached an Editor, so it
+/// may have run; the answer comes at the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_cut_off_by_a_crash_with_no_editor_back_may_have_run() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let _slow =
+        fake.add_fault(RuleSpec::new(Fault::SlowTool { ms: 5_000, progress: false }).method("clear-console")).unwrap();
+    let mut raw = Raw::start(project.path(), &[]);
+    raw.initialize();
+    let started = Instant::now();
+    tools_call(&mut raw, &json!("c"), "clear-console", &json!({"TimeoutSeconds": 3}));
+    eventually("the call to start", || runs(&fake, "clear-console") == 1).await;
+    fake.crash(CrashOptions::default()).await;
+    let answer = raw.answer(&json!("c"));
+    says_it_may_have_run(&answer);
+    assert!(started.elapsed() < Duration::from_secs(3) + LATE, "answered after {:?}", started.elapsed());
+}
