@@ -8,7 +8,7 @@ use std::{
     path::{Path, PathBuf},
     process::ExitCode,
     sync::Arc,
-    time::{Duration, Instant},
+    time::Instant,
 };
 
 use crate::{
@@ -210,9 +210,9 @@ fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>>
     let link = Link::start(config, recorder);
     let options = BridgeOptions {
         include_internal: common.dev,
-        tools_wait: Duration::from_secs_f64(common.tools_wait.max(0.0)),
+        tools_wait: crate::duration::saturating_seconds(common.tools_wait),
         results: ResultPolicy { budget_bytes: common.result_budget, project: project.clone() },
-        default_timeout: Duration::from_secs_f64(common.default_timeout.max(1.0)),
+        default_timeout: crate::duration::saturating_seconds(common.default_timeout.max(1.0)),
         project: project.clone(),
         ..BridgeOptions::default()
     };
@@ -234,7 +234,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Tools { json, wait }) => {
             let bridge = start(&common, project.as_deref())?;
-            let deadline = Instant::now() + Duration::from_secs_f64(wait);
+            let deadline = crate::duration::instant_after(Instant::now(), crate::duration::saturating_seconds(wait));
             bridge
                 .link
                 .wait_connected(deadline, &CancellationToken::new())
@@ -281,7 +281,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Status { wait }) => {
             let bridge = start(&common, project.as_deref())?;
-            let deadline = Instant::now() + Duration::from_secs_f64(wait);
+            let deadline = crate::duration::instant_after(Instant::now(), crate::duration::saturating_seconds(wait));
             let connected = bridge.link.wait_connected(deadline, &CancellationToken::new()).await.is_ok();
             writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&bridge.status())?)?;
             Ok(if connected { 0 } else { 1 })

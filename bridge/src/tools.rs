@@ -361,7 +361,7 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
             cut.describe()
         ),
         CallError::CutOff(CutOff::Restarted) => format!(
-            "{} while {tool} was running: it may or may not have run in the Editor that went away. It was not sent to the new Editor, so it cannot run twice. Check its effect (for example with get-logs or get-hierarchy) before calling it again.",
+            "{} while {tool} was running: it may or may not have run in the Editor that went away. The bridge did not give it to the new Editor, so it cannot run twice. Check its effect (for example with get-logs or get-hierarchy) before calling it again.",
             CutOff::Restarted.describe()
         ),
         CallError::CutOff(cut) => format!(

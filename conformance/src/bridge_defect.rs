@@ -80,6 +80,24 @@ pub enum BridgeDefect {
     TakesTheEditor,
     /// Keeps running after stdin closes.
     IgnoresEof,
+    /// Sends a tool call again when its error says it may have run (as a
+    /// bridge that retries after an Editor crash would: it runs twice).
+    ResendsWhatMayHaveRun,
+    /// Says a call did not run when the bridge said it may have run.
+    SaysDidNotRun,
+    /// Answers every failed tool call 8 s late (a bridge that waits for
+    /// something besides the call's deadline).
+    MissesDeadlines,
+    /// Runs a second request with the id of one in flight, and answers only
+    /// one of them.
+    RunsDuplicateIds,
+    /// Answers methods of capabilities it does not declare (resources,
+    /// prompts, completions, logging) with empty results, and an unknown
+    /// method with -32602.
+    AnswersUndeclaredMethods,
+    /// Fails with a JSON-RPC error (a panicked task) on a TimeoutSeconds of
+    /// 1e18 or more.
+    FailsOnHugeTimeout,
 }
 
 impl BridgeDefect {
@@ -95,8 +113,32 @@ impl std::fmt::Display for BridgeDefect {
     }
 }
 
-/// The requests in flight: id (as JSON text) → method.
-type Pending = Arc<Mutex<HashMap<String, String>>>;
+/// What the relay knows of the requests in flight.
+#[derive(Debug, Default)]
+struct Requests {
+    /// Id (as JSON text) → the request.
+    pending: HashMap<String, Value>,
+    /// Ids of requests the relay sent itself → the client's id they stand for.
+    standing_for: HashMap<String, Value>,
+    /// Ids of requests the relay sent whose answers nobody gets.
+    hidden: std::collections::HashSet<String>,
+    next: u64,
+}
+
+type Pending = Arc<Mutex<Requests>>;
+
+/// Methods of capabilities the bridge does not declare, and what a bridge
+/// that serves them anyway answers.
+fn undeclared_answer(method: &str) -> Option<Value> {
+    Some(match method {
+        "resources/list" => json!({"resources": []}),
+        "resources/templates/list" => json!({"resourceTemplates": []}),
+        "prompts/list" => json!({"prompts": []}),
+        "completion/complete" => json!({"completion": {"values": []}}),
+        "logging/setLevel" => json!({}),
+        _ => return None,
+    })
+}
 
 /// `TakesTheEditor`: a lock file per Editor (working folder and port), held
 /// while this bridge lives; a lock whose holder died is taken over.
@@ -178,11 +220,25 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
         _ => None,
     };
     let (out_up, pending_up) = (out.clone(), pending.clone());
+    // Requests the relay itself sends to the bridge.
+    let (inject, mut injected) = mpsc::unbounded_channel::<String>();
     let upstream = tokio::spawn(async move {
         let mut lines = BufReader::new(tokio::io::stdin()).lines();
         let mut initialize_seen = false;
         let mut relay_tokens = 0u64;
-        while let Ok(Some(mut line)) = lines.next_line().await {
+        loop {
+            let mut line = tokio::select! {
+                line = lines.next_line() => match line {
+                    Ok(Some(line)) => line,
+                    _ => break,
+                },
+                Some(line) = injected.recv() => {
+                    if to_bridge.write_all(format!("{line}\n").as_bytes()).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+            };
             let parsed: Option<Value> = serde_json::from_str(&line).ok();
             let Some(message) = parsed else {
                 if defect == BridgeDefect::DiesOnBadJson {
@@ -211,6 +267,27 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
             let dropped = match defect {
                 BridgeDefect::IgnoresBatches => message.is_array(),
                 BridgeDefect::IgnoresPing => method == "ping",
+                BridgeDefect::AnswersUndeclaredMethods if id.is_some() && !method.is_empty() => {
+                    let known = matches!(method.as_str(), "initialize" | "ping" | "tools/list" | "tools/call");
+                    let answer = match undeclared_answer(&method) {
+                        Some(result) => Some(json!({"jsonrpc": "2.0", "id": message["id"], "result": result})),
+                        None if !known => Some(json!({"jsonrpc": "2.0", "id": message["id"],
+                            "error": {"code": -32602, "message": format!("Invalid params for {method}")}})),
+                        None => None,
+                    };
+                    if let Some(answer) = &answer {
+                        let _ = out_up.send(answer.to_string());
+                    }
+                    answer.is_some()
+                }
+                BridgeDefect::FailsOnHugeTimeout if method == "tools/call" => {
+                    let huge = message["params"]["arguments"]["TimeoutSeconds"].as_f64().is_some_and(|t| t >= 1e18);
+                    if huge {
+                        let _ = out_up.send(json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32603,
+                            "message": "the bridge failed while handling tools/call: task panicked with message \"overflow when adding duration to instant\""}}).to_string());
+                    }
+                    huge
+                }
                 BridgeDefect::IgnoresDiscover => method == "server/discover",
                 BridgeDefect::RejectsUnknownVersion if method == "initialize" => {
                     let version = message["params"]["protocolVersion"].as_str().unwrap_or("");
@@ -230,8 +307,19 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
             }
             if let Some(id) = id {
                 if !method.is_empty() {
-                    if let Ok(mut p) = pending_up.lock() {
-                        p.insert(id, method.clone());
+                    if let Ok(mut requests) = pending_up.lock() {
+                        if defect == BridgeDefect::RunsDuplicateIds && requests.pending.contains_key(&id) {
+                            // Run it under another id; its answer goes nowhere.
+                            requests.next += 1;
+                            let hidden = json!(format!("relay-dup-{}", requests.next));
+                            let mut renamed = message.clone();
+                            renamed["id"] = hidden.clone();
+                            line = renamed.to_string();
+                            requests.hidden.insert(hidden.to_string());
+                            requests.pending.insert(hidden.to_string(), renamed);
+                        } else {
+                            requests.pending.insert(id, message.clone());
+                        }
                     }
                 }
             }
@@ -260,14 +348,49 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                 let _ = out.send(line);
                 continue;
             };
-            let request = message
-                .get("id")
-                .filter(|_| message.get("method").is_none())
-                .and_then(|id| pending.lock().ok().and_then(|mut p| p.remove(&id.to_string())));
-            let method = request.as_deref().unwrap_or("");
+            let answer_id = message.get("id").filter(|_| message.get("method").is_none()).map(Value::to_string);
+            let (request, hidden, standing_for) = match (&answer_id, pending.lock()) {
+                (Some(id), Ok(mut requests)) => {
+                    (requests.pending.remove(id), requests.hidden.remove(id), requests.standing_for.remove(id))
+                }
+                _ => (None, false, None),
+            };
+            if hidden {
+                continue;
+            }
+            if let Some(original) = standing_for {
+                message["id"] = original;
+            }
+            let method = request.as_ref().and_then(|r| r["method"].as_str()).unwrap_or("");
+            if method == "tools/call" && defect == BridgeDefect::ResendsWhatMayHaveRun {
+                let failed_text = (message["result"]["isError"] == json!(true)).then(|| tool_text(&message));
+                if let (Some(text), Some(request)) = (failed_text, &request) {
+                    if crate::cases::scenarios::claims(&text).0 {
+                        // Again, under a new id; its answer stands for this one.
+                        if let Ok(mut requests) = pending.lock() {
+                            requests.next += 1;
+                            let retry_id = json!(format!("relay-retry-{}", requests.next));
+                            let mut retry = request.clone();
+                            retry["id"] = retry_id.clone();
+                            requests.standing_for.insert(retry_id.to_string(), message["id"].clone());
+                            requests.pending.insert(retry_id.to_string(), retry.clone());
+                            let _ = inject.send(retry.to_string());
+                        }
+                        continue;
+                    }
+                }
+            }
             if method == "tools/call" {
                 calls_answered += 1;
                 if defect == BridgeDefect::LosesAnswers && calls_answered % 2 == 1 {
+                    continue;
+                }
+                if defect == BridgeDefect::MissesDeadlines && message["result"]["isError"] == json!(true) {
+                    let (out, late) = (out.clone(), message.to_string());
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_secs(8)).await;
+                        let _ = out.send(late);
+                    });
                     continue;
                 }
             }
@@ -286,6 +409,11 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
     // The writer ends once both relays (its senders) are gone.
     let _ = tokio::time::timeout(Duration::from_secs(1), writer).await;
     status
+}
+
+/// The text blocks of a tool result.
+fn tool_text(message: &Value) -> String {
+    message["result"]["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect()
 }
 
 /// The line to relay for one message of the bridge, broken by `defect`;
@@ -314,6 +442,15 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
         BridgeDefect::NoStructuredContent if method == "tools/call" => {
             if let Some(result) = message["result"].as_object_mut() {
                 result.remove("structuredContent");
+            }
+        }
+        BridgeDefect::SaysDidNotRun if method == "tools/call" && message["result"]["isError"] == json!(true) => {
+            for block in message["result"]["content"].as_array_mut().into_iter().flatten() {
+                if let Some(text) = block["text"].as_str() {
+                    let said =
+                        text.replace("may or may not have run", "did not run").replace("may have run", "did not run");
+                    block["text"] = json!(said);
+                }
             }
         }
         BridgeDefect::NoIsError if method == "tools/call" => {

@@ -40,6 +40,15 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },
+    /// The fake Editor embedded in this program (`fake-unity`'s own command
+    /// line), so tests can run fake Editors as processes: kill one, start
+    /// another on the same project.
+    #[command(hide = true)]
+    Fake {
+        /// fake-unity's arguments.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<OsString>,
+    },
     /// List the deliberate bridge defects (`run --bridge-defect NAME`).
     BridgeDefects,
     /// List the cases: id, level, reference and requirement.
@@ -166,6 +175,16 @@ fn main() -> ExitCode {
     if let Command::Bridge { defect, args } = cli.command {
         return embedded_bridge(defect, args);
     }
+    // So does the embedded fake.
+    if let Command::Fake { args } = cli.command {
+        return match fake_unity::cli::main(std::iter::once(OsString::from("fake-unity")).chain(args)) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("fake-unity: {e:#}");
+                ExitCode::from(1)
+            }
+        };
+    }
     tracing_subscriber::fmt()
         .with_writer(std::io::stderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
@@ -195,7 +214,7 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Run(args) => run(*args),
-        Command::Bridge { .. } => unreachable!("handled above"),
+        Command::Bridge { .. } | Command::Fake { .. } => unreachable!("handled above"),
         Command::BridgeDefects => {
             let mut out = std::io::stdout().lock();
             for defect in BridgeDefect::all() {

@@ -443,6 +443,22 @@ impl Link {
         received
     }
 
+    /// The next frame's body as it came (for checks of exact bytes).
+    pub async fn body(&mut self) -> Result<Vec<u8>, Finding> {
+        match tokio::time::timeout(READ_TIMEOUT, self.reader.next()).await {
+            Err(_) => Err(Finding::Violation(format!("no answer within {READ_TIMEOUT:?}"))),
+            Ok(Some(Ok(Frame::Body(body)))) => {
+                self.log.push(format!("< {}", excerpt(&body)));
+                Ok(body.to_vec())
+            }
+            Ok(Some(Ok(Frame::TooLarge { size, .. }))) => {
+                Err(Finding::Violation(format!("the Editor sent a frame of {size} bytes")))
+            }
+            Ok(Some(Err(e))) if !e.is_peer_gone() => Err(Finding::Violation(format!("bad framing: {e}"))),
+            Ok(_) => Err(Finding::Violation("the Editor closed the connection".into())),
+        }
+    }
+
     /// The next message; anything else is a violation.
     pub async fn message(&mut self) -> Result<Value, Finding> {
         match self.receive(READ_TIMEOUT).await {

@@ -10,6 +10,9 @@ use std::{fmt, str::FromStr};
 pub enum Defect {
     /// §3: numeric ids are echoed as strings.
     IdsAsStrings,
+    /// §3: numeric ids are read as floating-point numbers: a big integer
+    /// comes back rounded, `-0` as `-0.0`.
+    IdsAsFloats,
     /// §3: results lack `Ver`.
     NoVer,
     /// §3: notifications get an answer.
@@ -136,7 +139,7 @@ mod tests {
 
     #[test]
     fn every_defect_is_named_and_described() {
-        assert_eq!(Defect::all().len(), 42);
+        assert_eq!(Defect::all().len(), 43);
         assert_eq!(Defect::IdsAsStrings.to_string(), "ids-as-strings");
         for &defect in Defect::all() {
             assert_eq!(defect.to_string().parse::<Defect>().unwrap(), defect);

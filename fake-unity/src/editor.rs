@@ -293,6 +293,17 @@ impl Client {
     }
 
     fn send_for(&self, message: &Message, method: Option<&str>) -> bool {
+        if let (Some(Defect::IdsAsFloats), Message::Response(r)) = (self.defect, message) {
+            if let Some(Id::Number(n)) = &r.id {
+                let exact = n.as_str().parse::<i64>().is_ok() || n.as_str().parse::<u64>().is_ok();
+                let float = n.as_str().parse::<f64>().ok().and_then(serde_json::Number::from_f64);
+                if let (false, Some(float)) = (exact, float.filter(|f| f.to_string() != n.as_str())) {
+                    let mut r = r.clone();
+                    r.id = Some(Id::Number((&float).into()));
+                    return self.send_for(&Message::Response(r), method);
+                }
+            }
+        }
         if let (Some(Defect::IdsAsStrings), Message::Response(r)) = (self.defect, message) {
             if let Some(Id::Number(n)) = &r.id {
                 let mut r = r.clone();

@@ -19,10 +19,12 @@
 //! - [`replay`] — plays the Editor side of a transcript to a live client.
 //! - [`control`] — the HTTP control API and its client.
 //! - [`defect`] — deliberate protocol defects, to prove conformance checks fail.
+//! - [`cli`] — the command line (`serve`, `replay`, `record`, `defects`).
 //!
 //! [`FakeUnity::start`] runs one fake Editor in-process; the `fake-unity`
 //! binary wraps it for the command line.
 
+pub mod cli;
 pub mod control;
 pub mod defect;
 pub mod editor;

@@ -24,6 +24,10 @@
 //! call = "compile"
 //! args = { ForceRecompile = true }
 //! expect = "success"             # success | error | any
+//! meaning = "mayHaveRun"         # an error must say so (or "didNotRun")
+//!
+//! [runs]                         # what the Editor did, counted at the end
+//! compile = 1                    # tool bodies started (GET /stats "runs")
 //! ```
 
 use std::{
@@ -65,6 +69,11 @@ pub struct Scenario {
     pub timeline: Vec<TimedAction>,
     #[serde(default)]
     pub exercise: Vec<ExerciseStep>,
+    /// How many times the Editor ran each tool by the end (its run counter):
+    /// a mutating call that runs twice, or one reported as not run that ran,
+    /// shows here.
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub runs: std::collections::BTreeMap<String, u64>,
 }
 
 /// An action at a time after the Editor first listens.
@@ -128,6 +137,20 @@ pub struct ExerciseStep {
     pub args: Value,
     #[serde(default)]
     pub expect: Expect,
+    /// What an error answer must say about whether the Editor may have run
+    /// the call.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub meaning: Option<Meaning>,
+}
+
+/// What an error says about the call: the truth, as the scenario knows it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Meaning {
+    /// It reached the Editor, which may have run it.
+    MayHaveRun,
+    /// It never reached the Editor.
+    DidNotRun,
 }
 
 fn empty_object() -> Value {
@@ -255,13 +278,19 @@ name = "slow"
 [[exercise]]
 call = "compile"
 args = { ForceRecompile = true }
-expect = "success"
+expect = "error"
+meaning = "mayHaveRun"
+
+[runs]
+compile = 1
 "#;
         let scenario: Scenario = toml::from_str(text).unwrap();
         assert_eq!(scenario.faults.len(), 1);
         assert_eq!(scenario.timeline[0].action, Action::Reload { downtime_ms: None, move_port: true });
         assert_eq!(scenario.timeline[1].action, Action::RemoveFault { name: "slow".into() });
-        assert_eq!(scenario.exercise[0].expect, Expect::Success);
+        assert_eq!(scenario.exercise[0].expect, Expect::Error);
+        assert_eq!(scenario.exercise[0].meaning, Some(Meaning::MayHaveRun));
+        assert_eq!(scenario.runs["compile"], 1);
         let unknown = toml::from_str::<Scenario>("descripton = \"typo\"\n");
         assert!(unknown.unwrap_err().to_string().contains("descripton"));
         let unknown = toml::from_str::<Scenario>("[[timeline]]\natMs = 1\naction = \"reload\"\nmovePrt = true\n");

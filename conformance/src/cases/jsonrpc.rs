@@ -142,7 +142,7 @@ fn fixed_cases() -> Vec<Case> {
     cases.extend(vec![
         Case {
             id: "3.id-echo".into(),
-            requirement: "The response id has the same JSON type and value as the request id (strings and numbers).".into(),
+            requirement: "The response id has the same JSON type and value as the request id (strings and numbers), numbers written exactly as they came (a 30-digit integer, -0).".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
@@ -203,6 +203,17 @@ fn id_echo(s: Session) -> CheckFuture {
                 "request id {id} was echoed as {}",
                 answer["id"]
             );
+        }
+        // Numbers no float holds exactly: the Editor echoes the text it got.
+        for id in ["123456789012345678901234567890", "-0"] {
+            link.send_body(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{}}}}"#).as_bytes())
+                .await?;
+            let body = link.body().await?;
+            let echoed = match unity_mcp_bridge::jsonrpc::Message::parse(&body) {
+                Ok(unity_mcp_bridge::jsonrpc::Message::Response(r)) => r.id.map(|id| id.to_string()),
+                _ => None,
+            };
+            ensure!(echoed.as_deref() == Some(id), "request id {id} was echoed as {}", String::from_utf8_lossy(&body));
         }
         Ok(())
     })

@@ -1,5 +1,6 @@
 //! The catalogue, one file per group of the protocol reference.
 
+mod answers;
 mod behaviour;
 mod framing;
 mod jsonrpc;
@@ -56,6 +57,7 @@ pub fn catalogue() -> Vec<Case> {
     cases.extend(robustness::cases());
     cases.extend(lifecycle::cases());
     cases.extend(mcp::cases());
+    cases.extend(answers::cases());
     cases.extend(scenarios::cases());
     cases.extend(snapshots::cases());
     cases.sort_by_key(|c| group_of(&c.id).0);

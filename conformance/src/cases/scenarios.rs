@@ -1,15 +1,17 @@
 //! The fault scenarios of `fixtures/scenarios/` through the bridge: the
 //! embedded fake starts with the scenario loaded (durations scaled down),
 //! the bridge in front of it makes the scenario's exercise calls. Each call
-//! gets exactly one answer, the one the scenario expects; nothing is lost,
-//! the bridge keeps serving, and every fault rule fired (a rule that never
-//! fired would make the case a false pass).
+//! gets exactly one answer, the one the scenario expects, by its deadline;
+//! an error says truthfully whether the Editor may have run the call; the
+//! Editor ran each tool as often as the scenario says (never a mutating call
+//! twice); nothing is lost, the bridge keeps serving, and every fault rule
+//! fired (a rule that never fired would make the case a false pass).
 
 use std::path::PathBuf;
 
 use fake_unity::{
     EditorStateFile, Scenario,
-    scenario::{ExerciseStep, Expect},
+    scenario::{ExerciseStep, Expect, Meaning},
 };
 use serde_json::Value;
 
@@ -22,9 +24,12 @@ use crate::{
 pub const SCENARIOS: &[&str] = &[
     "broken-responses",
     "compile-errors",
+    "crash-and-restart",
+    "dead-listener",
     "deadlocked-test-run",
     "flaky-link",
     "half-open",
+    "hang",
     "huge-response",
     "long-compile",
     "modal-dialog",
@@ -41,9 +46,58 @@ pub const SCENARIOS: &[&str] = &[
 /// Scenario durations are scaled by this: a 20-minute compile takes 2.4 s.
 const TIME_SCALE: f64 = 0.002;
 
+/// How late after its `TimeoutSeconds` a call may be answered: the bridge's
+/// own margin (ours allows Unity 1 s to send its timeout answer) and a
+/// loaded machine's scheduling, never the 5 to 60 s a bridge waiting for
+/// something else takes.
+pub const DEADLINE_MARGIN: f64 = 3.0;
+
+/// Words that say the Editor may have run a call (it reached Unity).
+const MAY_HAVE_RUN: &[&str] = &["may have run", "may or may not have run", "may still be running", "may still run"];
+/// Words that say it did not (it never reached Unity).
+const DID_NOT_RUN: &[&str] = &["did not run", "was not run", "was not sent", "could not run", "never sent"];
+
+/// What an error text claims about whether the call ran.
+pub fn claims(text: &str) -> (bool, bool) {
+    let text = text.to_lowercase();
+    (MAY_HAVE_RUN.iter().any(|w| text.contains(w)), DID_NOT_RUN.iter().any(|w| text.contains(w)))
+}
+
+/// A violation unless an error's text says what `meaning` says, and only that.
+pub fn check_meaning(text: &str, meaning: Meaning) -> Result<(), String> {
+    let (may, not) = claims(text);
+    match meaning {
+        Meaning::MayHaveRun if may && !not => Ok(()),
+        Meaning::MayHaveRun => Err(format!(
+            "the call reached Unity, so the error must say it may have run ({}), and never that it did not: {text:?}",
+            MAY_HAVE_RUN.join(" | ")
+        )),
+        Meaning::DidNotRun if not && !may => Ok(()),
+        Meaning::DidNotRun => Err(format!(
+            "the call never reached Unity, so the error must say it did not run ({}), and never that it may have: {text:?}",
+            DID_NOT_RUN.join(" | ")
+        )),
+    }
+}
+
 /// `fixtures/scenarios` of this repository.
 pub fn scenarios_dir() -> PathBuf {
     fixture_project().join("../scenarios")
+}
+
+/// The text of a failed call: its tool result's text, or the JSON-RPC
+/// error's message.
+fn error_text(answer: &Value) -> String {
+    match answer.get("error") {
+        Some(error) => error["message"].as_str().unwrap_or("").to_owned(),
+        None => answer["result"]["content"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    }
 }
 
 /// A port nothing listens on now.
@@ -60,10 +114,10 @@ pub fn cases() -> Vec<Case> {
         .map(|&name| Case {
             id: format!("mcp.scenario.{name}").into(),
             requirement: format!(
-                "Through the fault scenario {name}.toml, every call the scenario makes gets exactly one answer, the one it expects; nothing is lost and the bridge keeps serving."
+                "Through the fault scenario {name}.toml, every call the scenario makes gets exactly one answer, the one it expects, by its TimeoutSeconds + {DEADLINE_MARGIN} s; an error says truthfully whether Unity may have run the call; Unity runs each tool as often as the scenario says (a mutating call never twice); nothing is lost and the bridge keeps serving."
             )
             .into(),
-            reference: "editor-link-protocol.md §5; mcp-stdio.md (tools/call)",
+            reference: "editor-link-protocol.md §5; mcp-stdio.md (tools/call); fixtures/scenarios/README.md",
             level: Level::Must,
             needs: Needs::Faults,
             check: check(move |s| Box::pin(run(s, name))),
@@ -80,6 +134,7 @@ async fn run(mut s: Session, name: &str) -> Result<(), Finding> {
     };
     let port = free_port()?;
     let exercise = scenario.exercise.clone();
+    let expected_runs = scenario.runs.clone();
     s.restart_fake(move |config| {
         if let Some(state) = state {
             config.state = state;
@@ -94,11 +149,15 @@ async fn run(mut s: Session, name: &str) -> Result<(), Finding> {
 
     let mut mcp = s.mcp().await?;
     mcp.initialize().await?;
-    for (n, ExerciseStep { call: tool, args, expect }) in exercise.iter().enumerate() {
+    let mut overshoot = None::<f64>;
+    for (n, ExerciseStep { call: tool, args, expect, meaning }) in exercise.iter().enumerate() {
+        let step = |why: String| Finding::Violation(format!("step {} ({tool}): {why}", n + 1));
+        let started = std::time::Instant::now();
         let answer = mcp.call(tool, args.clone()).await.map_err(|e| match e {
-            Finding::Violation(why) => Finding::Violation(format!("step {} ({tool}): {why}", n + 1)),
+            Finding::Violation(why) => step(why),
             other => other,
         })?;
+        let took = started.elapsed().as_secs_f64();
         let failed = answer.get("error").is_some() || answer["result"]["isError"] == Value::Bool(true);
         let ok = match expect {
             Expect::Success => !failed,
@@ -106,11 +165,24 @@ async fn run(mut s: Session, name: &str) -> Result<(), Finding> {
             Expect::Any => true,
         };
         if !ok {
-            return violation(format!(
-                "step {} ({tool}) expected {expect:?}, got {}",
-                n + 1,
+            return Err(step(format!(
+                "expected {expect:?}, got {}",
                 crate::target::excerpt(answer.to_string().as_bytes())
-            ));
+            )));
+        }
+        if let Some(timeout) = args.get("TimeoutSeconds").and_then(Value::as_f64) {
+            let late = took - timeout;
+            overshoot = Some(overshoot.map_or(late, |o| o.max(late)));
+            if late > DEADLINE_MARGIN {
+                return Err(step(format!(
+                    "answered after {took:.1} s; TimeoutSeconds was {timeout}, so the answer was due by {:.1} s",
+                    timeout + DEADLINE_MARGIN
+                )));
+            }
+        }
+        if let (Some(meaning), true) = (meaning, failed) {
+            let text = error_text(&answer);
+            check_meaning(&text, *meaning).map_err(step)?;
         }
     }
     let tools = mcp.list_tools().await?;
@@ -120,6 +192,23 @@ async fn run(mut s: Session, name: &str) -> Result<(), Finding> {
     mcp.finish().await?;
 
     let stats = s.control()?.get("/stats").await.map_err(|e| Finding::Harness(format!("the control API: {e}")))?;
+    let runs: Vec<String> =
+        expected_runs.keys().map(|tool| format!("{tool} {}", stats["runs"][tool].as_u64().unwrap_or(0))).collect();
+    s.note(format!(
+        "scenario {name}: {} calls, {} answers, runs: {}, deadline overshoot max: {}",
+        exercise.len(),
+        exercise.len(),
+        if runs.is_empty() { "-".to_owned() } else { runs.join(", ") },
+        overshoot.map_or("-".to_owned(), |o| format!("{o:.2} s"))
+    ));
+    for (tool, expected) in &expected_runs {
+        let ran = stats["runs"][tool].as_u64().unwrap_or(0);
+        if ran != *expected {
+            return violation(format!(
+                "Unity ran {tool} {ran} time(s); the scenario allows exactly {expected} (a call sent again after it reached an Editor, or one that ran though reported as not run)"
+            ));
+        }
+    }
     let silent: Vec<&str> = stats["faults"]
         .as_array()
         .into_iter()

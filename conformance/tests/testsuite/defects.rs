@@ -40,6 +40,7 @@ fn breaks(defect: Defect) -> &'static [&'static str] {
         Defect::StrictHeaders => &["2.header-name-case.*", "2.header-extra-*", "2.header-value-*"],
         Defect::LengthInCharacters => &["2.length-in-bytes"],
         Defect::IdsAsStrings => &["3.id-echo", "3.pipelining"],
+        Defect::IdsAsFloats => &["3.id-echo"],
         Defect::AnswersNotifications => &["3.notification-unanswered", "3.notification-runs-nothing"],
         Defect::IgnoresBatches => &["3.batch-rejected", "3.batch-single"],
         Defect::UnknownToolWrongCode => &["3.unknown-tool", "3.error.method_not_found"],
@@ -115,6 +116,12 @@ fn bridge_breaks(defect: BridgeDefect) -> &'static [&'static str] {
         D::TakesTheEditor => &["mcp.probe-start"],
         D::IgnoresEof => &["mcp.stdin-eof-exits"],
         D::AltersResults => &["mcp.snapshot.*"],
+        D::ResendsWhatMayHaveRun => &["mcp.scenario.crash-and-restart"],
+        D::SaysDidNotRun => &["mcp.scenario.crash-and-restart", "mcp.scenario.hang"],
+        D::MissesDeadlines => &["mcp.scenario.dead-listener", "mcp.scenario.hang", "mcp.scenario.deadlocked-test-run"],
+        D::RunsDuplicateIds => &["mcp.duplicate-id"],
+        D::AnswersUndeclaredMethods => &["mcp.unknown-method"],
+        D::FailsOnHugeTimeout => &["mcp.tools-call.timeout-range"],
     }
 }
 

@@ -2,6 +2,7 @@
 
 mod bench;
 mod cli;
+mod crash;
 mod defects;
 mod snapshots;
 mod unity_package;

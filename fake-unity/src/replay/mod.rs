@@ -455,7 +455,7 @@ async fn drive(
 
 impl Engine {
     fn scaled(&self, ms: u64) -> Duration {
-        let wait = Duration::from_secs_f64(ms as f64 / 1000.0 / self.config.speed.max(1e-6));
+        let wait = unity_mcp_bridge::duration::saturating_seconds(ms as f64 / 1000.0 / self.config.speed.max(1e-6));
         match self.config.max_gap {
             Some(cap) => wait.min(cap),
             None => wait,

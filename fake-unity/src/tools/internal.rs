@@ -1,8 +1,6 @@
 //! Internal tools (`displayDevelopmentOnly`): ping, set-client-name,
 //! get-tool-details, get-version, debug-sleep.
 
-use std::time::Duration;
-
 use serde_json::{Value, json};
 use unity_mcp_bridge::discovery::PROTOCOL_VERSION;
 
@@ -98,7 +96,7 @@ pub fn get_version(call: &ToolCall) -> Outcome {
 pub fn debug_sleep(call: ToolCall) -> BoxFuture {
     Box::pin(async move {
         let seconds = call.args.float("SleepSeconds");
-        tokio::time::sleep(Duration::from_secs_f64(seconds)).await;
+        tokio::time::sleep(unity_mcp_bridge::duration::saturating_seconds(seconds)).await;
         Outcome::Reply(result([
             ("Message", format!("Successfully slept for {seconds} seconds").into()),
             ("ActualSleepSeconds", call.args.get("SleepSeconds").clone()),

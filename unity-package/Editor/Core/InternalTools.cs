@@ -16,6 +16,14 @@ namespace UnityMcp.Core
         public string ProductName = "";
         public string PackageVersion = "";
 
+        /// <summary>
+        /// This Editor process (extension): the same across domain reloads,
+        /// new when Unity starts again. The resume journal belongs to it, so a
+        /// client resumes a call only where this has not changed (after a
+        /// crash, a new Editor would run the call again). Empty: not sent.
+        /// </summary>
+        public string InstanceId = "";
+
         /// <summary>From resume, progress, newline-framing, image-data.</summary>
         public string[] Capabilities = { "progress", "newline-framing", "image-data" };
     }
@@ -103,7 +111,7 @@ namespace UnityMcp.Core
         protected override Task<JObject> Run(NoParameters p, ToolContext context)
         {
             var info = context.Dispatcher.Editor;
-            return Task.FromResult(new JObject
+            var result = new JObject
             {
                 ["UnityVersion"] = info.UnityVersion,
                 ["Platform"] = info.Platform,
@@ -111,8 +119,13 @@ namespace UnityMcp.Core
                 ["ProductName"] = info.ProductName,
                 ["PackageVersion"] = info.PackageVersion,
                 ["ProtocolVersion"] = DiscoveryFile.ProtocolVersion,
-                ["Capabilities"] = new JArray(info.Capabilities),
-            });
+            };
+            if (!string.IsNullOrEmpty(info.InstanceId))
+            {
+                result["EditorInstanceId"] = info.InstanceId;
+            }
+            result["Capabilities"] = new JArray(info.Capabilities);
+            return Task.FromResult(result);
         }
     }
 

@@ -164,6 +164,16 @@ namespace UnityMcp.Core
                     throw new RpcError(RpcErrorKind.InvalidRequest, "id must be a string or a number");
                 }
                 id = rawId;
+                if (rawId.Type != JTokenType.String)
+                {
+                    // A number is echoed as it was written: read into a
+                    // long or a double, -0 comes back as 0 and 1e2 as 100.0.
+                    var text = TopLevelNumber(Encoding.UTF8.GetString(body), "id");
+                    if (text != null)
+                    {
+                        id = new JRaw(text);
+                    }
+                }
             }
             var version = message["jsonrpc"];
             if (version == null || version.Type != JTokenType.String || (string)version != "2.0")
@@ -190,6 +200,74 @@ namespace UnityMcp.Core
                 }
             }
             return new RpcRequest { Id = id, Method = (string)method, Params = paramObject, Message = message };
+        }
+
+        /// <summary>
+        /// The text of the number that is the value of the top-level member
+        /// <paramref name="name"/> of the JSON object <paramref name="json"/>,
+        /// exactly as written; null when there is none.
+        /// </summary>
+        public static string TopLevelNumber(string json, string name)
+        {
+            int depth = 0;
+            string lastKey = null;
+            bool afterColon = false;
+            for (int i = 0; i < json.Length; i++)
+            {
+                char c = json[i];
+                if (c == '"')
+                {
+                    int start = i + 1;
+                    var key = new StringBuilder();
+                    for (i = start; i < json.Length && json[i] != '"'; i++)
+                    {
+                        if (json[i] == '\\')
+                        {
+                            i++;
+                            if (i < json.Length && json[i] != 'u')
+                            {
+                                key.Append(json[i]);
+                            }
+                            continue;
+                        }
+                        key.Append(json[i]);
+                    }
+                    if (depth == 1 && !afterColon)
+                    {
+                        lastKey = key.ToString();
+                    }
+                    afterColon = false;
+                }
+                else if (c == '{' || c == '[')
+                {
+                    depth++;
+                    afterColon = false;
+                }
+                else if (c == '}' || c == ']')
+                {
+                    depth--;
+                    afterColon = false;
+                }
+                else if (c == ':')
+                {
+                    afterColon = true;
+                }
+                else if (c == ',')
+                {
+                    afterColon = false;
+                    lastKey = null;
+                }
+                else if (depth == 1 && afterColon && lastKey == name && (c == '-' || (c >= '0' && c <= '9')))
+                {
+                    int end = i;
+                    while (end < json.Length && "+-0123456789.eE".IndexOf(json[end]) >= 0)
+                    {
+                        end++;
+                    }
+                    return json.Substring(i, end - i);
+                }
+            }
+            return null;
         }
 
         /// <summary>JSON as the editor link reads it: strings stay strings (no dates), bounded depth.</summary>

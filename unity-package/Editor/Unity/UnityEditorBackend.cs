@@ -47,8 +47,26 @@ namespace UnityMcp.Editor
                 DataPath = Application.dataPath,
                 ProductName = Application.productName,
                 PackageVersion = McpServerController.PackageVersion,
+                InstanceId = EditorInstanceId(),
                 Capabilities = new[] { "resume", "progress", "newline-framing", "image-data" },
             };
+        }
+
+        const string InstanceIdKey = "UnityMcp.EditorInstanceId";
+
+        /// <summary>
+        /// This Editor process: kept in SessionState, which survives domain
+        /// reloads and is empty when Unity starts, as the resume journal is.
+        /// </summary>
+        static string EditorInstanceId()
+        {
+            var id = SessionState.GetString(InstanceIdKey, "");
+            if (string.IsNullOrEmpty(id))
+            {
+                id = Guid.NewGuid().ToString();
+                SessionState.SetString(InstanceIdKey, id);
+            }
+            return id;
         }
 
         // ---- console (UnityEditor.LogEntries is internal: read by reflection) ----

@@ -182,11 +182,12 @@ namespace UnityMcp.Core.Tests
         public void InternalToolsAnswerAsSection6Says()
         {
             var dispatcher = Dispatcher(new SecuritySettings { DisabledTools = new List<string> { "run-tests" } });
-            dispatcher.Editor = new EditorInfo { UnityVersion = "6000.0.65f1", PackageVersion = "0.1.0", Capabilities = new[] { "resume", "progress" } };
+            dispatcher.Editor = new EditorInfo { UnityVersion = "6000.0.65f1", PackageVersion = "0.1.0", InstanceId = "e-1", Capabilities = new[] { "resume", "progress" } };
             Assert.AreEqual("Unity MCP Bridge received: hi", (string)Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"Message\":\"hi\"}}")["result"]["Message"]);
             var version = Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"get-version\"}")["result"];
             Assert.AreEqual("6000.0.65f1", (string)version["UnityVersion"]);
             Assert.AreEqual(1, (int)version["ProtocolVersion"]);
+            Assert.AreEqual("e-1", (string)version["EditorInstanceId"], "the Editor process the resume journal belongs to");
             CollectionAssert.AreEqual(new[] { "resume", "progress" }, version["Capabilities"].ToObject<string[]>());
 
             var details = (JArray)Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"get-tool-details\"}")["result"]["Tools"];

@@ -102,6 +102,8 @@ namespace UnityMcp.Host
 
         public string ProjectPath { get; }
 
+        static readonly string ProcessInstanceId = System.Guid.NewGuid().ToString();
+
         /// <summary>What get-version reports.</summary>
         public EditorInfo EditorInfo(bool resume)
         {
@@ -112,6 +114,9 @@ namespace UnityMcp.Host
                 DataPath = ProjectPath + "/Assets",
                 ProductName = (string)Info["productName"],
                 PackageVersion = (string)Info["packageVersion"],
+                // The host process is the Editor process: its journal store
+                // lives as long as it does.
+                InstanceId = ProcessInstanceId,
             };
             if (resume)
             {
