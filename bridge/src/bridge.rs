@@ -16,11 +16,10 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    jsonrpc::ErrorKind,
     link::{CallError, CallOptions, Link, LinkEvent},
-    tool_details::ToolDetails,
     tools::{self, McpTool, ResultPolicy, ToolCache, ToolResult},
 };
+use editor_link::{jsonrpc::ErrorKind, tool_details::ToolDetails};
 
 /// The bridge's own tools.
 pub const STATUS_TOOL: &str = "bridge-status";
@@ -234,7 +233,7 @@ impl Bridge {
             let current = self.catalog.borrow();
             (current.unity != unity, current.fetches + 1)
         };
-        let fetched_at = Some(crate::discovery::iso_timestamp(std::time::SystemTime::now()));
+        let fetched_at = Some(editor_link::discovery::iso_timestamp(std::time::SystemTime::now()));
         self.catalog.send_replace(Catalog { unity, source: CatalogSource::Editor, warnings, fetches, fetched_at });
         if let Some(cache) = &self.cache {
             cache.store(&details);
@@ -291,9 +290,9 @@ impl Bridge {
         let lookup_limit = own_timeout.map_or(self.options.tools_wait, |t| t.min(self.options.tools_wait));
         let tool = self.find_tool(name, lookup_limit).await.ok_or_else(|| CallRefused::UnknownTool(name.to_owned()))?;
         let seconds = own_timeout
-            .or_else(|| tool.timeout_seconds.map(crate::duration::saturating_seconds))
+            .or_else(|| tool.timeout_seconds.map(editor_link::duration::saturating_seconds))
             .unwrap_or(self.options.default_timeout);
-        let deadline = crate::duration::instant_after(started, seconds + self.options.timeout_grace);
+        let deadline = editor_link::duration::instant_after(started, seconds + self.options.timeout_grace);
         let (progress_tx, forwarder) = match progress {
             Some(sink) => {
                 let (tx, rx) = mpsc::unbounded_channel();

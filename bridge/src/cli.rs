@@ -13,16 +13,18 @@ use std::{
 
 use crate::{
     bridge::{Bridge, BridgeOptions, CallRefused},
-    discovery::Locator,
-    framing::DEFAULT_RESPONSE_LIMIT,
     link::{FramingChoice, Link, LinkConfig},
     mcp::{self, ServeOptions},
     setup::{self, Client, Scope, ServerEntry},
     tools::{ResultPolicy, ToolCache},
-    transcript::{Recorder, Redactor},
 };
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use editor_link::{
+    discovery::Locator,
+    framing::DEFAULT_RESPONSE_LIMIT,
+    transcript::{Recorder, Redactor},
+};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 
@@ -210,9 +212,9 @@ fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>>
     let link = Link::start(config, recorder);
     let options = BridgeOptions {
         include_internal: common.dev,
-        tools_wait: crate::duration::saturating_seconds(common.tools_wait),
+        tools_wait: editor_link::duration::saturating_seconds(common.tools_wait),
         results: ResultPolicy { budget_bytes: common.result_budget, project: project.clone() },
-        default_timeout: crate::duration::saturating_seconds(common.default_timeout.max(1.0)),
+        default_timeout: editor_link::duration::saturating_seconds(common.default_timeout.max(1.0)),
         project: project.clone(),
         ..BridgeOptions::default()
     };
@@ -234,7 +236,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Tools { json, wait }) => {
             let bridge = start(&common, project.as_deref())?;
-            let deadline = crate::duration::instant_after(Instant::now(), crate::duration::saturating_seconds(wait));
+            let deadline =
+                editor_link::duration::instant_after(Instant::now(), editor_link::duration::saturating_seconds(wait));
             bridge
                 .link
                 .wait_connected(deadline, &CancellationToken::new())
@@ -281,7 +284,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Status { wait }) => {
             let bridge = start(&common, project.as_deref())?;
-            let deadline = crate::duration::instant_after(Instant::now(), crate::duration::saturating_seconds(wait));
+            let deadline =
+                editor_link::duration::instant_after(Instant::now(), editor_link::duration::saturating_seconds(wait));
             let connected = bridge.link.wait_connected(deadline, &CancellationToken::new()).await.is_ok();
             writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&bridge.status())?)?;
             Ok(if connected { 0 } else { 1 })

@@ -1,20 +1,9 @@
-//! `unity-mcp-bridge`: the MCP stdio server for the Unity Editor, and the one
-//! definition of the editor-link wire format that every crate of this project
-//! shares (see `editor-link-protocol.md`).
+//! `unity-mcp-bridge`: the MCP stdio server for the Unity Editor. The wire
+//! it speaks to the Editor is the editor link (`docs/editor-link-protocol.md`),
+//! defined once in the `unity-editor-link` crate ([`editor_link`]).
 //!
 //! Map of the modules:
 //!
-//! - [`framing`] — §2: header and newline framing; the incremental
-//!   [`framing::FrameDecoder`] and the encoder.
-//! - [`jsonrpc`] — §3/§4: [`jsonrpc::Message`] (request, notification,
-//!   response), ids that round-trip exactly, and the error table
-//!   ([`jsonrpc::ErrorKind`]).
-//! - [`duration`] — durations and deadlines from untrusted numbers, never
-//!   a panic.
-//! - [`tool_details`] — §6: the `get-tool-details` result, order-preserving.
-//! - [`discovery`] — §7: the discovery file (written atomically) and finding
-//!   the Editor ([`discovery::Locator`]).
-//! - [`transcript`] — editor-link traffic as JSON Lines (`--record`).
 //! - [`link`] — the bridge's hold on the Editor: one persistent
 //!   connection, reconnect through reloads, pipelined calls, resume only on
 //!   the same Editor process, honest answers by the deadline, watchdog.
@@ -30,16 +19,10 @@
 
 pub mod bridge;
 pub mod cli;
-pub mod discovery;
-pub mod duration;
-pub mod framing;
-pub mod jsonrpc;
 pub mod link;
 pub mod mcp;
 pub mod setup;
-pub mod tool_details;
 pub mod tools;
-pub mod transcript;
 
 /// This crate's version, as reported to peers.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

@@ -42,10 +42,8 @@ use tokio::{
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
 
-use crate::{
-    bridge::{Bridge, CallRefused, Progress, ProgressSink},
-    framing::{Frame, FrameDecoder, Framing},
-};
+use crate::bridge::{Bridge, CallRefused, Progress, ProgressSink};
+use editor_link::framing::{Frame, FrameDecoder, Framing};
 
 /// The MCP revisions with an `initialize` handshake, newest first. The
 /// stateless 2026-07-28 lifecycle is not supported yet: its `server/discover`

@@ -11,7 +11,7 @@ use std::{
 
 use serde_json::{Map, Value, json};
 
-use crate::discovery::write_atomic;
+use editor_link::discovery::write_atomic;
 
 /// The MCP clients `setup` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

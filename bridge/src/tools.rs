@@ -12,10 +12,10 @@ use std::{
 
 use serde_json::{Map, Value, json};
 
-use crate::{
+use crate::link::{CallError, CutOff, NotSent};
+use editor_link::{
     discovery::{iso_timestamp, write_atomic},
     jsonrpc::ErrorKind,
-    link::{CallError, CutOff, NotSent},
     tool_details::{ParameterProperty, ParameterSchema, ParameterType, ToolDetail, ToolDetails},
 };
 
@@ -420,7 +420,7 @@ impl ToolCache {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::jsonrpc::ErrorObject;
+    use editor_link::jsonrpc::ErrorObject;
 
     fn details(json: &str) -> ToolDetails {
         serde_json::from_str(json).unwrap()

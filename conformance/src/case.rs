@@ -104,7 +104,7 @@ pub struct Case {
     pub id: Cow<'static, str>,
     /// The requirement, in words.
     pub requirement: Cow<'static, str>,
-    /// Where it is written: `editor-link-protocol.md §2`.
+    /// Where it is written: `docs/editor-link-protocol.md §2`.
     pub reference: &'static str,
     pub level: Level,
     pub needs: Needs,

@@ -198,8 +198,8 @@ pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> 
             let _ = child.kill();
             return Err(explain(format!("Unity was not ready within {timeout:?}"), &read_log()));
         }
-        if let Ok(file) = unity_mcp_bridge::discovery::DiscoveryFile::read(project.path()) {
-            if file.state == Some(unity_mcp_bridge::discovery::EditorState::Ready) && answers_ping(file.port) {
+        if let Ok(file) = editor_link::discovery::DiscoveryFile::read(project.path()) {
+            if file.state == Some(editor_link::discovery::EditorState::Ready) && answers_ping(file.port) {
                 return Ok(Launched {
                     remote: Remote {
                         kind: RemoteKind::Unity,

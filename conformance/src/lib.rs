@@ -1,5 +1,5 @@
 //! `unity-conformance`: checks that an editor-link endpoint behaves as
-//! `editor-link-protocol.md` requires, against the embedded fake by default.
+//! `docs/editor-link-protocol.md` requires, against the embedded fake by default.
 //!
 //! Map of the modules:
 //!

@@ -139,7 +139,7 @@ pub async fn check_editor_up(target: &Target, bridge: &BridgeCommand, earlier: &
 /// Connects to the target's Editor (waiting through a reload) and leaves.
 async fn still_listening(target: &Target, bridge: &BridgeCommand) -> Result<(), String> {
     let session = target.open(WireLog::default(), bridge).await.map_err(|f| format!("{f:?}"))?;
-    match session.link(unity_mcp_bridge::framing::Framing::Header).await {
+    match session.link(editor_link::framing::Framing::Header).await {
         Ok(_) => Ok(()),
         Err(Finding::Harness(why) | Finding::Violation(why)) => Err(why),
     }

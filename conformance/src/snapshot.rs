@@ -47,7 +47,7 @@ pub fn redact(value: &mut Value, project: Option<&str>) {
         }
         Value::Array(items) => items.iter_mut().for_each(|v| redact(v, project)),
         Value::String(s) => {
-            if unity_mcp_bridge::transcript::is_timestamp(s) {
+            if editor_link::transcript::is_timestamp(s) {
                 *s = "[time]".into();
             } else if let Some(project) = project.filter(|p| !p.is_empty() && s.contains(*p)) {
                 *s = s.replace(project, "[project]");

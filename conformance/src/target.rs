@@ -13,6 +13,11 @@ use std::{
 };
 
 use bytes::BytesMut;
+use editor_link::{
+    discovery::DiscoveryFile,
+    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame},
+    jsonrpc::Id,
+};
 use fake_unity::{ControlClient, Defect, FakeUnity};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -24,11 +29,6 @@ use tokio::{
     },
 };
 use tokio_util::codec::FramedRead;
-use unity_mcp_bridge::{
-    discovery::DiscoveryFile,
-    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame},
-    jsonrpc::Id,
-};
 
 use crate::{
     bridge::{BridgeCommand, McpProcess},
@@ -292,7 +292,7 @@ impl Session {
                 Some(project) => {
                     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
                     loop {
-                        use unity_mcp_bridge::discovery::EditorState;
+                        use editor_link::discovery::EditorState;
                         match DiscoveryFile::read(project) {
                             Ok(file) if file.state == Some(EditorState::Ready) => {
                                 break SocketAddr::new(self.addr.ip(), file.port);

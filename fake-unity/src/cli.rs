@@ -7,8 +7,8 @@ use std::{io::Write, path::PathBuf};
 use crate::{Config, EditorStateFile, FakeUnity, Scenario};
 use anyhow::Context;
 use clap::{Parser, Subcommand};
+use editor_link::framing::DEFAULT_REQUEST_LIMIT;
 use serde_json::json;
-use unity_mcp_bridge::framing::DEFAULT_REQUEST_LIMIT;
 
 #[derive(Parser, Debug)]
 #[command(name = "fake-unity", version, about = "A simulated Unity Editor speaking the editor link")]
@@ -266,7 +266,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
 
 async fn replay(args: ReplayArgs) -> i32 {
     use crate::replay::{Replay, ReplayConfig};
-    let transcript = match unity_mcp_bridge::transcript::Transcript::read(&args.file) {
+    let transcript = match editor_link::transcript::Transcript::read(&args.file) {
         Ok(transcript) => transcript,
         Err(err) => {
             eprintln!("fake-unity replay: {err}");
@@ -285,7 +285,7 @@ async fn replay(args: ReplayArgs) -> i32 {
     config.speed = args.speed;
     config.max_gap = args.max_gap.map(std::time::Duration::from_millis);
     config.on_unexpected = args.on_unexpected;
-    config.idle_timeout = unity_mcp_bridge::duration::saturating_seconds(args.idle_timeout);
+    config.idle_timeout = editor_link::duration::saturating_seconds(args.idle_timeout);
     config.allow_unused = args.allow_unused;
     config.seed = args.seed;
     config.answer_pings = !args.no_answer_pings;

@@ -1,5 +1,5 @@
 //! Deliberate protocol defects (`fake-unity serve --defect NAME`): each breaks
-//! exactly one rule of `editor-link-protocol.md`, so the conformance suite can
+//! exactly one rule of `docs/editor-link-protocol.md`, so the conformance suite can
 //! prove that the check for that rule fails when the rule is broken.
 
 use std::{fmt, str::FromStr};

@@ -15,16 +15,16 @@ use std::{
 };
 
 use bytes::Bytes;
+use editor_link::{
+    discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
+    framing::Framing,
+    jsonrpc::{ErrorKind, ErrorObject, Id, Message, Notification, Request, Response, notifications},
+};
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
-use unity_mcp_bridge::{
-    discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
-    framing::Framing,
-    jsonrpc::{ErrorKind, ErrorObject, Id, Message, Notification, Request, Response, notifications},
-};
 
 use crate::{
     defect::Defect,
@@ -1167,7 +1167,7 @@ impl Editor {
 
         lock(&self.journal).start(key.clone(), &request.method, params_value, generation);
         self.stats.count_run(tool.name);
-        let deadline = unity_mcp_bridge::duration::saturating_seconds(args.float("TimeoutSeconds").max(0.001));
+        let deadline = editor_link::duration::saturating_seconds(args.float("TimeoutSeconds").max(0.001));
         let call = ToolCall {
             editor: self.clone(),
             client: client.clone(),

@@ -452,7 +452,7 @@ impl Fired {
 
     /// `ms` milliseconds, scaled by the time scale.
     pub fn duration(&self, ms: u64) -> Duration {
-        unity_mcp_bridge::duration::saturating_seconds(ms as f64 / 1000.0 * self.time_scale)
+        editor_link::duration::saturating_seconds(ms as f64 / 1000.0 * self.time_scale)
     }
 
     /// Runs `f` with the rule's generator.
@@ -512,7 +512,7 @@ impl Faults {
 
     /// `ms` scaled by the time scale.
     pub fn scaled(&self, ms: u64) -> Duration {
-        unity_mcp_bridge::duration::saturating_seconds(ms as f64 / 1000.0 * self.time_scale)
+        editor_link::duration::saturating_seconds(ms as f64 / 1000.0 * self.time_scale)
     }
 
     fn read(&self) -> std::sync::RwLockReadGuard<'_, Vec<Arc<Rule>>> {

@@ -2,10 +2,10 @@
 //! id, surviving domain reloads, so a request resent with `"x-resume": true`
 //! is answered from the journal instead of running twice.
 
+use editor_link::jsonrpc::{Id, Response};
 use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::sync::watch;
-use unity_mcp_bridge::jsonrpc::{Id, Response};
 
 /// How many requests the journal remembers.
 pub const CAPACITY: usize = 1024;

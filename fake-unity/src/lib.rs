@@ -1,5 +1,5 @@
 //! `fake-unity`: a simulated Unity Editor that speaks the editor link
-//! (`editor-link-protocol.md`) exactly, answered from a simulated editor state,
+//! (`docs/editor-link-protocol.md`) exactly, answered from a simulated editor state,
 //! so the bridge, the conformance suite and the benchmarks need no Unity.
 //!
 //! Map of the modules:
@@ -46,12 +46,12 @@ use std::{
     time::SystemTime,
 };
 
+use editor_link::{discovery::EditorState, framing::DEFAULT_REQUEST_LIMIT};
 use tokio::{
     sync::{oneshot, watch},
     task::JoinHandle,
 };
 use tokio_util::sync::CancellationToken;
-use unity_mcp_bridge::{discovery::EditorState, framing::DEFAULT_REQUEST_LIMIT};
 
 pub use crate::{
     control::ControlClient,

@@ -6,12 +6,12 @@
 //! matched case-insensitively, unknown names are ignored, `null` means the
 //! default, enum values are accepted by name (any case) or by C# value.
 
-use indexmap::IndexMap;
-use serde_json::{Map, Value};
-use unity_mcp_bridge::{
+use editor_link::{
     jsonrpc::{ErrorKind, ErrorObject, json_type},
     tool_details::{ParameterProperty, ParameterSchema, ParameterType},
 };
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
 
 /// What values a parameter takes.
 #[derive(Clone, Debug)]

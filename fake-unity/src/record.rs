@@ -7,6 +7,10 @@
 use std::{path::PathBuf, sync::Arc, time::Duration};
 
 use bytes::BytesMut;
+use editor_link::{
+    framing::{Frame, FrameDecoder},
+    transcript::{Direction, Recorder, Redactor},
+};
 use serde_json::json;
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
@@ -16,10 +20,6 @@ use tokio::{
     },
 };
 use tokio_util::sync::CancellationToken;
-use unity_mcp_bridge::{
-    framing::{Frame, FrameDecoder},
-    transcript::{Direction, Recorder, Redactor},
-};
 
 /// Frames larger than this are forwarded but recorded as an event only.
 const RECORD_LIMIT: usize = 256 * 1024 * 1024;

@@ -16,6 +16,10 @@ use std::{
 };
 
 use bytes::BytesMut;
+use editor_link::{
+    framing::{Frame, FrameDecoder, FrameError, Framing, FramingError, encode_frame},
+    jsonrpc::{ErrorKind, ErrorObject, Message, ParseFailure, Response},
+};
 use futures_util::StreamExt;
 use rand::Rng;
 use serde_json::Value;
@@ -25,10 +29,6 @@ use tokio::{
     sync::mpsc,
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken, task::TaskTracker};
-use unity_mcp_bridge::{
-    framing::{Frame, FrameDecoder, FrameError, Framing, FramingError, encode_frame},
-    jsonrpc::{ErrorKind, ErrorObject, Message, ParseFailure, Response},
-};
 
 use crate::{
     defect::Defect,

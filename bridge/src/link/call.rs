@@ -21,7 +21,7 @@ use super::{
     Link,
     socket::{CloseReason, Connection, Reply},
 };
-use crate::jsonrpc::{ErrorKind, ErrorObject, Request, Response};
+use editor_link::jsonrpc::{ErrorKind, ErrorObject, Request, Response};
 
 /// How one call goes.
 #[derive(Clone, Debug)]
@@ -37,7 +37,7 @@ pub struct CallOptions {
 impl CallOptions {
     pub fn within(timeout: Duration) -> Self {
         CallOptions {
-            deadline: crate::duration::instant_after(Instant::now(), timeout),
+            deadline: editor_link::duration::instant_after(Instant::now(), timeout),
             cancel: CancellationToken::new(),
             progress: None,
             read_only: false,

@@ -34,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 
 pub use self::call::{CallError, CallOptions, CutOff, NotSent};
 use self::socket::{CloseReason, Connection, lock};
-use crate::{
+use editor_link::{
     discovery::Locator,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing},
     jsonrpc::Id,

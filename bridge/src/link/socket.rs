@@ -24,7 +24,7 @@ use tokio::{
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
 
 use super::{EditorInfo, LinkConfig, LinkEvent};
-use crate::{
+use editor_link::{
     framing::{Frame, FrameDecoder, Framing, HEAD_BYTES, encode_frame},
     jsonrpc::{ErrorObject, Id, IdNumber, Message, Request, Response, notifications},
     transcript::{Direction, Recorder},

@@ -20,7 +20,7 @@ use super::{
     EditorInfo, FramingChoice, Link, LinkEvent, LinkState, ReloadRecord,
     socket::{CloseReason, Connection, ExchangeError, lock},
 };
-use crate::{
+use editor_link::{
     discovery::{Candidate, Candidates, iso_timestamp, same_folder},
     framing::Framing,
     jsonrpc::ErrorKind,

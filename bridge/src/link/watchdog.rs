@@ -14,7 +14,7 @@ use super::{
     Link,
     socket::{CloseReason, Connection, lock},
 };
-use crate::framing::Framing;
+use editor_link::framing::Framing;
 
 impl Link {
     /// While calls wait and the Editor says nothing, make sure it is alive;

@@ -6,15 +6,15 @@ use std::{
     time::{Duration, Instant},
 };
 
+use editor_link::discovery::Locator;
 use fake_unity::{Config, FakeUnity, ReloadOptions};
 use serde_json::{Value, json};
 use tokio::{
     io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
     net::TcpListener,
 };
-use unity_mcp_bridge::{
-    discovery::Locator,
-    link::{CallError, CallOptions, CutOff, FramingChoice, Link, LinkConfig, LinkEvent, LinkState, NotSent},
+use unity_mcp_bridge::link::{
+    CallError, CallOptions, CutOff, FramingChoice, Link, LinkConfig, LinkEvent, LinkState, NotSent,
 };
 
 const WAIT: Duration = Duration::from_secs(10);

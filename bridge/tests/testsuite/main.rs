@@ -2,8 +2,6 @@
 
 mod cli;
 mod e2e;
-mod framing_props;
-mod framing_vectors;
 mod link;
 mod promises;
 mod service;

@@ -2,12 +2,12 @@
 
 use std::{path::Path, sync::Arc, time::Duration};
 
+use editor_link::discovery::Locator;
 use fake_unity::{Config, FakeUnity};
 use serde_json::{Map, json};
 use tokio_util::sync::CancellationToken;
 use unity_mcp_bridge::{
     bridge::{Bridge, BridgeOptions},
-    discovery::Locator,
     link::{Link, LinkConfig},
     tools::ToolCache,
 };

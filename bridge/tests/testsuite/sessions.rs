@@ -18,12 +18,12 @@ use std::{
     time::Duration,
 };
 
+use editor_link::transcript::{Step, Transcript, Workflow, blank_timestamps};
 use fake_unity::{
     Config, FakeUnity, Fault, ReloadOptions, RuleSpec, Scenario,
     replay::{Outcome, Replay, ReplayConfig},
 };
 use serde_json::{Value, json};
-use unity_mcp_bridge::transcript::{Step, Transcript, Workflow, blank_timestamps};
 
 use crate::{
     e2e::{bridge, call, project},

@@ -221,7 +221,7 @@ async fn sigterm_ends_the_process_cleanly_and_the_recording_says_so() {
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
     let status = raw.exit_within(Duration::from_secs(5)).expect("the bridge kept running after SIGTERM");
     assert!(status.success(), "{status}");
-    let records = unity_mcp_bridge::transcript::Transcript::read(&transcript).unwrap().records;
+    let records = editor_link::transcript::Transcript::read(&transcript).unwrap().records;
     let last = records.last().unwrap().to_value();
     assert_eq!((&last["event"], &last["by"]), (&json!("close"), &json!("client")), "{last}");
     assert_eq!(last["reason"], "the bridge is stopping");
@@ -251,7 +251,7 @@ fn the_bridge_exits_when_its_parent_dies() {
     shell.kill().unwrap();
     let _ = shell.wait();
     let deadline = Instant::now() + Duration::from_secs(5);
-    while unity_mcp_bridge::discovery::pid_alive(bridge_pid) && !is_zombie(bridge_pid) {
+    while editor_link::discovery::pid_alive(bridge_pid) && !is_zombie(bridge_pid) {
         assert!(Instant::now() < deadline, "the bridge outlived its parent");
         std::thread::sleep(Duration::from_millis(20));
     }

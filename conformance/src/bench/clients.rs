@@ -12,6 +12,7 @@ use std::{
 };
 
 use bytes::BytesMut;
+use editor_link::framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
 use tokio::{
@@ -23,7 +24,6 @@ use tokio::{
     process::{Child, ChildStdin, ChildStdout, Command},
 };
 use tokio_util::codec::FramedRead;
-use unity_mcp_bridge::framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame};
 
 /// How long any one answer may take before the measurement fails.
 pub const ANSWER_TIMEOUT: Duration = Duration::from_secs(120);

@@ -17,12 +17,12 @@ use std::{
     time::{Duration, Instant},
 };
 
+use editor_link::discovery::EditorState;
 use fake_unity::{
     Config, FakeUnity, ReloadOptions,
     faults::{Fault, RuleSpec},
 };
 use serde_json::{Value, json};
-use unity_mcp_bridge::discovery::EditorState;
 
 pub use clients::BridgeUnderTest;
 use clients::{EditorLink, McpChild};

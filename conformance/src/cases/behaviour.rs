@@ -3,8 +3,8 @@
 
 use std::path::Path;
 
+use editor_link::framing::Framing;
 use serde_json::{Value, json};
-use unity_mcp_bridge::framing::Framing;
 
 use crate::{
     case::{Case, CheckResult, Finding, Level, Needs, check},
@@ -12,7 +12,7 @@ use crate::{
     target::Session,
 };
 
-const REF: &str = "editor-link-protocol.md §6";
+const REF: &str = "docs/editor-link-protocol.md §6";
 
 pub fn cases() -> Vec<Case> {
     let mut cases = Vec::new();

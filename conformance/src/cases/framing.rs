@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use editor_link::framing::{Framing, frame_bytes};
 use serde_json::json;
-use unity_mcp_bridge::framing::{Framing, frame_bytes};
 
 use crate::{
     case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, check},
@@ -11,7 +11,7 @@ use crate::{
     target::Session,
 };
 
-const REF: &str = "editor-link-protocol.md §2";
+const REF: &str = "docs/editor-link-protocol.md §2";
 
 /// Raw header blocks a reader must accept (`{LEN}` is the body's length).
 const ACCEPTED_HEADERS: &[(&str, &str, &str)] = &[

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use editor_link::framing::Framing;
 use serde_json::{Value, json};
-use unity_mcp_bridge::framing::Framing;
 
 use crate::{
     case::{Case, CheckFuture, CheckResult, Level, Needs, check},
@@ -12,7 +12,7 @@ use crate::{
     target::{Link, Received, Session},
 };
 
-const REF: &str = "editor-link-protocol.md §3";
+const REF: &str = "docs/editor-link-protocol.md §3";
 
 pub fn cases() -> Vec<Case> {
     let mut cases = fixed_cases();
@@ -40,7 +40,7 @@ pub fn cases() -> Vec<Case> {
                     param.values.join("/")
                 )
                 .into(),
-                reference: "editor-link-protocol.md §3, §6",
+                reference: "docs/editor-link-protocol.md §3, §6",
                 level: Level::Must,
                 needs: Needs::Link,
                 check: check(move |s| Box::pin(unknown_enum_refused(s, tool.name, param.name))),
@@ -183,7 +183,7 @@ fn fixed_cases() -> Vec<Case> {
         Case {
             id: "3.result-ver".into(),
             requirement: "Every result carries \"Ver\", the package version.".into(),
-            reference: "editor-link-protocol.md §3, §6",
+            reference: "docs/editor-link-protocol.md §3, §6",
             level: Level::Must,
             needs: Needs::Link,
             check: check(result_ver),
@@ -209,8 +209,8 @@ fn id_echo(s: Session) -> CheckFuture {
             link.send_body(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{}}}}"#).as_bytes())
                 .await?;
             let body = link.body().await?;
-            let echoed = match unity_mcp_bridge::jsonrpc::Message::parse(&body) {
-                Ok(unity_mcp_bridge::jsonrpc::Message::Response(r)) => r.id.map(|id| id.to_string()),
+            let echoed = match editor_link::jsonrpc::Message::parse(&body) {
+                Ok(editor_link::jsonrpc::Message::Response(r)) => r.id.map(|id| id.to_string()),
                 _ => None,
             };
             ensure!(echoed.as_deref() == Some(id), "request id {id} was echoed as {}", String::from_utf8_lossy(&body));

@@ -2,11 +2,11 @@
 
 use std::time::Duration;
 
-use serde_json::json;
-use unity_mcp_bridge::{
+use editor_link::{
     discovery::{DiscoveryFile, EditorState},
     framing::Framing,
 };
+use serde_json::json;
 
 use crate::{
     case::{Case, CheckFuture, Finding, Level, Needs, check},
@@ -19,7 +19,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "5.resume-completed".into(),
             requirement: "A request resent with x-resume after it completed gets the journaled response without running again (an Editor advertising resume).".into(),
-            reference: "editor-link-protocol.md §5",
+            reference: "docs/editor-link-protocol.md §5",
             level: Level::Must,
             needs: Needs::Link,
             check: check(resume_completed),
@@ -27,7 +27,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "5.resume-interrupted".into(),
             requirement: "A request cut off by a reload and resent with x-resume after it is answered -32603 with data.type interrupted, not run again.".into(),
-            reference: "editor-link-protocol.md §3, §5",
+            reference: "docs/editor-link-protocol.md §3, §5",
             level: Level::Must,
             needs: Needs::Control,
             check: check(resume_interrupted),
@@ -35,7 +35,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "4.list-changed-params".into(),
             requirement: "notifications/tools/list_changed carries params timestamp (ISO 8601) and message.".into(),
-            reference: "editor-link-protocol.md §4",
+            reference: "docs/editor-link-protocol.md §4",
             level: Level::Must,
             needs: Needs::Control,
             check: check(list_changed_params),
@@ -43,7 +43,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "5.reload-in-flight-unanswered".into(),
             requirement: "A request in flight when a reload begins gets no response on the old connection: after the shutdown notification nothing but the close.".into(),
-            reference: "editor-link-protocol.md §5",
+            reference: "docs/editor-link-protocol.md §5",
             level: Level::Must,
             needs: Needs::Control,
             check: check(reload_in_flight_unanswered),
@@ -51,7 +51,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "7.discovery-fields".into(),
             requirement: "The discovery file names the port the Editor answers on, the project, protocolVersion 1, a serverSessionId, state ready and an updatedAt time.".into(),
-            reference: "editor-link-protocol.md §7",
+            reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
             needs: Needs::Control,
             check: check(discovery_fields),
@@ -59,7 +59,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "7.discovery-atomic".into(),
             requirement: "The discovery file is replaced atomically: read continuously through a reload, it is never missing, empty or cut.".into(),
-            reference: "editor-link-protocol.md §7",
+            reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
             needs: Needs::Control,
             check: check(discovery_atomic),
@@ -67,7 +67,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "7.discovery-reload-state".into(),
             requirement: "While the domain reloads the discovery file says reloading; once the Editor listens again, ready.".into(),
-            reference: "editor-link-protocol.md §5, §7",
+            reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
             needs: Needs::Control,
             check: check(discovery_reload_state),
@@ -75,7 +75,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "7.discovery-pid".into(),
             requirement: "The discovery file's pid is a live process (the Editor's), so clients can tell a stale file.".into(),
-            reference: "editor-link-protocol.md §7",
+            reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
             needs: Needs::Control,
             check: check(discovery_pid),
@@ -83,7 +83,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "5.reload-shutdown-notification".into(),
             requirement: "On a domain reload every client gets notifications/server/shutdown {\"reason\":\"DomainReload\"}, then the connection closes.".into(),
-            reference: "editor-link-protocol.md §5",
+            reference: "docs/editor-link-protocol.md §5",
             level: Level::Must,
             needs: Needs::Control,
             check: check(reload_shutdown_notification),
@@ -91,7 +91,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "5.reload-new-session".into(),
             requirement: "After a domain reload the Editor listens again with a new serverSessionId and discovery state ready.".into(),
-            reference: "editor-link-protocol.md §5, §7",
+            reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
             needs: Needs::Control,
             check: check(reload_new_session),
@@ -99,7 +99,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "5.reload-list-changed".into(),
             requirement: "Once tools are registered after a reload, clients connected by then get notifications/tools/list_changed.".into(),
-            reference: "editor-link-protocol.md §4, §5",
+            reference: "docs/editor-link-protocol.md §4, §5",
             level: Level::Must,
             needs: Needs::Control,
             check: check(reload_list_changed),
@@ -107,7 +107,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "7.discovery-port".into(),
             requirement: "When a reload moves the port, the discovery file names the port the Editor listens on.".into(),
-            reference: "editor-link-protocol.md §5, §7",
+            reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
             needs: Needs::Control,
             check: check(discovery_port),
@@ -323,7 +323,7 @@ fn discovery_pid(s: Session) -> CheckFuture {
     Box::pin(async move {
         let file = s.discovery()?;
         ensure!(
-            unity_mcp_bridge::discovery::pid_alive(file.pid),
+            editor_link::discovery::pid_alive(file.pid),
             "pid {} in the discovery file is not a live process",
             file.pid
         );
@@ -391,7 +391,7 @@ fn list_changed_params(s: Session) -> CheckFuture {
         let note = list_changed_after_reload(&s).await?;
         let params = &note["params"];
         let time = params["timestamp"].as_str().unwrap_or("");
-        ensure!(unity_mcp_bridge::transcript::is_timestamp(time), "timestamp {}", params["timestamp"]);
+        ensure!(editor_link::transcript::is_timestamp(time), "timestamp {}", params["timestamp"]);
         ensure!(params["message"].is_string(), "message {}", params["message"]);
         Ok(())
     })
@@ -421,7 +421,7 @@ pub fn last_cases() -> Vec<Case> {
     vec![Case {
         id: "5.quit".into(),
         requirement: "On quit every client gets notifications/server/shutdown {\"reason\":\"EditorQuit\"}, the connections close, and the discovery file says state stopped.".into(),
-        reference: "editor-link-protocol.md §4, §5, §7",
+        reference: "docs/editor-link-protocol.md §4, §5, §7",
         level: Level::Must,
         needs: Needs::Control,
         check: check(quit),

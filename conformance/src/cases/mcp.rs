@@ -5,8 +5,8 @@
 
 use std::time::Duration;
 
+use editor_link::framing::Framing;
 use serde_json::{Value, json};
-use unity_mcp_bridge::framing::Framing;
 
 use crate::{
     bridge::McpProcess,
@@ -252,7 +252,7 @@ pub fn cases() -> Vec<Case> {
             "mcp.reload.call-waits",
             Must,
             Control,
-            "editor-link-protocol.md §5; mcp-stdio.md",
+            "docs/editor-link-protocol.md §5; mcp-stdio.md",
             "A call made while the Editor reloads waits for it and succeeds.",
             reload_call_waits,
         ),
@@ -260,7 +260,7 @@ pub fn cases() -> Vec<Case> {
             "mcp.reload.in-flight",
             Must,
             Control,
-            "editor-link-protocol.md §5; mcp-stdio.md",
+            "docs/editor-link-protocol.md §5; mcp-stdio.md",
             "Read-only calls in flight when the Editor reloads are each answered once, successfully.",
             reload_in_flight,
         ),

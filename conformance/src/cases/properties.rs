@@ -6,13 +6,13 @@
 
 use std::time::Duration;
 
+use editor_link::framing::{Framing, frame_bytes};
 use proptest::{
     prelude::*,
     strategy::ValueTree,
     test_runner::{Config, RngAlgorithm, TestRng, TestRunner},
 };
 use serde_json::json;
-use unity_mcp_bridge::framing::{Framing, frame_bytes};
 
 use crate::{
     case::{Case, CheckResult, Finding, Level, Needs, check},
@@ -55,7 +55,7 @@ pub fn cases() -> Vec<Case> {
                     "Random sequences of 1 to 5 requests in {framing} framing, written in random chunks of 1 to {bound} bytes, are each answered with their own id and the exact text sent (seeded inputs, shrunk on failure)."
                 )
                 .into(),
-                reference: "editor-link-protocol.md §2",
+                reference: "docs/editor-link-protocol.md §2",
                 level: Level::Must,
                 needs: Needs::Link,
                 check: check(move |s| Box::pin(property(s, framing, bound))),

@@ -2,8 +2,8 @@
 
 use std::time::Duration;
 
+use editor_link::framing::Framing;
 use serde_json::json;
-use unity_mcp_bridge::framing::Framing;
 
 use crate::{
     case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, check},
@@ -16,7 +16,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "2.garbage-survived".into(),
             requirement: "64 KiB of random bytes on one connection end at most that connection: the Editor keeps serving others.".into(),
-            reference: "editor-link-protocol.md §2",
+            reference: "docs/editor-link-protocol.md §2",
             level: Level::Must,
             needs: Needs::Link,
             check: check(garbage_survived),
@@ -24,7 +24,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "2.vanish-mid-frame".into(),
             requirement: "A client that disconnects in the middle of a frame costs nothing but its connection: the Editor keeps serving.".into(),
-            reference: "editor-link-protocol.md §2",
+            reference: "docs/editor-link-protocol.md §2",
             level: Level::Must,
             needs: Needs::Link,
             check: check(vanish_mid_frame),
@@ -32,7 +32,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "1.connection-churn".into(),
             requirement: "150 connections opened, used once and closed, one after another, leave the Editor serving.".into(),
-            reference: "editor-link-protocol.md §1",
+            reference: "docs/editor-link-protocol.md §1",
             level: Level::Must,
             needs: Needs::Link,
             check: check(connection_churn),
@@ -40,7 +40,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "1.concurrent-clients".into(),
             requirement: "64 clients connected at once, each with two requests in flight, are each answered while all stay connected.".into(),
-            reference: "editor-link-protocol.md §1",
+            reference: "docs/editor-link-protocol.md §1",
             level: Level::Must,
             needs: Needs::Link,
             check: check(concurrent_clients),
@@ -48,7 +48,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "1.probe-connections".into(),
             requirement: "Probe connections that connect and close at once without a byte (100, some at the same time), and one that stays open and silent, do not keep the Editor from serving other clients.".into(),
-            reference: "editor-link-protocol.md §1",
+            reference: "docs/editor-link-protocol.md §1",
             level: Level::Must,
             needs: Needs::Link,
             check: check(probe_connections),

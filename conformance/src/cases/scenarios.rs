@@ -117,7 +117,7 @@ pub fn cases() -> Vec<Case> {
                 "Through the fault scenario {name}.toml, every call the scenario makes gets exactly one answer, the one it expects, by its TimeoutSeconds + {DEADLINE_MARGIN} s; an error says truthfully whether Unity may have run the call; Unity runs each tool as often as the scenario says (a mutating call never twice); nothing is lost and the bridge keeps serving."
             )
             .into(),
-            reference: "editor-link-protocol.md §5; mcp-stdio.md (tools/call); fixtures/scenarios/README.md",
+            reference: "docs/editor-link-protocol.md §5; mcp-stdio.md (tools/call); fixtures/scenarios/README.md",
             level: Level::Must,
             needs: Needs::Faults,
             check: check(move |s| Box::pin(run(s, name))),

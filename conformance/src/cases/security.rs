@@ -5,8 +5,8 @@ use std::{
     time::Duration,
 };
 
+use editor_link::framing::Framing;
 use serde_json::json;
-use unity_mcp_bridge::framing::Framing;
 
 use crate::{
     case::{Case, CheckFuture, Finding, Level, Needs, check},
@@ -19,7 +19,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "1.loopback-only".into(),
             requirement: "The Editor listens on loopback only: its port is not reachable on another address of this machine.".into(),
-            reference: "editor-link-protocol.md §1",
+            reference: "docs/editor-link-protocol.md §1",
             level: Level::Must,
             needs: Needs::Link,
             check: check(loopback_only),
@@ -27,7 +27,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "6.disabled-tool".into(),
             requirement: "A tool disabled in settings is not listed by get-tool-details, and calling it is answered -32603 with data.type tool_disabled.".into(),
-            reference: "editor-link-protocol.md §3, §6",
+            reference: "docs/editor-link-protocol.md §3, §6",
             level: Level::Must,
             needs: Needs::Control,
             check: check(disabled_tool),
@@ -35,7 +35,7 @@ pub fn cases() -> Vec<Case> {
         Case {
             id: "6.security-blocked".into(),
             requirement: "With \"Enable Tests Execution\" off, run-tests is answered -32603 with data.type security_blocked, data.command and data.reason.".into(),
-            reference: "editor-link-protocol.md §3, §6",
+            reference: "docs/editor-link-protocol.md §3, §6",
             level: Level::Must,
             needs: Needs::Control,
             check: check(security_blocked),

@@ -7,7 +7,7 @@
 
 use serde_json::{Value, json};
 
-use unity_mcp_bridge::transcript::{Step, Workflow};
+use editor_link::transcript::{Step, Workflow};
 
 use crate::{
     case::{Case, Finding, Level, Needs, check},
@@ -126,7 +126,7 @@ pub fn cases() -> Vec<Case> {
             Case {
                 id: id.into(),
                 requirement: requirement.into(),
-                reference: "MCP 2025-11-25 §server/tools; editor-link-protocol.md §6",
+                reference: "MCP 2025-11-25 §server/tools; docs/editor-link-protocol.md §6",
                 level: Level::Must,
                 needs,
                 check: check(move |s| {

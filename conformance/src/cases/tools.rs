@@ -1,7 +1,7 @@
 //! §6 Tools.
 
+use editor_link::{framing::Framing, tool_details::ToolDetails};
 use serde_json::{Value, json};
-use unity_mcp_bridge::{framing::Framing, tool_details::ToolDetails};
 
 use crate::{
     case::{Case, CheckFuture, Finding, Level, Needs, check},
@@ -10,7 +10,7 @@ use crate::{
     target::Session,
 };
 
-const REF: &str = "editor-link-protocol.md §6";
+const REF: &str = "docs/editor-link-protocol.md §6";
 
 pub fn cases() -> Vec<Case> {
     let mut cases = fixed_cases();

@@ -5,6 +5,7 @@
 
 use std::collections::BTreeSet;
 
+use editor_link::transcript::Transcript;
 use unity_conformance::{
     cases::{
         scenarios::{SCENARIOS, scenarios_dir},
@@ -12,7 +13,6 @@ use unity_conformance::{
     },
     target::{Target, WireLog, fixture_project},
 };
-use unity_mcp_bridge::transcript::Transcript;
 
 use crate::embedded_bridge;
 

@@ -24,6 +24,12 @@ use std::{
 };
 
 use bytes::{Bytes, BytesMut};
+use editor_link::{
+    discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
+    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame},
+    jsonrpc::{ErrorKind, ErrorObject, Id, Message, Response},
+    transcript::{Payload, Redactor, Substitution, Transcript, numbered},
+};
 use futures_util::StreamExt;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -35,12 +41,6 @@ use tokio::{
     sync::{mpsc, watch},
 };
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
-use unity_mcp_bridge::{
-    discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
-    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame},
-    jsonrpc::{ErrorKind, ErrorObject, Id, Message, Response},
-    transcript::{Payload, Redactor, Substitution, Transcript, numbered},
-};
 
 use crate::editor::lock;
 
@@ -455,7 +455,7 @@ async fn drive(
 
 impl Engine {
     fn scaled(&self, ms: u64) -> Duration {
-        let wait = unity_mcp_bridge::duration::saturating_seconds(ms as f64 / 1000.0 / self.config.speed.max(1e-6));
+        let wait = editor_link::duration::saturating_seconds(ms as f64 / 1000.0 / self.config.speed.max(1e-6));
         match self.config.max_gap {
             Some(cap) => wait.min(cap),
             None => wait,

@@ -8,8 +8,8 @@
 //! belongs to the last frame the client had sent before it on that
 //! connection, or to the connection's start.
 
+use editor_link::transcript::{Direction, Entry, Payload, Transcript, numbered};
 use serde_json::{Map, Value};
-use unity_mcp_bridge::transcript::{Direction, Entry, Payload, Transcript, numbered};
 
 /// Something the Editor does, `delay_ms` after its anchor.
 #[derive(Clone, Debug, PartialEq)]
@@ -246,7 +246,7 @@ fn by_editor(details: &Map<String, Value>) -> bool {
 /// `Some(quit)` for a `notifications/server/shutdown`.
 fn shutdown_reason(payload: &Payload) -> Option<bool> {
     let Payload::Message(m) = payload else { return None };
-    if m.get("method").and_then(Value::as_str) != Some(unity_mcp_bridge::jsonrpc::notifications::SERVER_SHUTDOWN) {
+    if m.get("method").and_then(Value::as_str) != Some(editor_link::jsonrpc::notifications::SERVER_SHUTDOWN) {
         return None;
     }
     Some(m.pointer("/params/reason").and_then(Value::as_str) == Some("EditorQuit"))

@@ -2,8 +2,8 @@
 //! and `screenshot` (a real PNG, drawn from the scene).
 
 use base64::Engine as _;
+use editor_link::jsonrpc::{ErrorKind, ErrorObject};
 use serde_json::json;
-use unity_mcp_bridge::jsonrpc::{ErrorKind, ErrorObject};
 
 use super::{After, Outcome, ToolCall, result};
 use crate::{editor::Editor, state::GameObject};

@@ -1,14 +1,14 @@
 //! Internal tools (`displayDevelopmentOnly`): ping, set-client-name,
 //! get-tool-details, get-version, debug-sleep.
 
+use editor_link::discovery::PROTOCOL_VERSION;
 use serde_json::{Value, json};
-use unity_mcp_bridge::discovery::PROTOCOL_VERSION;
 
 use super::{BoxFuture, Outcome, ToolCall, ToolSpec, catalogue, result};
 use crate::{defect::Defect, params::Kind};
 
 /// uLoopMCP's shape: an enum default as the C# enum's integer value.
-fn uloop_enum_defaults(tool: &ToolSpec, detail: &mut unity_mcp_bridge::tool_details::ToolDetail) {
+fn uloop_enum_defaults(tool: &ToolSpec, detail: &mut editor_link::tool_details::ToolDetail) {
     for param in &tool.params {
         let Kind::Enum(values) = &param.kind else { continue };
         let Some(&(_, number)) = values.iter().find(|(name, _)| param.default == *name) else { continue };
@@ -55,7 +55,7 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
             }
             if types_as_strings {
                 for property in detail.parameter_schema.properties.values_mut() {
-                    property.ty = unity_mcp_bridge::tool_details::ParameterType::String;
+                    property.ty = editor_link::tool_details::ParameterType::String;
                 }
             }
             serde_json::to_value(detail).unwrap_or(Value::Null)
@@ -96,7 +96,7 @@ pub fn get_version(call: &ToolCall) -> Outcome {
 pub fn debug_sleep(call: ToolCall) -> BoxFuture {
     Box::pin(async move {
         let seconds = call.args.float("SleepSeconds");
-        tokio::time::sleep(unity_mcp_bridge::duration::saturating_seconds(seconds)).await;
+        tokio::time::sleep(editor_link::duration::saturating_seconds(seconds)).await;
         Outcome::Reply(result([
             ("Message", format!("Successfully slept for {seconds} seconds").into()),
             ("ActualSleepSeconds", call.args.get("SleepSeconds").clone()),

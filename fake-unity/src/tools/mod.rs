@@ -18,11 +18,11 @@ pub mod testing;
 
 use std::{future::Future, pin::Pin, sync::Arc, sync::LazyLock};
 
-use serde_json::{Map, Value, json};
-use unity_mcp_bridge::{
+use editor_link::{
     jsonrpc::{ErrorObject, Id, Message, Notification, notifications},
     tool_details::{ToolAnnotations, ToolDetail},
 };
+use serde_json::{Map, Value, json};
 
 use crate::{
     editor::{Client, Editor, ReloadOptions},
@@ -419,7 +419,7 @@ pub async fn after_reply(editor: &Arc<Editor>, after: After) {
 /// A `-32602` error naming `param` (protocol §3).
 pub fn invalid_param(param: &str, detail: String) -> Outcome {
     Outcome::Fail(
-        ErrorObject::new(unity_mcp_bridge::jsonrpc::ErrorKind::InvalidParams, detail).with_data("parameter", param),
+        ErrorObject::new(editor_link::jsonrpc::ErrorKind::InvalidParams, detail).with_data("parameter", param),
     )
 }
 

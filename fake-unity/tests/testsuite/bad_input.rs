@@ -3,14 +3,14 @@
 
 use std::time::Duration;
 
+use editor_link::{
+    framing::{Framing, frame_bytes},
+    jsonrpc::Message,
+};
 use proptest::prelude::*;
 use rstest::rstest;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use unity_mcp_bridge::{
-    framing::{Framing, frame_bytes},
-    jsonrpc::Message,
-};
 
 use crate::support::{Client, TestEditor, kind, none};
 

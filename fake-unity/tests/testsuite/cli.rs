@@ -7,11 +7,11 @@ use std::{
     time::Duration,
 };
 
-use serde_json::{Value, json};
-use unity_mcp_bridge::{
+use editor_link::{
     discovery::{DiscoveryFile, EditorState},
     framing::Framing,
 };
+use serde_json::{Value, json};
 
 use crate::support::{Client, WAIT, copy_dir, fixture_project, fixtures, none};
 
@@ -105,7 +105,7 @@ fn sigterm_ends_the_process_even_when_a_client_never_reads() {
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.set_write_timeout(Some(Duration::from_millis(500))).unwrap();
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#;
-    let frame = unity_mcp_bridge::framing::frame_bytes(Framing::Header, body).unwrap();
+    let frame = editor_link::framing::frame_bytes(Framing::Header, body).unwrap();
     for _ in 0..100_000 {
         if stream.write_all(&frame).is_err() {
             break;

@@ -4,16 +4,16 @@
 
 use std::time::Duration;
 
+use editor_link::{
+    discovery::{EditorState, pid_alive},
+    framing::{Framing, frame_bytes},
+    jsonrpc::{Message, Request},
+};
 use fake_unity::{CrashOptions, Fault, RuleSpec, Trigger, faults::ReloadPoint};
 use serde_json::{Value, json};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpStream,
-};
-use unity_mcp_bridge::{
-    discovery::{EditorState, pid_alive},
-    framing::{Framing, frame_bytes},
-    jsonrpc::{Message, Request},
 };
 
 use crate::support::{Client, TestEditor, WAIT, eventually, none};

@@ -5,16 +5,16 @@
 use std::{io, time::Duration};
 
 use bytes::BytesMut;
+use editor_link::{
+    discovery::{DiscoveryFile, EditorState},
+    framing::{Frame, FrameDecoder, Framing, frame_bytes},
+    jsonrpc::{Message, Request, notifications},
+};
 use fake_unity::{Fault, FrameKind, RuleSpec, Trigger, faults::ReloadPoint};
 use serde_json::{Value, json};
 use tokio::{
     io::{AsyncReadExt, AsyncWriteExt},
     net::TcpStream,
-};
-use unity_mcp_bridge::{
-    discovery::{DiscoveryFile, EditorState},
-    framing::{Frame, FrameDecoder, Framing, frame_bytes},
-    jsonrpc::{Message, Request, notifications},
 };
 
 use crate::support::{Client, TestEditor, WAIT, eventually, kind, none};

@@ -3,11 +3,11 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
-use unity_mcp_bridge::{
+use editor_link::{
     discovery::{DiscoveryFile, EditorState},
     jsonrpc::{Id, Message, Request, notifications},
 };
+use serde_json::{Value, json};
 
 use crate::support::{Client, TestEditor, eventually, kind, none};
 
@@ -58,7 +58,7 @@ async fn a_reload_notifies_closes_and_comes_back_with_a_new_session() {
     let after = editor.discovery();
     assert_eq!(after.port, before.port, "same port unless asked to move");
     assert_ne!(after.server_session_id, before.server_session_id);
-    let mut again = Client::connect(after.port, unity_mcp_bridge::framing::Framing::Header).await;
+    let mut again = Client::connect(after.port, editor_link::framing::Framing::Header).await;
     again.ok("ping", none()).await;
     let note = again.notification(notifications::TOOLS_LIST_CHANGED).await;
     assert_eq!(note.params.unwrap()["message"], "Unity tools have been updated");
@@ -78,7 +78,7 @@ async fn a_reload_can_move_the_port() {
     assert_eq!(editor.discovery().port, new_port);
     assert_eq!(editor.fake.port(), new_port);
     assert!(tokio::net::TcpStream::connect(("127.0.0.1", old_port)).await.is_err());
-    let mut client = Client::connect(new_port, unity_mcp_bridge::framing::Framing::Newline).await;
+    let mut client = Client::connect(new_port, editor_link::framing::Framing::Newline).await;
     client.ok("ping", none()).await;
 }
 

@@ -3,12 +3,12 @@
 
 use std::time::Duration;
 
-use rstest::rstest;
-use serde_json::{Value, json};
-use unity_mcp_bridge::{
+use editor_link::{
     framing::Framing,
     jsonrpc::{Id, Message, Request, notifications},
 };
+use rstest::rstest;
+use serde_json::{Value, json};
 
 use crate::support::{Client, TestEditor, kind, none};
 
@@ -47,7 +47,7 @@ async fn notifications_and_null_ids_are_never_answered() {
     client.notify("ping", json!({})).await;
     client
         .send_raw(
-            &unity_mcp_bridge::framing::frame_bytes(
+            &editor_link::framing::frame_bytes(
                 Framing::Header,
                 br#"{"jsonrpc":"2.0","id":null,"method":"clear-console"}"#,
             )
@@ -130,7 +130,7 @@ async fn params_match_case_insensitively_and_may_be_absent_or_null() {
     for raw in
         [r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#, r#"{"jsonrpc":"2.0","id":2,"method":"ping","params":null}"#]
     {
-        client.send_raw(&unity_mcp_bridge::framing::frame_bytes(Framing::Header, raw.as_bytes()).unwrap()).await;
+        client.send_raw(&editor_link::framing::frame_bytes(Framing::Header, raw.as_bytes()).unwrap()).await;
     }
     for id in [1u64, 2] {
         let r = client.response(&Id::from(id)).await;

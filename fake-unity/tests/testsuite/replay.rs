@@ -5,17 +5,17 @@
 
 use std::{path::Path, time::Duration};
 
-use fake_unity::{
-    record::{RecordConfig, RecordProxy},
-    replay::{MatchMode, OnUnexpected, Outcome, Replay, ReplayConfig},
-};
-use serde_json::{Value, json};
-use unity_mcp_bridge::{
+use editor_link::{
     discovery::{DiscoveryFile, EditorState},
     framing::Framing,
     jsonrpc::{Message, Notification, notifications},
     transcript::{Transcript, blank_timestamps},
 };
+use fake_unity::{
+    record::{RecordConfig, RecordProxy},
+    replay::{MatchMode, OnUnexpected, Outcome, Replay, ReplayConfig},
+};
+use serde_json::{Value, json};
 
 use crate::support::{Client, TestEditor, eventually, none};
 

@@ -6,6 +6,10 @@ use std::{
     time::Duration,
 };
 
+use editor_link::{
+    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, frame_bytes},
+    jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response},
+};
 use fake_unity::{Config, FakeUnity};
 use futures_util::StreamExt;
 use serde_json::{Value, json};
@@ -17,10 +21,6 @@ use tokio::{
     },
 };
 use tokio_util::codec::FramedRead;
-use unity_mcp_bridge::{
-    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, frame_bytes},
-    jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response},
-};
 
 /// How long any single wait in these tests may take before it fails.
 pub const WAIT: Duration = Duration::from_secs(10);
@@ -80,8 +80,8 @@ impl TestEditor {
     }
 
     /// The discovery file, parsed.
-    pub fn discovery(&self) -> unity_mcp_bridge::discovery::DiscoveryFile {
-        unity_mcp_bridge::discovery::DiscoveryFile::read(self.path()).unwrap()
+    pub fn discovery(&self) -> editor_link::discovery::DiscoveryFile {
+        editor_link::discovery::DiscoveryFile::read(self.path()).unwrap()
     }
 
     pub async fn state(&self) -> Value {

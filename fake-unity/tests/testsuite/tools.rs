@@ -3,8 +3,8 @@
 
 use std::collections::BTreeSet;
 
+use editor_link::{jsonrpc::notifications, tool_details::ToolDetails};
 use serde_json::{Value, json};
-use unity_mcp_bridge::{jsonrpc::notifications, tool_details::ToolDetails};
 
 use crate::support::{TestEditor, fixtures, kind, none};
 
@@ -540,9 +540,7 @@ async fn run_tests_reports_progress_and_writes_nunit_xml() {
         .backlog
         .iter()
         .filter_map(|m| match m {
-            unity_mcp_bridge::jsonrpc::Message::Notification(n) if n.method == notifications::PROGRESS => {
-                n.params.clone()
-            }
+            editor_link::jsonrpc::Message::Notification(n) if n.method == notifications::PROGRESS => n.params.clone(),
             _ => None,
         })
         .collect();

@@ -26,7 +26,7 @@ namespace UnityMcp.Core
     /// <summary>Writes the discovery file.</summary>
     public static class DiscoveryFile
     {
-        /// <summary>The protocol version this package speaks (editor-link-protocol.md).</summary>
+        /// <summary>The protocol version this package speaks (docs/editor-link-protocol.md).</summary>
         public const int ProtocolVersion = 1;
 
         public static string PathIn(string project) => System.IO.Path.Combine(System.IO.Path.Combine(project, "Library"), "MCPInstance.json");

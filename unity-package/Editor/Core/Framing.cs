@@ -1,4 +1,4 @@
-// Framing of the editor link (editor-link-protocol.md §2): header framing
+// Framing of the editor link (docs/editor-link-protocol.md §2): header framing
 // (Content-Length, LSP style) and newline framing, detected per connection,
 // decoded incrementally from reads of any size. The same rules, and the same
 // test vectors (fixtures/framing-vectors.json), as the Rust decoder.

@@ -1,4 +1,4 @@
-// JSON-RPC 2.0 as the editor link uses it (editor-link-protocol.md §3):
+// JSON-RPC 2.0 as the editor link uses it (docs/editor-link-protocol.md §3):
 // requests parsed strictly enough to answer every mistake with the right
 // error, ids echoed with the same JSON type and value, the §3 error table,
 // and responses and notifications written as compact JSON.

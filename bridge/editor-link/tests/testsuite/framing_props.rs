@@ -4,12 +4,12 @@
 //! without being buffered and the decoder recovers for the next frame.
 
 use bytes::BytesMut;
-use proptest::prelude::*;
-use serde_json::{Map, Value};
-use unity_mcp_bridge::{
+use editor_link::{
     framing::{Frame, FrameDecoder, FrameError, Framing, HEAD_BYTES, MAX_HEADER_BYTES, encode_frame},
     jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response},
 };
+use proptest::prelude::*;
+use serde_json::{Map, Value};
 
 /// Chunk-size bounds of the field notes: 1, 10, 64, 512 and 1024 bytes.
 fn chunking() -> impl Strategy<Value = Vec<usize>> {

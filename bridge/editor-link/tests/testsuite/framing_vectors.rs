@@ -3,11 +3,11 @@
 //! at every position, and one byte at a time.
 
 use bytes::BytesMut;
+use editor_link::framing::{Frame, FrameDecoder, FrameError, Framing, FramingError};
 use serde_json::Value;
-use unity_mcp_bridge::framing::{Frame, FrameDecoder, FrameError, Framing, FramingError};
 
 fn vectors() -> Vec<Value> {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/framing-vectors.json");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../fixtures/framing-vectors.json");
     let file: Value = serde_json::from_slice(&std::fs::read(&path).unwrap()).unwrap();
     file["vectors"].as_array().unwrap().clone()
 }

@@ -1,0 +1,1 @@
+//! One editor-link connection (placeholder, filled in next).

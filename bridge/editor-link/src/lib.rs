@@ -1,0 +1,31 @@
+//! The editor link: how a Unity Editor and its clients talk
+//! (`docs/editor-link-protocol.md`). One definition of the wire, shared by
+//! the bridge, fake-unity and the conformance suite.
+//!
+//! Map of the modules:
+//!
+//! - [`framing`] — §2: header and newline framing; the incremental
+//!   [`framing::FrameDecoder`] (check, parse, advance) and the encoder.
+//! - [`jsonrpc`] — §3/§4: [`jsonrpc::Message`] (request, notification,
+//!   response), ids that round-trip exactly, and the error table
+//!   ([`jsonrpc::ErrorKind`]).
+//! - [`connection`] — one [`connection::Connection`]: a reader and a writer
+//!   over a TCP stream or an in-memory pipe, frames in, bodies out, and how
+//!   far each body got.
+//! - [`tool_details`] — §6: the `get-tool-details` result, order-preserving.
+//! - [`discovery`] — §7: the discovery file (written atomically) and finding
+//!   the Editor ([`discovery::Locator`]).
+//! - [`transcript`] — editor-link traffic as JSON Lines, and its redaction.
+//! - [`duration`] — durations and deadlines from untrusted numbers, never a
+//!   panic.
+
+pub mod connection;
+pub mod discovery;
+pub mod duration;
+pub mod framing;
+pub mod jsonrpc;
+pub mod tool_details;
+pub mod transcript;
+
+/// This crate's version, as reported to peers.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");

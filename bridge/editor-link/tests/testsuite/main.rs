@@ -1,0 +1,4 @@
+//! Integration tests of the editor link, compiled as one binary.
+
+mod framing_props;
+mod framing_vectors;
