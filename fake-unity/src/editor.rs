@@ -8,14 +8,16 @@ use std::{
     net::SocketAddr,
     path::{Path, PathBuf},
     sync::{
-        Arc, Mutex, MutexGuard, OnceLock,
-        atomic::{AtomicU8, AtomicU64, Ordering},
+        Arc, Mutex, MutexGuard,
+        atomic::{AtomicU64, Ordering},
     },
     time::{Duration, SystemTime},
 };
 
 use bytes::Bytes;
+pub use editor_link::connection::Ending;
 use editor_link::{
+    connection::Outgoing,
     discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
     framing::Framing,
     jsonrpc::{ErrorKind, ErrorObject, Id, Message, Notification, Request, Response, notifications},
@@ -28,7 +30,7 @@ use tokio_util::{sync::CancellationToken, task::TaskTracker};
 
 use crate::{
     defect::Defect,
-    faults::{Fault, Faults, Fired, FrameKind, ReloadPoint},
+    faults::{Fault, Faults, Fired, FrameKind, ReloadPoint, Wire},
     journal::{Journal, Key, Lookup},
     params::Args,
     stall::Stall,
@@ -168,56 +170,10 @@ pub struct Client {
     pub peer: SocketAddr,
     pub connected_at: SystemTime,
     name: Mutex<String>,
-    framing: OnceLock<Framing>,
-    tx: mpsc::UnboundedSender<Outgoing>,
-    /// Cancelled to close the connection (after what is queued is written,
-    /// unless a fault ends it abruptly: see [`Client::ending`]).
-    pub close: CancellationToken,
+    /// Its connection, as faults see it (the sender of its frames).
+    pub wire: Wire,
     stats: Arc<Stats>,
     defect: Option<Defect>,
-    /// A [`Silence`], set by the black-hole and half-open faults.
-    silence: AtomicU8,
-    /// An [`Ending`], set by the close and reset faults.
-    ending: AtomicU8,
-    /// Bytes queued for this client and not yet written: the reader stops
-    /// reading requests while it is over [`Client::QUEUE_LIMIT`], so a
-    /// client that never reads cannot grow the Editor without bound.
-    queued: std::sync::atomic::AtomicUsize,
-    /// Woken whenever queued bytes are written.
-    drained: tokio::sync::Notify,
-}
-
-/// One frame queued for a client, with what the fault rules match on.
-#[derive(Debug)]
-pub struct Outgoing {
-    pub body: Bytes,
-    pub kind: FrameKind,
-    pub is_error: bool,
-    /// A notification's method, or the method of the request a response answers.
-    pub method: Option<Arc<str>>,
-}
-
-/// A connection a fault has silenced.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Silence {
-    None = 0,
-    /// Reads and discards, never writes.
-    BlackHole = 1,
-    /// Neither reads nor writes (the peer vanished).
-    HalfOpen = 2,
-}
-
-/// How a connection ends when a fault ends it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(u8)]
-pub enum Ending {
-    /// Normally: queued frames are written, then a clean close.
-    Graceful = 0,
-    /// A clean close now, nothing more written.
-    Close = 1,
-    /// A TCP reset now.
-    Reset = 2,
 }
 
 impl Client {
@@ -229,24 +185,12 @@ impl Client {
 
     /// Bytes queued and not yet written.
     pub fn queued_bytes(&self) -> usize {
-        self.queued.load(Ordering::Acquire)
-    }
-
-    /// `bytes` of a queued frame were written (or dropped).
-    pub(crate) fn dequeued(&self, bytes: usize) {
-        self.queued.fetch_sub(bytes, Ordering::AcqRel);
-        self.drained.notify_waiters();
+        self.wire.sender.queued_bytes()
     }
 
     /// Waits until at most `limit` bytes are queued.
     pub(crate) async fn room(&self, limit: usize) {
-        loop {
-            let drained = self.drained.notified();
-            if self.queued_bytes() <= limit {
-                return;
-            }
-            drained.await;
-        }
+        self.wire.sender.room(limit).await;
     }
 
     /// The name set with `set-client-name`.
@@ -264,17 +208,23 @@ impl Client {
         if self.defect == Some(Defect::WrongReplyFraming) {
             return Framing::Newline;
         }
-        self.framing.get().copied().unwrap_or(Framing::Header)
+        self.wire.sender.framing()
     }
 
-    pub(crate) fn set_framing(&self, framing: Framing) {
-        if self.framing.set(framing).is_ok() {
-            let counter = match framing {
-                Framing::Header => &self.stats.header_connections,
-                Framing::Newline => &self.stats.newline_connections,
-            };
-            counter.fetch_add(1, Ordering::Relaxed);
-        }
+    /// Ends the connection: gracefully (what is queued goes out first), or
+    /// at once.
+    pub fn end(&self, ending: Ending) {
+        self.wire.end(ending);
+    }
+
+    /// How the connection is ending.
+    pub fn ending(&self) -> Ending {
+        self.wire.sender.ending()
+    }
+
+    /// Resolves once the connection is closing.
+    pub async fn closed(&self) {
+        self.wire.sender.closed().await;
     }
 
     /// Queues a message for this client; false when the connection is gone.
@@ -343,40 +293,14 @@ impl Client {
             );
             return false;
         }
-        let size = body.len();
-        let outgoing = Outgoing { body: Bytes::from(body), kind, is_error, method: method.map(Arc::from) };
-        self.queued.fetch_add(size, Ordering::AcqRel);
-        if self.tx.send(outgoing).is_err() {
-            self.dequeued(size);
+        if self.wire.sender.is_closed() {
             return false;
         }
+        let mut outgoing = Outgoing::message(message, method);
+        outgoing.body = Bytes::from(body);
+        debug_assert_eq!((outgoing.kind, outgoing.is_error), (kind, is_error));
+        self.wire.sender.send(outgoing);
         true
-    }
-
-    pub fn silence(&self) -> Silence {
-        match self.silence.load(Ordering::Acquire) {
-            1 => Silence::BlackHole,
-            2 => Silence::HalfOpen,
-            _ => Silence::None,
-        }
-    }
-
-    pub(crate) fn set_silence(&self, silence: Silence) {
-        self.silence.store(silence as u8, Ordering::Release);
-    }
-
-    pub fn ending(&self) -> Ending {
-        match self.ending.load(Ordering::Acquire) {
-            1 => Ending::Close,
-            2 => Ending::Reset,
-            _ => Ending::Graceful,
-        }
-    }
-
-    /// Ends the connection now, cleanly or with a reset.
-    pub(crate) fn end(&self, ending: Ending) {
-        self.ending.store(ending as u8, Ordering::Release);
-        self.close.cancel();
     }
 }
 
@@ -413,6 +337,14 @@ pub struct Stats {
 impl Stats {
     fn count_call(&self, method: &str) {
         *lock(&self.calls).entry(method.to_owned()).or_default() += 1;
+    }
+
+    pub(crate) fn count_framing(&self, framing: Framing) {
+        let counter = match framing {
+            Framing::Header => &self.header_connections,
+            Framing::Newline => &self.newline_connections,
+        };
+        counter.fetch_add(1, Ordering::Relaxed);
     }
 
     fn count_run(&self, tool: &str) {
@@ -693,21 +625,15 @@ impl Editor {
         self.next_client_id.fetch_add(1, Ordering::Relaxed)
     }
 
-    pub(crate) fn add_client(&self, id: u64, peer: SocketAddr, tx: mpsc::UnboundedSender<Outgoing>) -> Arc<Client> {
+    pub(crate) fn add_client(&self, id: u64, peer: SocketAddr, wire: Wire) -> Arc<Client> {
         let client = Arc::new(Client {
             id,
             peer,
             connected_at: self.now(),
             name: Mutex::new("Unknown Client".into()),
-            framing: OnceLock::new(),
-            tx,
-            close: CancellationToken::new(),
+            wire,
             stats: self.stats.clone(),
             defect: self.defect,
-            silence: AtomicU8::new(Silence::None as u8),
-            ending: AtomicU8::new(Ending::Graceful as u8),
-            queued: std::sync::atomic::AtomicUsize::new(0),
-            drained: tokio::sync::Notify::new(),
         });
         lock(&self.clients).insert(id, client.clone());
         client
@@ -806,11 +732,11 @@ impl Editor {
             let clients = self.clients();
             tokio::spawn(async move {
                 tokio::time::sleep(Duration::from_millis(200)).await;
-                clients.iter().for_each(|c| c.close.cancel());
+                clients.iter().for_each(|c| c.end(Ending::Graceful));
             });
         } else {
             for client in self.clients() {
-                client.close.cancel();
+                client.end(Ending::Graceful);
             }
         }
         if !reloading && !self.has_defect(Defect::QuitLeavesReady) {
@@ -1060,19 +986,25 @@ impl Editor {
             // It crashed or reloaded meanwhile: this request died with it.
             return (None, None);
         }
-        if let Some((Fault::MainThreadStall { ms }, fired)) = &fault {
+        if let Some((Fault::MainThreadStall(crate::faults::MainThreadStall { ms }), fired)) = &fault {
             // The main thread is busy: nothing runs, not even the checks.
             tokio::time::sleep(fired.duration(*ms)).await;
         }
         match &fault {
-            Some((Fault::Reload { downtime_ms, move_port, at: ReloadPoint::BeforeRun }, fired)) => {
+            Some((
+                Fault::Reload(crate::faults::Reload { downtime_ms, move_port, at: ReloadPoint::BeforeRun }),
+                fired,
+            )) => {
                 self.request_reload(
                     ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port },
                     None,
                 );
                 return (None, None);
             }
-            Some((Fault::Crash { restart_after_ms, move_port, at: ReloadPoint::BeforeRun }, fired)) => {
+            Some((
+                Fault::Crash(crate::faults::Crash { restart_after_ms, move_port, at: ReloadPoint::BeforeRun }),
+                fired,
+            )) => {
                 self.request_crash(crash_options(fired, *restart_after_ms, *move_port), None);
                 return (None, None);
             }
@@ -1177,7 +1109,9 @@ impl Editor {
         // The tool runs in its own task so that a panic becomes an error reply
         // and a reload or deadline can abort it.
         let slow = match &fault {
-            Some((Fault::SlowTool { ms, progress }, fired)) => Some((fired.duration(*ms), *progress)),
+            Some((Fault::SlowTool(crate::faults::SlowTool { ms, progress }), fired)) => {
+                Some((fired.duration(*ms), *progress))
+            }
             _ => None,
         };
         let mut task = tokio::spawn(async move {
@@ -1211,7 +1145,7 @@ impl Editor {
         };
 
         let pad_to = match &fault {
-            Some((Fault::ResponseSize { bytes }, _)) => Some(*bytes),
+            Some((Fault::ResponseSize(crate::faults::ResponseSize { bytes }), _)) => Some(*bytes),
             _ => None,
         };
         let ok = |result: Map<String, Value>| {
@@ -1235,7 +1169,7 @@ impl Editor {
             }
         };
         lock(&self.journal).complete(&key, &response);
-        if let Some((Fault::Crash { restart_after_ms, move_port, at }, fired)) = &fault {
+        if let Some((Fault::Crash(crate::faults::Crash { restart_after_ms, move_port, at }), fired)) = &fault {
             // Ran (and, after the reply, answered) before the process died.
             let options = crash_options(fired, *restart_after_ms, *move_port);
             if *at == ReloadPoint::AfterRun {
@@ -1244,7 +1178,7 @@ impl Editor {
             }
             after = Some(tools::After::CrashWith(options));
         }
-        if let Some((Fault::Reload { downtime_ms, move_port, at }, fired)) = &fault {
+        if let Some((Fault::Reload(crate::faults::Reload { downtime_ms, move_port, at }), fired)) = &fault {
             let options = ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port };
             if *at == ReloadPoint::AfterRun {
                 self.request_reload(options, None);

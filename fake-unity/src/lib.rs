@@ -364,14 +364,19 @@ impl FakeUnity {
 async fn start_faults(editor: &Arc<Editor>, preferred: u16) {
     for fired in editor.faults.lifecycle(Trigger::Start) {
         match fired.fault() {
-            Fault::StaleDiscovery => editor.write_stale_discovery(if preferred == 0 { 8700 } else { preferred }),
-            Fault::ToolsChange { remove } => editor.set_removed_tools(remove.clone()),
-            Fault::DeadListener { ms } => editor.dead_listener.start(
+            Fault::StaleDiscovery(crate::faults::StaleDiscovery {}) => {
+                editor.write_stale_discovery(if preferred == 0 { 8700 } else { preferred })
+            }
+            Fault::ToolsChange(crate::faults::ToolsChange { remove }) => editor.set_removed_tools(remove.clone()),
+            Fault::DeadListener(crate::faults::DeadListener { ms }) => editor.dead_listener.start(
                 &editor.faults,
                 ms.map(|ms| fired.duration(ms)),
                 Some(fired.name().to_owned()),
             ),
-            Fault::ZombieListener { .. } | Fault::PortHeld { .. } if preferred != 0 => {
+            Fault::ZombieListener(crate::faults::ZombieListener { .. })
+            | Fault::PortHeld(crate::faults::PortHeld { .. })
+                if preferred != 0 =>
+            {
                 match tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, preferred)).await {
                     Ok(listener) => server::hold_port(listener, &fired, &editor.hold_token()),
                     Err(err) => tracing::warn!(%err, port = preferred, "cannot hold the port"),

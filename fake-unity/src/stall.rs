@@ -110,7 +110,7 @@ mod tests {
         assert!(stall.is_on());
         tokio::time::timeout(Duration::from_secs(5), stall.cleared()).await.unwrap();
 
-        faults.add(vec![RuleSpec::new(Fault::Hang { ms: None }).named("h")]).unwrap();
+        faults.add(vec![RuleSpec::new(Fault::Hang(crate::faults::Hang { ms: None })).named("h")]).unwrap();
         stall.start(&faults, None, Some("h".into()));
         tokio::time::sleep(Duration::from_millis(20)).await;
         assert!(stall.is_on(), "lasts while its rule is installed");

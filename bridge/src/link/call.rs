@@ -19,7 +19,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     Link,
-    socket::{CloseReason, Connection, Reply},
+    socket::{CloseReason, EditorConnection, Reply},
 };
 use editor_link::jsonrpc::{ErrorKind, ErrorObject, Request, Response};
 
@@ -297,7 +297,7 @@ impl Link {
         &self,
         deadline: Instant,
         cancel: &CancellationToken,
-    ) -> Result<std::sync::Arc<Connection>, super::Wait> {
+    ) -> Result<std::sync::Arc<EditorConnection>, super::Wait> {
         let mut watch = self.current.subscribe();
         loop {
             if let Some(c) = watch.borrow_and_update().as_ref() {

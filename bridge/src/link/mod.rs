@@ -33,7 +33,7 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use self::call::{CallError, CallOptions, CutOff, NotSent};
-use self::socket::{CloseReason, Connection, lock};
+use self::socket::{CloseReason, EditorConnection, lock};
 use editor_link::{
     discovery::Locator,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing},
@@ -234,7 +234,7 @@ pub struct Link {
     config: LinkConfig,
     recorder: Option<Arc<Recorder>>,
     shared: Mutex<Shared>,
-    current: watch::Sender<Option<Arc<Connection>>>,
+    current: watch::Sender<Option<Arc<EditorConnection>>>,
     events: broadcast::Sender<LinkEvent>,
     id_prefix: String,
     next_id: AtomicU64,

@@ -1,83 +1,37 @@
-//! One TCP connection to the Editor: a writer task that frames outgoing
-//! requests, a reader task that matches answers to the requests waiting for
-//! them, and how far each request got ([`Delivery`]) — the fact every honest
-//! answer about a call rests on.
+//! One connection to the Editor: an editor-link
+//! [`Connection`](editor_link::connection::Connection) (which frames and
+//! writes requests and says how far each got, its [`Delivery`] — the fact
+//! every honest answer about a call rests on), a task that matches the
+//! Editor's answers to the calls waiting for them, and why it closed.
 
 use std::{
     collections::HashMap,
     net::{Ipv4Addr, SocketAddr},
     sync::{
         Arc, Mutex, MutexGuard,
-        atomic::{AtomicBool, AtomicU8, Ordering},
+        atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
 };
 
-use bytes::{Bytes, BytesMut};
-use futures_util::StreamExt;
-use serde_json::{Value, json};
-use tokio::{
-    io::AsyncWriteExt,
-    net::TcpStream,
-    sync::{broadcast, mpsc, oneshot},
-};
-use tokio_util::{codec::FramedRead, sync::CancellationToken};
-
-use super::{EditorInfo, LinkConfig, LinkEvent};
+pub(super) use editor_link::connection::Delivery;
 use editor_link::{
-    framing::{Frame, FrameDecoder, Framing, HEAD_BYTES, encode_frame},
+    connection::{Connection, Ending, Options, Outgoing, Received, Sender},
+    framing::{Framing, HEAD_BYTES},
     jsonrpc::{ErrorObject, Id, IdNumber, Message, Request, Response, notifications},
     transcript::{Direction, Recorder},
 };
+use serde_json::{Value, json};
+use tokio::{
+    net::TcpStream,
+    sync::{broadcast, mpsc, oneshot},
+};
+use tokio_util::sync::CancellationToken;
+
+use super::{EditorInfo, LinkConfig, LinkEvent};
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// How far one request got toward the Editor.
-#[derive(Clone, Debug)]
-pub(super) struct Delivery(Arc<AtomicU8>);
-
-/// In the writer's queue: nothing of it has left the bridge.
-const QUEUED: u8 = 0;
-/// Being written to the socket.
-const WRITING: u8 = 1;
-/// Written whole: the Editor may have read it, and run it.
-const WRITTEN: u8 = 2;
-/// Taken back before the writer reached it: it never left.
-const WITHDRAWN: u8 = 3;
-/// The write failed: the Editor has at most part of the frame, which it
-/// cannot run.
-const FAILED: u8 = 4;
-
-impl Delivery {
-    fn new() -> Delivery {
-        Delivery(Arc::new(AtomicU8::new(QUEUED)))
-    }
-
-    /// The writer takes the request; false when it was withdrawn.
-    fn start_writing(&self) -> bool {
-        self.0.compare_exchange(QUEUED, WRITING, Ordering::AcqRel, Ordering::Acquire).is_ok()
-    }
-
-    fn finish_writing(&self, ok: bool) {
-        self.0.store(if ok { WRITTEN } else { FAILED }, Ordering::Release);
-    }
-
-    /// Whether the request may have reached the Editor (a write that is
-    /// under way counts: it may complete).
-    pub(super) fn reached(&self) -> bool {
-        matches!(self.0.load(Ordering::Acquire), WRITING | WRITTEN)
-    }
-
-    /// The caller gives up: a request still queued is never written. Whether
-    /// it may have reached the Editor all the same.
-    pub(super) fn withdraw(&self) -> bool {
-        match self.0.compare_exchange(QUEUED, WITHDRAWN, Ordering::AcqRel, Ordering::Acquire) {
-            Ok(_) => false,
-            Err(stage) => matches!(stage, WRITING | WRITTEN),
-        }
-    }
 }
 
 /// What answered a request.
@@ -141,17 +95,15 @@ impl std::fmt::Display for ExchangeError {
     }
 }
 
-type Outbound = (Bytes, Option<Delivery>);
-
-/// One TCP connection to the Editor.
+/// One connection to the Editor, with the calls waiting on it.
 #[derive(Debug)]
-pub(super) struct Connection {
+pub(super) struct EditorConnection {
     pub number: u64,
     pub port: u16,
     pub framing: Framing,
     pub info: Mutex<EditorInfo>,
     pub session_id: Mutex<Option<String>>,
-    out: mpsc::UnboundedSender<Outbound>,
+    sender: Sender,
     pending: Mutex<HashMap<Id, Pending>>,
     pub closed: CancellationToken,
     reason: Mutex<CloseReason>,
@@ -161,7 +113,7 @@ pub(super) struct Connection {
     events: broadcast::Sender<LinkEvent>,
 }
 
-impl Connection {
+impl EditorConnection {
     pub(super) async fn open(
         port: u16,
         framing: Framing,
@@ -169,23 +121,22 @@ impl Connection {
         config: &LinkConfig,
         recorder: Option<Arc<Recorder>>,
         events: broadcast::Sender<LinkEvent>,
-    ) -> Result<Arc<Connection>, String> {
+    ) -> Result<Arc<EditorConnection>, String> {
         let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
         let stream = match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
             Err(_) => return Err(format!("no answer to connect within {:?}", config.connect_timeout)),
             Ok(Err(e)) => return Err(e.to_string()),
             Ok(Ok(stream)) => stream,
         };
-        let _ = stream.set_nodelay(true);
-        let (read, mut write) = stream.into_split();
-        let (out, mut out_rx) = mpsc::unbounded_channel::<Outbound>();
-        let connection = Arc::new(Connection {
+        let options = Options::client(framing, config.response_limit).keep_head(HEAD_BYTES);
+        let Connection { sender, mut receiver, .. } = Connection::tcp(stream, options);
+        let connection = Arc::new(EditorConnection {
             number,
             port,
             framing,
             info: Mutex::new(EditorInfo::default()),
             session_id: Mutex::new(None),
-            out,
+            sender,
             pending: Mutex::new(HashMap::new()),
             closed: CancellationToken::new(),
             reason: Mutex::new(CloseReason::Open),
@@ -197,58 +148,28 @@ impl Connection {
         if let Some(r) = &connection.recorder {
             r.event(number, "connect", json!({"port": port, "framing": framing.as_str()}));
         }
-        let writer = connection.clone();
-        tokio::spawn(async move {
-            let mut buf = BytesMut::new();
-            loop {
-                let next = tokio::select! {
-                    next = out_rx.recv() => next,
-                    _ = writer.closed.cancelled() => None,
-                };
-                let Some((body, delivery)) = next else { break };
-                if delivery.as_ref().is_some_and(|d| !d.start_writing()) {
-                    // Withdrawn by its caller: it never leaves the bridge.
-                    continue;
-                }
-                buf.clear();
-                if encode_frame(writer.framing, &body, &mut buf).is_err() {
-                    if let Some(d) = &delivery {
-                        d.finish_writing(false);
-                    }
-                    continue;
-                }
-                let written = write.write_all(&buf).await;
-                if let Some(d) = &delivery {
-                    d.finish_writing(written.is_ok());
-                }
-                if let Err(e) = written {
-                    writer.close(CloseReason::Failed(format!("write failed: {e}")));
-                    break;
-                }
-            }
-            let _ = write.shutdown().await;
-        });
         let reader = connection.clone();
-        let decoder = FrameDecoder::new(framing, config.response_limit).keep_head(HEAD_BYTES);
         tokio::spawn(async move {
-            let mut frames = FramedRead::new(read, decoder);
             loop {
-                let next = tokio::select! {
-                    next = frames.next() => next,
+                let received = tokio::select! {
+                    received = receiver.recv() => received,
+                    // The writer failed (the Editor went away), or the bridge closed it.
+                    _ = reader.sender.closed() => {
+                        reader.close(CloseReason::Failed("the connection could not be written to".into()));
+                        break;
+                    }
                     _ = reader.closed.cancelled() => break,
                 };
                 *lock(&reader.last_inbound) = Instant::now();
-                match next {
-                    None => {
+                match received {
+                    Received::Body(body) => reader.on_body(&body),
+                    Received::TooLarge { size, limit, head } => reader.on_too_large(size, limit, &head),
+                    Received::Closed | Received::Lost(_) => {
                         reader.close(CloseReason::PeerClosed);
                         break;
                     }
-                    Some(Ok(Frame::Body(body))) => reader.on_body(&body),
-                    Some(Ok(Frame::TooLarge { size, limit, head })) => reader.on_too_large(size, limit, &head),
-                    Some(Err(e)) => {
-                        let reason =
-                            if e.is_peer_gone() { CloseReason::PeerClosed } else { CloseReason::Failed(e.to_string()) };
-                        reader.close(reason);
+                    Received::Broken(e) => {
+                        reader.close(CloseReason::Failed(e.to_string()));
                         break;
                     }
                 }
@@ -279,6 +200,8 @@ impl Connection {
             }
         }
         self.closed.cancel();
+        // Nothing more is sent on it.
+        self.sender.end(Ending::Close);
         // Callers waiting on these see the connection gone.
         lock(&self.pending).clear();
     }
@@ -362,18 +285,16 @@ impl Connection {
         internal: bool,
     ) -> (oneshot::Receiver<Reply>, Delivery) {
         let (tx, rx) = oneshot::channel();
-        let delivery = Delivery::new();
-        if self.closed.is_cancelled() {
-            delivery.withdraw();
-            return (rx, delivery);
-        }
         tracing::debug!(connection = self.number, method = request.method, id = %request.id, "request sent");
-        lock(&self.pending).insert(request.id.clone(), Pending { reply: tx, progress, internal });
-        let body = Bytes::from(Message::Request(request).to_bytes());
-        if let Some(r) = &self.recorder {
-            r.frame(self.number, Direction::ToEditor, &body);
+        if !self.closed.is_cancelled() {
+            lock(&self.pending).insert(request.id.clone(), Pending { reply: tx, progress, internal });
         }
-        let _ = self.out.send((body, Some(delivery.clone())));
+        let out = Outgoing::message(&Message::Request(request), None);
+        if let Some(r) = &self.recorder {
+            r.frame(self.number, Direction::ToEditor, &out.body);
+        }
+        // On a closed connection it is withdrawn at once: it never leaves.
+        let delivery = self.sender.send(out);
         (rx, delivery)
     }
 
@@ -446,24 +367,5 @@ mod tests {
         assert_eq!(id_in_head(br#"{"id":"a\"b","#), Some(Id::String("a\"b".into())));
         assert_eq!(id_in_head(br#"{"jsonrpc":"2.0","result":"#), None);
         assert_eq!(id_in_head(br#"{"id":"unterminated"#), None);
-    }
-
-    #[test]
-    fn a_request_reaches_the_editor_only_once_the_writer_takes_it() {
-        let queued = Delivery::new();
-        assert!(!queued.reached());
-        assert!(!queued.withdraw(), "withdrawn while queued: it never left");
-        assert!(!queued.start_writing(), "and the writer skips it");
-
-        let written = Delivery::new();
-        assert!(written.start_writing());
-        assert!(written.reached(), "a write under way may complete");
-        written.finish_writing(true);
-        assert!(written.withdraw(), "too late to take back: it may have run");
-
-        let failed = Delivery::new();
-        assert!(failed.start_writing());
-        failed.finish_writing(false);
-        assert!(!failed.reached() && !failed.withdraw(), "a frame cut short cannot run");
     }
 }

@@ -18,7 +18,7 @@ use serde_json::json;
 
 use super::{
     EditorInfo, FramingChoice, Link, LinkEvent, LinkState, ReloadRecord,
-    socket::{CloseReason, Connection, ExchangeError, lock},
+    socket::{CloseReason, EditorConnection, ExchangeError, lock},
 };
 use editor_link::{
     discovery::{Candidate, Candidates, iso_timestamp, same_folder},
@@ -134,7 +134,7 @@ impl Link {
         }
     }
 
-    fn on_connected(&self, connection: &Arc<Connection>) {
+    fn on_connected(&self, connection: &Arc<EditorConnection>) {
         let info = connection.info();
         self.update(|s| {
             if let Some((began, at)) = s.reload_started.take() {
@@ -158,7 +158,7 @@ impl Link {
         let _ = self.events.send(LinkEvent::Connected);
     }
 
-    fn on_disconnected(&self, connection: &Arc<Connection>) {
+    fn on_disconnected(&self, connection: &Arc<EditorConnection>) {
         let reason = connection.reason();
         tracing::info!(?reason, "the connection to the Unity Editor closed");
         self.update(|s| {
@@ -194,7 +194,7 @@ impl Link {
 
     /// Connects to one candidate and shakes hands; checks it is this
     /// project's Editor.
-    async fn connect(&self, candidate: &Candidate) -> Result<Arc<Connection>, ConnectError> {
+    async fn connect(&self, candidate: &Candidate) -> Result<Arc<EditorConnection>, ConnectError> {
         let mut last = None;
         for framing in self.framings() {
             match self.connect_with(candidate, framing).await {
@@ -205,12 +205,22 @@ impl Link {
         Err(last.unwrap_or_else(|| ConnectError::Unreachable("no framing to try".into())))
     }
 
-    async fn connect_with(&self, candidate: &Candidate, framing: Framing) -> Result<Arc<Connection>, ConnectError> {
+    async fn connect_with(
+        &self,
+        candidate: &Candidate,
+        framing: Framing,
+    ) -> Result<Arc<EditorConnection>, ConnectError> {
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        let connection =
-            Connection::open(candidate.port, framing, number, &self.config, self.recorder.clone(), self.events.clone())
-                .await
-                .map_err(ConnectError::Unreachable)?;
+        let connection = EditorConnection::open(
+            candidate.port,
+            framing,
+            number,
+            &self.config,
+            self.recorder.clone(),
+            self.events.clone(),
+        )
+        .await
+        .map_err(ConnectError::Unreachable)?;
         let limit = self.config.connect_timeout;
         match connection.exchange(self.fresh_id(), "get-version", json!({}), limit).await {
             Ok(version) => {

@@ -12,14 +12,14 @@ use tokio::sync::broadcast;
 
 use super::{
     Link,
-    socket::{CloseReason, Connection, lock},
+    socket::{CloseReason, EditorConnection, lock},
 };
 use editor_link::framing::Framing;
 
 impl Link {
     /// While calls wait and the Editor says nothing, make sure it is alive;
     /// close a connection it no longer answers on.
-    pub(super) async fn watch_silence(self: Arc<Self>, connection: Arc<Connection>) {
+    pub(super) async fn watch_silence(self: Arc<Self>, connection: Arc<EditorConnection>) {
         let tick = (self.config.silence_before_ping / 4).max(Duration::from_millis(50));
         loop {
             tokio::select! {
@@ -52,7 +52,9 @@ impl Link {
     async fn probe(&self, port: u16, framing: Framing) -> bool {
         let (events, _) = broadcast::channel(1);
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        let Ok(probe) = Connection::open(port, framing, number, &self.config, None, events).await else { return false };
+        let Ok(probe) = EditorConnection::open(port, framing, number, &self.config, None, events).await else {
+            return false;
+        };
         let ok = probe.exchange(self.fresh_id(), "ping", json!({}), self.config.ping_deadline).await.is_ok();
         probe.close(CloseReason::Stopped);
         ok

@@ -183,7 +183,11 @@ async fn a_damaged_answer_fails_its_call_at_once() {
     // The first half of the answer: its id is legible, the JSON is not.
     let fault = setup
         .fake
-        .add_fault(fake_unity::RuleSpec::new(fake_unity::Fault::Truncate { keep: None }).method("get-logs").times(1))
+        .add_fault(
+            fake_unity::RuleSpec::new(fake_unity::Fault::Truncate(fake_unity::faults::Truncate { keep: None }))
+                .method("get-logs")
+                .times(1),
+        )
         .unwrap();
     let link = link_for(setup.project.path(), |_| {});
     let error = link.call("get-logs", json!({}), within(30)).await.unwrap_err();

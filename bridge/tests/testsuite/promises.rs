@@ -77,9 +77,13 @@ async fn a_mutating_call_cut_off_by_a_crash_is_never_sent_to_the_new_editor() {
     let fake = fake(project.path()).await;
     let _crash = fake
         .add_fault(
-            RuleSpec::new(Fault::Crash { restart_after_ms: Some(200), move_port: false, at: ReloadPoint::AfterRun })
-                .method("execute-menu-item")
-                .times(1),
+            RuleSpec::new(Fault::Crash(fake_unity::faults::Crash {
+                restart_after_ms: Some(200),
+                move_port: false,
+                at: ReloadPoint::AfterRun,
+            }))
+            .method("execute-menu-item")
+            .times(1),
         )
         .unwrap();
     let mut raw = Raw::start(project.path(), &[]);
@@ -101,9 +105,13 @@ async fn a_read_only_call_cut_off_by_a_crash_is_sent_again_and_answered() {
     let fake = fake(project.path()).await;
     let _crash = fake
         .add_fault(
-            RuleSpec::new(Fault::Crash { restart_after_ms: Some(200), move_port: true, at: ReloadPoint::BeforeRun })
-                .method("get-hierarchy")
-                .times(1),
+            RuleSpec::new(Fault::Crash(fake_unity::faults::Crash {
+                restart_after_ms: Some(200),
+                move_port: true,
+                at: ReloadPoint::BeforeRun,
+            }))
+            .method("get-hierarchy")
+            .times(1),
         )
         .unwrap();
     let mut raw = Raw::start(project.path(), &[]);
@@ -139,7 +147,11 @@ async fn a_call_to_a_hung_editor_is_answered_at_its_deadline_saying_it_may_have_
 async fn a_call_no_editor_accepts_is_answered_at_its_deadline_saying_it_did_not_run() {
     let project = project();
     let mut config = fake_unity::Config::new(project.path());
-    config.scenario.faults = vec![RuleSpec::new(Fault::DeadListener { ms: None }).named("dead").on(Trigger::Start)];
+    config.scenario.faults = vec![
+        RuleSpec::new(Fault::DeadListener(fake_unity::faults::DeadListener { ms: None }))
+            .named("dead")
+            .on(Trigger::Start),
+    ];
     let fake = FakeUnity::start(config).await.unwrap();
     // A long wait for the tool list: a call must not spend its deadline on it.
     let mut raw = Raw::start(project.path(), &["--tools-wait", "30"]);
@@ -176,8 +188,12 @@ async fn wait_for_editor_ready_keeps_its_deadline_against_a_hung_editor() {
 async fn a_second_request_with_the_id_of_one_in_flight_is_refused_and_runs_nothing() {
     let project = project();
     let fake = fake(project.path()).await;
-    let _slow =
-        fake.add_fault(RuleSpec::new(Fault::SlowTool { ms: 800, progress: false }).method("clear-console")).unwrap();
+    let _slow = fake
+        .add_fault(
+            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 800, progress: false }))
+                .method("clear-console"),
+        )
+        .unwrap();
     let mut raw = Raw::start(project.path(), &[]);
     raw.initialize();
     tools_call(&mut raw, &json!(7), "clear-console", &json!({}));
@@ -246,8 +262,12 @@ async fn methods_the_bridge_does_not_serve_are_not_found() {
 async fn a_call_cut_off_by_a_crash_with_no_editor_back_may_have_run() {
     let project = project();
     let fake = fake(project.path()).await;
-    let _slow =
-        fake.add_fault(RuleSpec::new(Fault::SlowTool { ms: 5_000, progress: false }).method("clear-console")).unwrap();
+    let _slow = fake
+        .add_fault(
+            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 5_000, progress: false }))
+                .method("clear-console"),
+        )
+        .unwrap();
     let mut raw = Raw::start(project.path(), &[]);
     raw.initialize();
     let started = Instant::now();

@@ -247,8 +247,8 @@ async fn the_same_seed_and_scenario_record_the_same_transcript() {
     let scenario = |seed| Scenario {
         seed: Some(seed),
         faults: vec![
-            RuleSpec::new(Fault::Latency { ms: 20, jitter_ms: 15 }).named("jitter"),
-            RuleSpec::new(Fault::Slicer { bytes: 512, size_variation: 256, delay_ms: 1 })
+            RuleSpec::new(Fault::Latency(fake_unity::faults::Latency { ms: 20, jitter_ms: 15 })).named("jitter"),
+            RuleSpec::new(Fault::Slicer(fake_unity::faults::Slicer { bytes: 512, size_variation: 256, delay_ms: 1 }))
                 .named("slices")
                 .frame(fake_unity::FrameKind::Response),
         ],

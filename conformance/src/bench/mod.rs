@@ -268,7 +268,9 @@ impl Bench<'_> {
             for _ in 0..self.options.rounds {
                 let mut child = self.ready(bridge, &extra).await?;
                 child.call(&self.tool, &self.arguments).await?;
-                let rule = RuleSpec::new(Fault::ResponseSize { bytes }).method(&self.tool).times(1);
+                let rule = RuleSpec::new(Fault::ResponseSize(fake_unity::faults::ResponseSize { bytes }))
+                    .method(&self.tool)
+                    .times(1);
                 let fault = self.fake.add_fault(rule)?;
                 let started = Instant::now();
                 let id = child.send("tools/call", &json!({"name": self.tool, "arguments": self.arguments})).await?;

@@ -66,8 +66,11 @@ fn duplicate_id(mut s: Session) -> CheckFuture {
     Box::pin(async move {
         // The first call stays in flight for a second.
         s.restart_fake(|config| {
-            config.scenario.faults =
-                vec![RuleSpec::new(Fault::SlowTool { ms: 1000, progress: false }).method("clear-console").times(1)];
+            config.scenario.faults = vec![
+                RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 1000, progress: false }))
+                    .method("clear-console")
+                    .times(1),
+            ];
         })
         .await?;
         let mut mcp = s.mcp().await?;

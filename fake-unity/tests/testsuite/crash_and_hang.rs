@@ -36,9 +36,13 @@ async fn a_crash_after_the_tool_ran_answers_nothing_and_a_new_process_forgets_th
     let _fault = editor
         .fake
         .add_fault(
-            RuleSpec::new(Fault::Crash { restart_after_ms: Some(100), move_port: true, at: ReloadPoint::AfterRun })
-                .method("clear-console")
-                .times(1),
+            RuleSpec::new(Fault::Crash(fake_unity::faults::Crash {
+                restart_after_ms: Some(100),
+                move_port: true,
+                at: ReloadPoint::AfterRun,
+            }))
+            .method("clear-console")
+            .times(1),
         )
         .unwrap();
     let mut client = editor.connect().await;
@@ -93,8 +97,12 @@ async fn a_crash_leaves_a_stale_discovery_file_until_a_restart() {
 #[tokio::test]
 async fn a_hung_editor_reads_answers_and_accepts_nothing_until_it_wakes() {
     let editor = TestEditor::start().await;
-    let fault =
-        editor.fake.add_fault(RuleSpec::new(Fault::Hang { ms: None }).named("hang").method("clear-console")).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(
+            RuleSpec::new(Fault::Hang(fake_unity::faults::Hang { ms: None })).named("hang").method("clear-console"),
+        )
+        .unwrap();
     let mut client = editor.connect().await;
     client.ok("ping", none()).await;
     let id = client.request("clear-console", json!({})).await;
@@ -134,7 +142,11 @@ async fn a_hang_ends_after_its_time_or_when_told() {
 #[tokio::test]
 async fn a_dead_listener_accepts_nothing_until_its_rule_goes() {
     let editor = TestEditor::start_with(|config| {
-        config.scenario.faults = vec![RuleSpec::new(Fault::DeadListener { ms: None }).named("dead").on(Trigger::Start)];
+        config.scenario.faults = vec![
+            RuleSpec::new(Fault::DeadListener(fake_unity::faults::DeadListener { ms: None }))
+                .named("dead")
+                .on(Trigger::Start),
+        ];
     })
     .await;
     let mut client = editor.connect().await;
@@ -172,7 +184,11 @@ async fn a_client_that_never_reads_is_no_longer_read_instead_of_growing_the_edit
     let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{"Message":"x"}}"#;
     let _fault = editor
         .fake
-        .add_fault(RuleSpec::new(Fault::ResponseSize { bytes: 1 << 20 }).method("ping").times(u64::MAX))
+        .add_fault(
+            RuleSpec::new(Fault::ResponseSize(fake_unity::faults::ResponseSize { bytes: 1 << 20 }))
+                .method("ping")
+                .times(u64::MAX),
+        )
         .unwrap();
     let frame = frame_bytes(Framing::Header, body).unwrap();
     let mut sent = 0usize;

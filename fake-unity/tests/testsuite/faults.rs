@@ -107,7 +107,10 @@ async fn plain_ping(editor: &TestEditor, id: u64) -> Vec<u8> {
 #[tokio::test]
 async fn latency_delays_the_response_by_at_least_its_time() {
     let editor = TestEditor::start().await;
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::Latency { ms: 300, jitter_ms: 0 }).method("ping")).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::Latency(fake_unity::faults::Latency { ms: 300, jitter_ms: 0 })).method("ping"))
+        .unwrap();
     let mut client = editor.connect().await;
     let started = std::time::Instant::now();
     client.ok("ping", none()).await;
@@ -123,7 +126,8 @@ async fn the_slicer_produces_many_small_reads() {
     let fault = editor
         .fake
         .add_fault(
-            RuleSpec::new(Fault::Slicer { bytes: 8, size_variation: 0, delay_ms: 20 }).frame(FrameKind::Response),
+            RuleSpec::new(Fault::Slicer(fake_unity::faults::Slicer { bytes: 8, size_variation: 0, delay_ms: 20 }))
+                .frame(FrameKind::Response),
         )
         .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
@@ -145,7 +149,10 @@ async fn bandwidth_paces_a_large_response_over_many_writes() {
     let editor = TestEditor::start().await;
     let fault = editor
         .fake
-        .add_fault(RuleSpec::new(Fault::Bandwidth { bytes_per_second: 100_000 }).method("get-tool-details"))
+        .add_fault(
+            RuleSpec::new(Fault::Bandwidth(fake_unity::faults::Bandwidth { bytes_per_second: 100_000 }))
+                .method("get-tool-details"),
+        )
         .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "get-tool-details", json!({})).await;
@@ -163,7 +170,12 @@ async fn close_after_bytes_cuts_the_frame_where_asked() {
     let editor = TestEditor::start().await;
     let plain = plain_ping(&editor, 1).await;
     let framed = frame_bytes(Framing::Header, &plain).unwrap();
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::CloseAfterBytes { bytes: 30 }).method("ping")).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(
+            RuleSpec::new(Fault::CloseAfterBytes(fake_unity::faults::CloseAfterBytes { bytes: 30 })).method("ping"),
+        )
+        .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "ping", json!({"Message": "x"})).await;
     let (bytes, end) = raw.bytes(WAIT).await;
@@ -177,7 +189,11 @@ async fn a_black_hole_swallows_everything_then_closes_when_asked() {
     let editor = TestEditor::start().await;
     let fault = editor
         .fake
-        .add_fault(RuleSpec::new(Fault::BlackHole { close_after_ms: Some(500) }).method("get-logs").times(1))
+        .add_fault(
+            RuleSpec::new(Fault::BlackHole(fake_unity::faults::BlackHole { close_after_ms: Some(500) }))
+                .method("get-logs")
+                .times(1),
+        )
         .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "get-logs", json!({})).await;
@@ -198,7 +214,8 @@ async fn a_black_hole_swallows_everything_then_closes_when_asked() {
 #[tokio::test]
 async fn reset_aborts_the_connection(#[case] on: Trigger) {
     let editor = TestEditor::start().await;
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::Reset).on(on).times(1)).unwrap();
+    let fault =
+        editor.fake.add_fault(RuleSpec::new(Fault::Reset(fake_unity::faults::Reset {})).on(on).times(1)).unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "ping", json!({})).await;
     let (bytes, end) = raw.bytes(WAIT).await;
@@ -209,7 +226,8 @@ async fn reset_aborts_the_connection(#[case] on: Trigger) {
 #[tokio::test]
 async fn close_is_a_clean_close_without_an_answer() {
     let editor = TestEditor::start().await;
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::Close).method("compile")).unwrap();
+    let fault =
+        editor.fake.add_fault(RuleSpec::new(Fault::Close(fake_unity::faults::Close {})).method("compile")).unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "compile", json!({})).await;
     let (bytes, end) = raw.bytes(WAIT).await;
@@ -220,7 +238,10 @@ async fn close_is_a_clean_close_without_an_answer() {
 #[tokio::test]
 async fn refused_connections_are_reset_at_once_until_the_rule_runs_out() {
     let editor = TestEditor::start().await;
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::RefuseConnections).times(2)).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::RefuseConnections(fake_unity::faults::RefuseConnections {})).times(2))
+        .unwrap();
     for _ in 0..2 {
         let mut raw = Raw::connect(editor.port()).await;
         let (bytes, end) = raw.bytes(WAIT).await;
@@ -235,7 +256,10 @@ async fn garbage_comes_before_the_frame() {
     let editor = TestEditor::start().await;
     let plain = plain_ping(&editor, 1).await;
     let framed = frame_bytes(Framing::Header, &plain).unwrap();
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::Garbage { bytes: 7 }).method("ping")).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::Garbage(fake_unity::faults::Garbage { bytes: 7 })).method("ping"))
+        .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "ping", json!({"Message": "x"})).await;
     let (bytes, _) = raw.bytes(QUIET).await;
@@ -248,8 +272,14 @@ async fn garbage_comes_before_the_frame() {
 async fn corrupt_and_truncate_send_well_framed_invalid_json() {
     let editor = TestEditor::start().await;
     let plain = plain_ping(&editor, 2).await;
-    let corrupt = editor.fake.add_fault(RuleSpec::new(Fault::Corrupt).method("ping").nth(1)).unwrap();
-    let truncate = editor.fake.add_fault(RuleSpec::new(Fault::Truncate { keep: None }).method("ping")).unwrap();
+    let corrupt = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::Corrupt(fake_unity::faults::Corrupt {})).method("ping").nth(1))
+        .unwrap();
+    let truncate = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::Truncate(fake_unity::faults::Truncate { keep: None })).method("ping"))
+        .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "ping", json!({"Message": "x"})).await;
     raw.request(2, "ping", json!({"Message": "x"})).await;
@@ -265,9 +295,16 @@ async fn corrupt_and_truncate_send_well_framed_invalid_json() {
 #[tokio::test]
 async fn duplicate_wrong_id_and_drop_change_what_answers_arrive() {
     let editor = TestEditor::start().await;
-    let duplicate = editor.fake.add_fault(RuleSpec::new(Fault::Duplicate).method("ping").nth(1)).unwrap();
-    let wrong = editor.fake.add_fault(RuleSpec::new(Fault::WrongId).method("ping").nth(1)).unwrap();
-    let dropped = editor.fake.add_fault(RuleSpec::new(Fault::Drop).method("ping").nth(1)).unwrap();
+    let duplicate = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::Duplicate(fake_unity::faults::Duplicate {})).method("ping").nth(1))
+        .unwrap();
+    let wrong = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::WrongId(fake_unity::faults::WrongId {})).method("ping").nth(1))
+        .unwrap();
+    let dropped =
+        editor.fake.add_fault(RuleSpec::new(Fault::Drop(fake_unity::faults::Drop {})).method("ping").nth(1)).unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     for id in 1..=4 {
         raw.request(id, "ping", json!({})).await;
@@ -285,10 +322,22 @@ async fn duplicate_wrong_id_and_drop_change_what_answers_arrive() {
 #[tokio::test]
 async fn to_editor_faults_change_what_the_editor_handles() {
     let editor = TestEditor::start().await;
-    let dropped = editor.fake.add_fault(RuleSpec::new(Fault::Drop).on(Trigger::ToEditor).method("get-logs")).unwrap();
-    let doubled =
-        editor.fake.add_fault(RuleSpec::new(Fault::Duplicate).on(Trigger::ToEditor).method("clear-console")).unwrap();
-    let corrupt = editor.fake.add_fault(RuleSpec::new(Fault::Corrupt).on(Trigger::ToEditor).method("ping")).unwrap();
+    let dropped = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::Drop(fake_unity::faults::Drop {})).on(Trigger::ToEditor).method("get-logs"))
+        .unwrap();
+    let doubled = editor
+        .fake
+        .add_fault(
+            RuleSpec::new(Fault::Duplicate(fake_unity::faults::Duplicate {}))
+                .on(Trigger::ToEditor)
+                .method("clear-console"),
+        )
+        .unwrap();
+    let corrupt = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::Corrupt(fake_unity::faults::Corrupt {})).on(Trigger::ToEditor).method("ping"))
+        .unwrap();
     let mut client = editor.connect().await;
     let lost = client.request("get-logs", none()).await;
     let twice = client.call("clear-console", json!({"AddConfirmationMessage": false})).await;
@@ -306,7 +355,10 @@ async fn to_editor_faults_change_what_the_editor_handles() {
 #[tokio::test]
 async fn half_open_answers_nothing_and_does_not_close() {
     let editor = TestEditor::start().await;
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::HalfOpen).method("compile")).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::HalfOpen(fake_unity::faults::HalfOpen {})).method("compile"))
+        .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "compile", json!({})).await;
     raw.request(2, "ping", json!({})).await;
@@ -321,7 +373,10 @@ async fn half_open_answers_nothing_and_does_not_close() {
 #[tokio::test]
 async fn a_stalled_main_thread_delays_every_tool_by_the_stall() {
     let editor = TestEditor::start().await;
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::MainThreadStall { ms: 250 })).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::MainThreadStall(fake_unity::faults::MainThreadStall { ms: 250 })))
+        .unwrap();
     let mut client = editor.connect().await;
     for method in ["ping", "get-version", "get-logs"] {
         let started = std::time::Instant::now();
@@ -334,8 +389,13 @@ async fn a_stalled_main_thread_delays_every_tool_by_the_stall() {
 #[tokio::test]
 async fn a_slow_tool_reports_progress_and_meets_its_deadline() {
     let editor = TestEditor::start().await;
-    let fault =
-        editor.fake.add_fault(RuleSpec::new(Fault::SlowTool { ms: 2_500, progress: true }).method("compile")).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(
+            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 2_500, progress: true }))
+                .method("compile"),
+        )
+        .unwrap();
     let mut client = editor.connect().await;
     let id = client.request("compile", none()).await;
     let progress = client.notification(notifications::PROGRESS).await;
@@ -353,7 +413,10 @@ async fn a_deadlocked_tool_sends_no_progress() {
     let editor = TestEditor::start().await;
     let _fault = editor
         .fake
-        .add_fault(RuleSpec::new(Fault::SlowTool { ms: 60_000, progress: false }).method("run-tests"))
+        .add_fault(
+            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 60_000, progress: false }))
+                .method("run-tests"),
+        )
         .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "run-tests", json!({})).await;
@@ -364,8 +427,13 @@ async fn a_deadlocked_tool_sends_no_progress() {
 #[tokio::test]
 async fn a_response_can_be_made_huge() {
     let editor = TestEditor::start().await;
-    let fault =
-        editor.fake.add_fault(RuleSpec::new(Fault::ResponseSize { bytes: 2_000_000 }).method("get-logs")).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(
+            RuleSpec::new(Fault::ResponseSize(fake_unity::faults::ResponseSize { bytes: 2_000_000 }))
+                .method("get-logs"),
+        )
+        .unwrap();
     let mut client = editor.connect().await;
     let result = client.ok("get-logs", none()).await;
     let size = result.to_string().len();
@@ -381,8 +449,12 @@ async fn a_reload_at_a_request_moves_the_port_and_the_discovery_file_follows() {
     let fault = editor
         .fake
         .add_fault(
-            RuleSpec::new(Fault::Reload { downtime_ms: Some(100), move_port: true, at: ReloadPoint::BeforeRun })
-                .method("compile"),
+            RuleSpec::new(Fault::Reload(fake_unity::faults::Reload {
+                downtime_ms: Some(100),
+                move_port: true,
+                at: ReloadPoint::BeforeRun,
+            }))
+            .method("compile"),
         )
         .unwrap();
     let mut client = editor.connect().await;
@@ -409,8 +481,12 @@ async fn a_reload_after_the_tool_ran_leaves_the_result_for_resume() {
     let _fault = editor
         .fake
         .add_fault(
-            RuleSpec::new(Fault::Reload { downtime_ms: Some(50), move_port: false, at: ReloadPoint::AfterRun })
-                .method("clear-console"),
+            RuleSpec::new(Fault::Reload(fake_unity::faults::Reload {
+                downtime_ms: Some(50),
+                move_port: false,
+                at: ReloadPoint::AfterRun,
+            }))
+            .method("clear-console"),
         )
         .unwrap();
     let mut client = editor.connect().await;
@@ -434,7 +510,9 @@ async fn the_tool_set_changes_across_a_reload() {
     let editor = TestEditor::start().await;
     let fault = editor
         .fake
-        .add_fault(RuleSpec::new(Fault::ToolsChange { remove: vec!["run-tests".into(), "ping".into()] }))
+        .add_fault(RuleSpec::new(Fault::ToolsChange(fake_unity::faults::ToolsChange {
+            remove: vec!["run-tests".into(), "ping".into()],
+        })))
         .unwrap();
     let names = |result: &Value| -> Vec<String> {
         result["Tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap().to_owned()).collect()
@@ -452,8 +530,8 @@ async fn the_tool_set_changes_across_a_reload() {
 }
 
 #[rstest::rstest]
-#[case::zombie(Fault::ZombieListener { ms: None }, End::Quiet)]
-#[case::held(Fault::PortHeld { ms: None }, End::Eof)]
+#[case::zombie(Fault::ZombieListener(fake_unity::faults::ZombieListener { ms: None }), End::Quiet)]
+#[case::held(Fault::PortHeld(fake_unity::faults::PortHeld { ms: None }), End::Eof)]
 #[tokio::test]
 async fn after_a_reload_the_old_port_stays_taken(#[case] fault: Fault, #[case] old_port_ends: End) {
     let editor = TestEditor::start().await;
@@ -486,7 +564,10 @@ async fn after_a_reload_the_old_port_stays_taken(#[case] fault: Fault, #[case] o
 #[tokio::test]
 async fn a_zombie_on_connect_accepts_and_never_answers() {
     let editor = TestEditor::start().await;
-    let fault = editor.fake.add_fault(RuleSpec::new(Fault::ZombieListener { ms: None }).times(1)).unwrap();
+    let fault = editor
+        .fake
+        .add_fault(RuleSpec::new(Fault::ZombieListener(fake_unity::faults::ZombieListener { ms: None })).times(1))
+        .unwrap();
     let mut raw = Raw::connect(editor.port()).await;
     raw.request(1, "ping", json!({})).await;
     assert_eq!(raw.bytes(QUIET).await, (vec![], End::Quiet));
@@ -497,7 +578,8 @@ async fn a_zombie_on_connect_accepts_and_never_answers() {
 #[tokio::test]
 async fn a_stale_discovery_file_is_left_on_quit() {
     let editor = TestEditor::start().await;
-    let _fault = editor.fake.add_fault(RuleSpec::new(Fault::StaleDiscovery)).unwrap();
+    let _fault =
+        editor.fake.add_fault(RuleSpec::new(Fault::StaleDiscovery(fake_unity::faults::StaleDiscovery {}))).unwrap();
     let path = editor.path().to_owned();
     let port = editor.port();
     let TestEditor { fake, project } = editor;
@@ -511,10 +593,10 @@ async fn a_stale_discovery_file_is_left_on_quit() {
 #[tokio::test]
 async fn rules_match_by_connection_message_and_time() {
     let editor = TestEditor::start().await;
-    let mut spec = RuleSpec::new(Fault::Drop).named("second-connection");
+    let mut spec = RuleSpec::new(Fault::Drop(fake_unity::faults::Drop {})).named("second-connection");
     spec.matcher.connection = Some(2);
     let by_connection = editor.fake.add_fault(spec).unwrap();
-    let mut later = RuleSpec::new(Fault::Drop).named("later").method("get-version");
+    let mut later = RuleSpec::new(Fault::Drop(fake_unity::faults::Drop {})).named("later").method("get-version");
     later.matcher.after_ms = Some(400);
     let by_time = editor.fake.add_fault(later).unwrap();
     let mut first = editor.connect().await;
@@ -585,10 +667,12 @@ async fn the_same_seed_gives_the_same_bytes_on_the_wire() {
         let editor = TestEditor::start_with(|c| c.clock = fake_unity::Clock::Virtual).await;
         let mut guards = Vec::new();
         for spec in [
-            RuleSpec::new(Fault::Garbage { bytes: 16 }).method("ping"),
-            RuleSpec::new(Fault::Corrupt).method("get-logs"),
-            RuleSpec::new(Fault::Slicer { bytes: 16, size_variation: 8, delay_ms: 1 }).method("clear-console"),
-            RuleSpec::new(Fault::Latency { ms: 5, jitter_ms: 5 }).frame(FrameKind::Notification),
+            RuleSpec::new(Fault::Garbage(fake_unity::faults::Garbage { bytes: 16 })).method("ping"),
+            RuleSpec::new(Fault::Corrupt(fake_unity::faults::Corrupt {})).method("get-logs"),
+            RuleSpec::new(Fault::Slicer(fake_unity::faults::Slicer { bytes: 16, size_variation: 8, delay_ms: 1 }))
+                .method("clear-console"),
+            RuleSpec::new(Fault::Latency(fake_unity::faults::Latency { ms: 5, jitter_ms: 5 }))
+                .frame(FrameKind::Notification),
         ] {
             guards.push(editor.fake.add_fault(spec).unwrap());
         }
@@ -624,7 +708,8 @@ async fn a_start_delay_keeps_the_editor_away_while_the_control_api_answers() {
     crate::support::copy_dir(&crate::support::fixture_project(), project.path());
     let mut config = fake_unity::Config::new(project.path());
     config.scenario.start_delay_ms = 300;
-    config.scenario.faults = vec![RuleSpec::new(Fault::StaleDiscovery).on(Trigger::Start)];
+    config.scenario.faults =
+        vec![RuleSpec::new(Fault::StaleDiscovery(fake_unity::faults::StaleDiscovery {})).on(Trigger::Start)];
     let mut fake = fake_unity::FakeUnity::start(config).await.unwrap();
     assert_eq!(fake.port(), 0);
     let stale = DiscoveryFile::read(project.path()).unwrap();

@@ -1,6 +1,6 @@
-//! Fault injection: rules that break the editor link on purpose, the way real
-//! Editors do (field-notes.md), installed from a scenario file, the control
-//! API or a [`FaultGuard`].
+//! Fault rules: what sets a fault off, what it matches, how often and how
+//! long it fires, and its counters. Installed from a scenario file, the
+//! control API or a [`FaultGuard`].
 //!
 //! A rule names a trigger (`on`), what it matches, the fault, and how long it
 //! lasts. Frame triggers (`toEditor`, `fromEditor`) form one chain per
@@ -26,6 +26,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+use super::Fault;
 use crate::editor::lock;
 
 /// What sets a rule off.
@@ -63,19 +64,8 @@ impl Trigger {
     }
 }
 
-/// What kind of frame a rule matches.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub enum FrameKind {
-    Request,
-    /// Any response, result or error.
-    Response,
-    /// An error response only.
-    Error,
-    Notification,
-    /// A frame that is not a JSON-RPC message.
-    Invalid,
-}
+/// What kind of frame a rule matches (an `error` matches error responses).
+pub use editor_link::connection::FrameKind;
 
 /// Where a domain reload interrupts a matched request.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -89,209 +79,6 @@ pub enum ReloadPoint {
     AfterRun,
     /// After the response was sent.
     AfterReply,
-}
-
-/// One fault.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase", deny_unknown_fields)]
-pub enum Fault {
-    /// Delay the frame by `ms` ± `jitterMs`.
-    Latency {
-        ms: u64,
-        #[serde(default)]
-        jitter_ms: u64,
-    },
-    /// Pace the frame at `bytesPerSecond`.
-    Bandwidth { bytes_per_second: u64 },
-    /// Write the frame in pieces of `bytes` (± `sizeVariation`), `delayMs` apart.
-    Slicer {
-        bytes: usize,
-        #[serde(default)]
-        size_variation: usize,
-        #[serde(default)]
-        delay_ms: u64,
-    },
-    /// Write only the first `bytes` bytes of the frame, then close (cuts a frame).
-    CloseAfterBytes { bytes: usize },
-    /// Swallow this and everything after it on the connection, both ways;
-    /// close after `closeAfterMs` if given.
-    BlackHole {
-        #[serde(default)]
-        close_after_ms: Option<u64>,
-    },
-    /// Abort the connection with a TCP reset.
-    Reset,
-    /// Close the connection cleanly instead of handling the frame.
-    Close,
-    /// Accept, then reset at once (the Editor refusing connections).
-    RefuseConnections,
-    /// Write `bytes` random bytes before the frame.
-    Garbage { bytes: usize },
-    /// Overwrite some bytes of the body: a well-framed frame of invalid JSON.
-    Corrupt,
-    /// Keep only `keep` bytes of the body (default half), framed consistently.
-    Truncate {
-        #[serde(default)]
-        keep: Option<usize>,
-    },
-    /// Send (or handle) the frame twice.
-    Duplicate,
-    /// Answer with an id the client never used.
-    WrongId,
-    /// Never send (or handle) the frame: a lost response or notification.
-    Drop,
-    /// Stop reading and writing without closing (a peer that vanished).
-    HalfOpen,
-    /// Every matched tool waits `ms` before it runs (a throttled or blocked
-    /// main thread: the unfocused Editor, a modal dialog).
-    MainThreadStall { ms: u64 },
-    /// The matched tool takes `ms` longer, inside its deadline; reports
-    /// progress every second unless `progress` is false (a deadlock).
-    SlowTool {
-        ms: u64,
-        #[serde(default = "yes")]
-        progress: bool,
-    },
-    /// A domain reload at the matched request.
-    Reload {
-        #[serde(default)]
-        downtime_ms: Option<u64>,
-        #[serde(default)]
-        move_port: bool,
-        #[serde(default)]
-        at: ReloadPoint,
-    },
-    /// The listener accepts and never answers (for `ms`, or until quit).
-    ZombieListener {
-        #[serde(default)]
-        ms: Option<u64>,
-    },
-    /// Another process holds the Editor's port (accepts, then closes) for
-    /// `ms` or until quit; the Editor comes back on the next port.
-    PortHeld {
-        #[serde(default)]
-        ms: Option<u64>,
-    },
-    /// A discovery file saying `ready` with a dead pid is left behind.
-    StaleDiscovery,
-    /// After this reload (or from the start) these tools are gone; an empty
-    /// list brings every tool back.
-    ToolsChange { remove: Vec<String> },
-    /// Pad the matched tool's result to about `bytes` bytes.
-    ResponseSize { bytes: usize },
-    /// The whole Editor hangs at the matched request (a debugger break,
-    /// SIGSTOP, a frozen main thread): nothing is read, written, accepted or
-    /// run, every socket stays open. The matched request runs once the hang
-    /// ends, after `ms` or when the rule is removed.
-    Hang {
-        #[serde(default)]
-        ms: Option<u64>,
-    },
-    /// The listener stays bound and accepts nothing (for `ms`, or until the
-    /// rule is removed or the Editor quits): connections complete in the
-    /// kernel's backlog and are never served.
-    DeadListener {
-        #[serde(default)]
-        ms: Option<u64>,
-    },
-    /// The Editor process dies at the matched request (`kill -9`, a native
-    /// crash): no shutdown notification, every connection closed, the
-    /// discovery file left behind naming a dead process. After
-    /// `restartAfterMs` a new Editor process opens the project: a new
-    /// instance and session, an empty resume journal, the scene and console
-    /// as on disk, on the same port or (`movePort`) another.
-    Crash {
-        #[serde(default)]
-        restart_after_ms: Option<u64>,
-        #[serde(default)]
-        move_port: bool,
-        #[serde(default)]
-        at: ReloadPoint,
-    },
-}
-
-fn yes() -> bool {
-    true
-}
-
-impl Fault {
-    /// The name used in scenario files and counters.
-    pub fn name(&self) -> &'static str {
-        match self {
-            Fault::Latency { .. } => "latency",
-            Fault::Bandwidth { .. } => "bandwidth",
-            Fault::Slicer { .. } => "slicer",
-            Fault::CloseAfterBytes { .. } => "closeAfterBytes",
-            Fault::BlackHole { .. } => "blackHole",
-            Fault::Reset => "reset",
-            Fault::Close => "close",
-            Fault::RefuseConnections => "refuseConnections",
-            Fault::Garbage { .. } => "garbage",
-            Fault::Corrupt => "corrupt",
-            Fault::Truncate { .. } => "truncate",
-            Fault::Duplicate => "duplicate",
-            Fault::WrongId => "wrongId",
-            Fault::Drop => "drop",
-            Fault::HalfOpen => "halfOpen",
-            Fault::MainThreadStall { .. } => "mainThreadStall",
-            Fault::SlowTool { .. } => "slowTool",
-            Fault::Reload { .. } => "reload",
-            Fault::ZombieListener { .. } => "zombieListener",
-            Fault::PortHeld { .. } => "portHeld",
-            Fault::StaleDiscovery => "staleDiscovery",
-            Fault::ToolsChange { .. } => "toolsChange",
-            Fault::ResponseSize { .. } => "responseSize",
-            Fault::Hang { .. } => "hang",
-            Fault::DeadListener { .. } => "deadListener",
-            Fault::Crash { .. } => "crash",
-        }
-    }
-
-    /// The triggers this fault means something for; the first is the default.
-    pub fn triggers(&self) -> &'static [Trigger] {
-        use Trigger::*;
-        match self {
-            Fault::Latency { .. }
-            | Fault::Bandwidth { .. }
-            | Fault::Corrupt
-            | Fault::Truncate { .. }
-            | Fault::Duplicate
-            | Fault::Drop => &[FromEditor, ToEditor],
-            Fault::Slicer { .. } | Fault::CloseAfterBytes { .. } | Fault::Garbage { .. } | Fault::WrongId => {
-                &[FromEditor]
-            }
-            Fault::BlackHole { .. } | Fault::HalfOpen | Fault::Reset | Fault::Close => &[ToEditor, FromEditor, Connect],
-            Fault::MainThreadStall { .. }
-            | Fault::SlowTool { .. }
-            | Fault::Reload { .. }
-            | Fault::ResponseSize { .. }
-            | Fault::Hang { .. }
-            | Fault::Crash { .. } => &[ToEditor],
-            Fault::DeadListener { .. } => &[Start, Reload],
-            Fault::RefuseConnections => &[Connect],
-            Fault::ZombieListener { .. } => &[Connect, Start, Reload],
-            Fault::PortHeld { .. } => &[Reload, Start],
-            Fault::StaleDiscovery => &[Quit, Start],
-            Fault::ToolsChange { .. } => &[Reload, Start],
-        }
-    }
-
-    fn validate(&self) -> Result<(), String> {
-        let positive = |what: &str, n: u64| if n == 0 { Err(format!("{what} must be greater than 0")) } else { Ok(()) };
-        match self {
-            Fault::Bandwidth { bytes_per_second } => positive("bytesPerSecond", *bytes_per_second),
-            Fault::Slicer { bytes, size_variation, .. } => {
-                positive("bytes", *bytes as u64)?;
-                if size_variation >= bytes {
-                    return Err("sizeVariation must be smaller than bytes".into());
-                }
-                Ok(())
-            }
-            Fault::Garbage { bytes } => positive("bytes", *bytes as u64),
-            Fault::ResponseSize { bytes } if *bytes > 1 << 30 => Err("bytes must be at most 1 GiB".into()),
-            _ => Ok(()),
-        }
-    }
 }
 
 /// What a rule matches; every field given must hold.
@@ -544,7 +331,7 @@ impl Faults {
                 list.join(", ")
             )));
         }
-        spec.fault.validate().map_err(&invalid)?;
+        spec.fault.behaviour().validate().map_err(&invalid)?;
         let m = &spec.matcher;
         if !on.is_frame() {
             for (field, given) in
@@ -795,9 +582,9 @@ mod tests {
             r#"{"name":"slow","on":"fromEditor","match":{"method":"get-*"},"fault":{"kind":"latency","ms":200,"jitterMs":50}}"#,
         )
         .unwrap();
-        assert_eq!(spec.fault, Fault::Latency { ms: 200, jitter_ms: 50 });
+        assert_eq!(spec.fault, Fault::Latency(crate::faults::Latency { ms: 200, jitter_ms: 50 }));
         let spec: RuleSpec = toml::from_str("fault = { kind = \"reset\" }\n").unwrap();
-        assert_eq!(spec.fault, Fault::Reset);
+        assert_eq!(spec.fault, Fault::Reset(crate::faults::Reset {}));
         let typo = serde_json::from_str::<RuleSpec>(r#"{"fault":{"kind":"latency","ms":1,"jiter":2}}"#);
         assert!(typo.unwrap_err().to_string().contains("jiter"));
         let unknown = serde_json::from_str::<RuleSpec>(r#"{"fault":{"kind":"meteor"}}"#);
@@ -808,10 +595,12 @@ mod tests {
     fn triggers_are_checked_against_the_fault() {
         let faults = Faults::new(1, 1.0);
         let err = faults.add(vec![
-            RuleSpec::new(Fault::Slicer { bytes: 4, size_variation: 0, delay_ms: 0 }).named("s").on(Trigger::ToEditor),
+            RuleSpec::new(Fault::Slicer(crate::faults::Slicer { bytes: 4, size_variation: 0, delay_ms: 0 }))
+                .named("s")
+                .on(Trigger::ToEditor),
         ]);
         assert!(matches!(err, Err(FaultError::Invalid { reason, .. }) if reason.contains("fromEditor")));
-        let err = faults.add(vec![RuleSpec::new(Fault::StaleDiscovery).method("x")]);
+        let err = faults.add(vec![RuleSpec::new(Fault::StaleDiscovery(crate::faults::StaleDiscovery {})).method("x")]);
         assert!(matches!(err, Err(FaultError::Invalid { reason, .. }) if reason.contains("match.method")));
         assert!(faults.is_empty());
     }
@@ -821,8 +610,15 @@ mod tests {
         let faults = Faults::new(1, 1.0);
         faults
             .add(vec![
-                RuleSpec::new(Fault::Drop).named("third-ping").on(Trigger::ToEditor).method("ping").nth(3),
-                RuleSpec::new(Fault::Latency { ms: 1, jitter_ms: 0 }).named("any").on(Trigger::ToEditor).times(4),
+                RuleSpec::new(Fault::Drop(crate::faults::Drop {}))
+                    .named("third-ping")
+                    .on(Trigger::ToEditor)
+                    .method("ping")
+                    .nth(3),
+                RuleSpec::new(Fault::Latency(crate::faults::Latency { ms: 1, jitter_ms: 0 }))
+                    .named("any")
+                    .on(Trigger::ToEditor)
+                    .times(4),
             ])
             .unwrap();
         let names: Vec<Option<String>> =
@@ -838,7 +634,7 @@ mod tests {
     #[test]
     fn message_numbers_count_every_frame_in_a_direction() {
         let faults = Faults::new(1, 1.0);
-        let mut spec = RuleSpec::new(Fault::Drop).named("second");
+        let mut spec = RuleSpec::new(Fault::Drop(crate::faults::Drop {})).named("second");
         spec.matcher.message = Some(2);
         faults.add(vec![spec]).unwrap();
         assert!(faults.frame(Trigger::FromEditor, request("a")).is_none());
@@ -849,7 +645,7 @@ mod tests {
     #[test]
     fn replace_is_idempotent_and_keeps_counters() {
         let faults = Faults::new(1, 1.0);
-        let spec = RuleSpec::new(Fault::Drop).named("d").on(Trigger::ToEditor);
+        let spec = RuleSpec::new(Fault::Drop(crate::faults::Drop {})).named("d").on(Trigger::ToEditor);
         faults.replace(vec![spec.clone()]).unwrap();
         faults.frame(Trigger::ToEditor, request("x")).unwrap();
         faults.replace(vec![spec.clone()]).unwrap();
@@ -864,7 +660,9 @@ mod tests {
     fn the_same_seed_gives_the_same_jitter() {
         let draw = |seed| {
             let faults = Faults::new(seed, 1.0);
-            faults.add(vec![RuleSpec::new(Fault::Latency { ms: 100, jitter_ms: 90 }).named("j")]).unwrap();
+            faults
+                .add(vec![RuleSpec::new(Fault::Latency(crate::faults::Latency { ms: 100, jitter_ms: 90 })).named("j")])
+                .unwrap();
             (0..8)
                 .map(|_| {
                     let fired = faults.frame(Trigger::FromEditor, request("x")).unwrap();
@@ -879,7 +677,8 @@ mod tests {
     #[test]
     fn a_guard_removes_its_rule() {
         let faults = Arc::new(Faults::new(1, 1.0));
-        let guard = FaultGuard::install(&faults, RuleSpec::new(Fault::Drop).named("g")).unwrap();
+        let guard =
+            FaultGuard::install(&faults, RuleSpec::new(Fault::Drop(crate::faults::Drop {})).named("g")).unwrap();
         assert!(!faults.is_empty());
         drop(guard);
         assert!(faults.is_empty());

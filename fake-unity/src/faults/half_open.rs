@@ -1,0 +1,50 @@
+//! `halfOpen`: no more reads or writes and no close (a peer that vanished), until
+//! the Editor reloads or quits.
+
+use super::Silence;
+use bytes::Bytes;
+use editor_link::connection::{Flow, FrameSink, Outgoing};
+use serde::{Deserialize, Serialize};
+
+use super::{Behaviour, BoxFuture, Fired, Inbound, Scope, Trigger, Wire};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HalfOpen {}
+
+impl Behaviour for HalfOpen {
+    fn name(&self) -> &'static str {
+        "halfOpen"
+    }
+
+    fn triggers(&self) -> &'static [Trigger] {
+        &[Trigger::ToEditor, Trigger::FromEditor, Trigger::Connect]
+    }
+
+    fn scope(&self) -> Scope {
+        Scope::Wire
+    }
+
+    fn outbound<'a>(
+        &'a self,
+        fired: &'a Fired,
+        wire: &'a Wire,
+        _out: &'a Outgoing,
+        _sink: &'a mut FrameSink,
+    ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
+        let _ = (fired, wire);
+        Box::pin(async move {
+            wire.set_silence(Silence::HalfOpen, None);
+            Ok((false, Flow::Continue))
+        })
+    }
+
+    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, _body: Bytes) -> BoxFuture<'a, Inbound> {
+        let _ = (fired, wire);
+        Box::pin(async move {
+            wire.set_silence(Silence::HalfOpen, None);
+            wire.sender.closed().await;
+            Inbound::Stop
+        })
+    }
+}

@@ -1,0 +1,45 @@
+//! `reset`: the connection is aborted with a TCP reset.
+
+use bytes::Bytes;
+use editor_link::connection::Ending;
+use editor_link::connection::{Flow, FrameSink, Outgoing};
+use serde::{Deserialize, Serialize};
+
+use super::{Behaviour, BoxFuture, Fired, Inbound, Scope, Trigger, Wire};
+
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Reset {}
+
+impl Behaviour for Reset {
+    fn name(&self) -> &'static str {
+        "reset"
+    }
+
+    fn triggers(&self) -> &'static [Trigger] {
+        &[Trigger::ToEditor, Trigger::FromEditor, Trigger::Connect]
+    }
+
+    fn scope(&self) -> Scope {
+        Scope::Wire
+    }
+
+    fn outbound<'a>(
+        &'a self,
+        fired: &'a Fired,
+        wire: &'a Wire,
+        _out: &'a Outgoing,
+        _sink: &'a mut FrameSink,
+    ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
+        let _ = (fired, wire);
+        Box::pin(async move { Ok((false, Flow::End(Ending::Reset))) })
+    }
+
+    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, _body: Bytes) -> BoxFuture<'a, Inbound> {
+        let _ = (fired, wire);
+        Box::pin(async move {
+            wire.end(Ending::Reset);
+            Inbound::Stop
+        })
+    }
+}

@@ -1,0 +1,390 @@
+//! One client connection of the simulated Editor, over the editor link's
+//! [`Connection`]: frames read (framing detected from the first byte) and
+//! handled through the `toEditor` fault rules, requests run concurrently
+//! (pipelining) and answered as they complete, answers written through the
+//! `fromEditor` fault rules ([`EditorFaults`]). A client that does not read
+//! is not read; a hung Editor reads and writes nothing.
+
+use std::{
+    io,
+    net::SocketAddr,
+    sync::{Arc, atomic::Ordering},
+};
+
+use bytes::{Bytes, BytesMut};
+use editor_link::{
+    connection::{Connection, DecodeFrames, Ending, Flow, FrameSink, Options, Outgoing, Received, WriteLayer},
+    framing::{Frame, FrameDecoder, FrameError, Framing, FramingError},
+    jsonrpc::{ErrorKind, ErrorObject, Message, ParseFailure, Response},
+};
+use tokio::{io::AsyncReadExt, net::TcpStream};
+use tokio_util::task::TaskTracker;
+
+use super::{IN_FLIGHT_LIMIT, LINGER};
+use crate::{
+    defect::Defect,
+    editor::{Client, Editor},
+    faults::{BoxFuture, FrameKind, Inbound, Silence, Subject, Trigger, Wire},
+};
+
+/// Serves one accepted connection until it closes.
+pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, peer: SocketAddr) {
+    let _serial = match editor.has_defect(Defect::SerializesClients) {
+        true => editor.serial.clone().acquire_owned().await.ok(),
+        false => None,
+    };
+    let decoder = DefectiveDecoder {
+        inner: FrameDecoder::detect(editor.max_request_bytes),
+        drop_partial: editor.has_defect(Defect::NoPartialFrames),
+        strict_headers: editor.has_defect(Defect::StrictHeaders),
+        length_in_chars: editor.has_defect(Defect::LengthInCharacters),
+    };
+    // The layer needs the connection's wire, which exists once the
+    // connection does: it gets it through this cell.
+    let wire_cell = Arc::new(std::sync::OnceLock::new());
+    let layer = EditorFaults { editor: editor.clone(), client: number, wire: wire_cell.clone() };
+    let options = Options::editor(editor.max_request_bytes).decoder(decoder).layer(layer);
+    let Connection { sender, mut receiver, writer } = Connection::tcp(stream, options);
+    let wire = Wire::new(sender, editor.hang.clone(), editor.faults.clone());
+    let _ = wire_cell.set(wire.clone());
+    let client = editor.add_client(number, peer, wire);
+    if editor.is_crashed() {
+        // Accepted as the process died: the kernel closes it.
+        client.end(Ending::Close);
+    }
+    tracing::debug!(client = client.id, %peer, "connected");
+
+    let requests = TaskTracker::new();
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT_LIMIT));
+    let mut framing_known = false;
+    loop {
+        // Backpressure: a client that does not read its answers, or has too
+        // many requests running, is not read until that changes; a hung
+        // Editor reads nothing.
+        let ready = async {
+            client.room(Client::QUEUE_LIMIT).await;
+            editor.unhung().await;
+            in_flight.clone().acquire_owned().await.ok()
+        };
+        let permit = tokio::select! {
+            _ = client.closed() => break,
+            permit = ready => permit,
+        };
+        let received = tokio::select! {
+            _ = client.closed() => break,
+            received = receiver.recv() => received,
+        };
+        if let (false, Some(framing)) = (framing_known, receiver.framing()) {
+            framing_known = true;
+            editor.stats.count_framing(framing);
+            if framing == Framing::Newline && editor.has_defect(Defect::NoNewlineFraming) {
+                let error = ErrorObject::new(ErrorKind::FramingError, "newline framing is not supported");
+                client.send(&Message::Response(Response::error(None, error)));
+                break;
+            }
+        }
+        match received {
+            Received::Closed => {
+                // The peer finished sending (or went away): answer what is
+                // in flight, then close.
+                requests.close();
+                tokio::select! {
+                    _ = requests.wait() => {}
+                    _ = client.closed() => {}
+                }
+                break;
+            }
+            Received::Lost(why) => {
+                tracing::debug!(client = client.id, why, "peer went away");
+                if editor.has_defect(Defect::FragileListener) {
+                    editor.request_quit(None);
+                }
+                break;
+            }
+            Received::Body(body) => {
+                editor.stats.bytes_received.fetch_add(body.len() as u64, Ordering::Relaxed);
+                match client.wire.silence() {
+                    Silence::None => {}
+                    Silence::BlackHole => continue,
+                    Silence::HalfOpen => {
+                        client.closed().await;
+                        break;
+                    }
+                }
+                if receive(&editor, &client, &requests, body, permit).await == AfterBody::Close {
+                    break;
+                }
+                if editor.has_defect(Defect::OneFramePerRead) {
+                    receiver.discard_buffered();
+                }
+            }
+            Received::TooLarge { size, limit, .. } => {
+                editor.stats.frames_too_large.fetch_add(1, Ordering::Relaxed);
+                let error = ErrorObject::new(
+                    ErrorKind::FrameTooLarge,
+                    format!("Frame of {size} bytes exceeds the limit of {limit} bytes; it was discarded"),
+                )
+                .with_data("size", size)
+                .with_data("limit", limit);
+                client.send(&Message::Response(Response::error(None, error)));
+                if editor.has_defect(Defect::OversizeCloses) {
+                    break;
+                }
+            }
+            Received::Broken(err) => {
+                if editor.has_defect(Defect::FragileListener) {
+                    editor.request_quit(None);
+                }
+                editor.stats.framing_errors.fetch_add(1, Ordering::Relaxed);
+                let error = ErrorObject::new(ErrorKind::FramingError, format!("{err}; closing the connection"));
+                client.send(&Message::Response(Response::error(None, error)));
+                if editor.has_defect(Defect::FramingErrorKeepsOpen) {
+                    client.closed().await;
+                }
+                break;
+            }
+        }
+    }
+    // Close: the writer writes what is queued (within its drain limit), then
+    // shuts the socket down.
+    client.end(Ending::Graceful);
+    let mut writer = writer;
+    if tokio::time::timeout(editor_link::connection::DRAIN_LIMIT * 2, &mut writer).await.is_err() {
+        writer.abort();
+    }
+    let (mut read_half, _) = receiver.into_inner();
+    if client.ending() == Ending::Graceful {
+        // Read (and drop) what the peer still sends for a moment: closing a
+        // socket with unread input sends a reset, which can destroy the
+        // shutdown notification before the peer reads it.
+        let _ = tokio::time::timeout(LINGER, async {
+            let mut sink = [0u8; 4096];
+            while matches!(read_half.read(&mut sink).await, Ok(n) if n > 0) {}
+        })
+        .await;
+    }
+    drop(read_half);
+    editor.remove_client(client.id);
+    tracing::debug!(client = client.id, "disconnected");
+}
+
+/// The `fromEditor` fault rules, as the connection's write layer: each
+/// frame the Editor writes goes through the first rule it matches. A hung
+/// Editor writes nothing until it wakes; a silenced connection, nothing.
+struct EditorFaults {
+    editor: Arc<Editor>,
+    client: u64,
+    wire: Arc<std::sync::OnceLock<Wire>>,
+}
+
+impl WriteLayer for EditorFaults {
+    fn write<'a>(&'a mut self, out: &'a Outgoing, sink: &'a mut FrameSink) -> BoxFuture<'a, io::Result<(bool, Flow)>> {
+        Box::pin(async move {
+            tokio::select! {
+                biased;
+                _ = self.editor.unhung() => {}
+                _ = sink.closing() => return Ok((false, Flow::Continue)),
+            }
+            let Some(wire) = self.wire.get() else { return Ok((false, Flow::Continue)) };
+            if wire.silence() != Silence::None {
+                return Ok((false, Flow::Continue));
+            }
+            let before = sink.bytes_written();
+            let subject = Subject {
+                connection: Some(self.client),
+                frame: Some(out.kind),
+                is_error: out.is_error,
+                method: out.method.as_deref(),
+            };
+            let written = match self.editor.faults.frame(Trigger::FromEditor, subject) {
+                None if self.editor.has_defect(Defect::WrongReplyFraming) => {
+                    // Newline framing whatever the client speaks.
+                    let mut buf = BytesMut::new();
+                    editor_link::framing::encode_frame(Framing::Newline, &out.body, &mut buf)
+                        .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))?;
+                    sink.raw(&buf).await.map(|()| (true, Flow::Continue))
+                }
+                None => sink.frame(&out.body).await.map(|()| (true, Flow::Continue)),
+                Some(fired) => fired.fault().behaviour().outbound(&fired, wire, out, sink).await,
+            };
+            self.editor.stats.bytes_sent.fetch_add(sink.bytes_written() - before, Ordering::Relaxed);
+            written
+        })
+    }
+}
+
+/// The frame decoder, with the framing defects when asked for.
+struct DefectiveDecoder {
+    inner: FrameDecoder,
+    /// `no-partial-frames`: whatever does not make a whole frame is dropped.
+    drop_partial: bool,
+    /// `strict-headers`: the header block must be exactly `Content-Length: N`.
+    strict_headers: bool,
+    /// `length-in-characters`: Content-Length counts characters, not bytes.
+    length_in_chars: bool,
+}
+
+impl DefectiveDecoder {
+    /// The naive header reader of the two header defects (the real one is
+    /// the bridge library's decoder).
+    fn decode_naive(&self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        let Some(end) = src.windows(4).position(|w| w == b"\r\n\r\n") else { return Ok(None) };
+        let head = String::from_utf8_lossy(&src[..end]).into_owned();
+        let value = if self.strict_headers {
+            head.strip_prefix("Content-Length: ").filter(|v| !v.contains(['\r', '\n', ' ']))
+        } else {
+            head.split("\r\n").find_map(|line| {
+                let (name, value) = line.split_once(':')?;
+                name.trim().eq_ignore_ascii_case("content-length").then_some(value.trim())
+            })
+        };
+        let declared: usize = value
+            .and_then(|v| v.parse().ok())
+            .ok_or_else(|| FrameError::Protocol(FramingError::MalformedHeaderLine(head.clone())))?;
+        let start = end + 4;
+        let length = if self.length_in_chars {
+            // Walk `declared` characters; wait while they have not all come.
+            let text = String::from_utf8_lossy(&src[start..]);
+            match text.char_indices().nth(declared) {
+                Some((at, _)) => at,
+                None if text.chars().count() == declared => src.len() - start,
+                None => return Ok(None),
+            }
+        } else {
+            declared
+        };
+        if src.len() < start + length {
+            return Ok(None);
+        }
+        let mut frame = src.split_to(start + length);
+        Ok(Some(Frame::Body(frame.split_off(start).freeze())))
+    }
+}
+
+impl DecodeFrames for DefectiveDecoder {
+    fn framing(&self) -> Option<Framing> {
+        self.inner.framing()
+    }
+}
+
+impl tokio_util::codec::Decoder for DefectiveDecoder {
+    type Item = Frame;
+    type Error = FrameError;
+
+    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        let header_framing = src.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b != b'{');
+        if (self.strict_headers || self.length_in_chars) && header_framing {
+            return self.decode_naive(src);
+        }
+        let frame = self.inner.decode_frame(src)?;
+        if frame.is_none() && self.drop_partial && !src.is_empty() {
+            src.clear();
+            self.inner = match self.inner.framing() {
+                Some(framing) => FrameDecoder::new(framing, self.inner.limit()),
+                None => FrameDecoder::detect(self.inner.limit()),
+            };
+        }
+        Ok(frame)
+    }
+
+    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
+        self.inner.decode_frame_eof(src)
+    }
+}
+
+/// Whether a connection goes on after a frame.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum AfterBody {
+    Continue,
+    Close,
+}
+
+/// What the fault rules see of a frame.
+fn subject_of<'a>(connection: u64, parsed: &'a Result<Message, ParseFailure>) -> Subject<'a> {
+    let (frame, is_error, method) = match parsed {
+        Ok(Message::Request(r)) => (FrameKind::Request, false, Some(r.method.as_str())),
+        Ok(Message::Notification(n)) => (FrameKind::Notification, false, Some(n.method.as_str())),
+        Ok(Message::Response(r)) => (FrameKind::Response, r.outcome.is_err(), None),
+        Err(_) => (FrameKind::Invalid, false, None),
+    };
+    Subject { connection: Some(connection), frame: Some(frame), is_error, method }
+}
+
+/// One frame from the client: the `toEditor` fault rules, then handling.
+async fn receive(
+    editor: &Arc<Editor>,
+    client: &Arc<Client>,
+    requests: &TaskTracker,
+    body: Bytes,
+    permit: Option<tokio::sync::OwnedSemaphorePermit>,
+) -> AfterBody {
+    let parsed = Message::parse(&body);
+    let requests = &Requests { tracker: requests, permit: std::sync::Mutex::new(permit) };
+    let Some(fired) = editor.faults.frame(Trigger::ToEditor, subject_of(client.id, &parsed)) else {
+        return handle_body(editor, client, requests, parsed, None);
+    };
+    match fired.fault().behaviour().inbound(&fired, &client.wire, body).await {
+        Inbound::Frames(frames) => {
+            for frame in frames {
+                if handle_body(editor, client, requests, Message::parse(&frame), None) == AfterBody::Close {
+                    return AfterBody::Close;
+                }
+            }
+            AfterBody::Continue
+        }
+        // Request-level faults travel with the request.
+        Inbound::WithFault(_) => handle_body(editor, client, requests, parsed, Some(fired)),
+        Inbound::Stop => AfterBody::Close,
+    }
+}
+
+/// Where a connection's requests run: its task tracker, and the in-flight
+/// permit of the frame being handled (the first request made of it keeps
+/// it until answered).
+struct Requests<'a> {
+    tracker: &'a TaskTracker,
+    permit: std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
+}
+
+/// Answers or dispatches one parsed frame.
+fn handle_body(
+    editor: &Arc<Editor>,
+    client: &Arc<Client>,
+    requests: &Requests<'_>,
+    parsed: Result<Message, ParseFailure>,
+    fault: Option<crate::faults::Fired>,
+) -> AfterBody {
+    match parsed {
+        Ok(Message::Request(request)) => {
+            let editor = editor.clone();
+            let client = client.clone();
+            let permit = crate::editor::lock(&requests.permit).take();
+            requests.tracker.spawn(async move {
+                editor.handle_request(&client, request, fault).await;
+                drop(permit);
+            });
+        }
+        Ok(Message::Notification(_)) => {
+            // Editors ignore client notifications (protocol §4).
+            editor.stats.notifications_received.fetch_add(1, Ordering::Relaxed);
+            if editor.has_defect(Defect::AnswersNotifications) {
+                client.send(&Message::Response(Response { id: None, outcome: Ok(serde_json::json!({})) }));
+            }
+        }
+        Ok(Message::Response(_)) => {
+            editor.stats.responses_received.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(ParseFailure::Batch) if editor.has_defect(Defect::IgnoresBatches) => {}
+        Err(failure) => {
+            let not_json = matches!(failure, ParseFailure::NotJson(_));
+            if not_json {
+                editor.stats.parse_errors.fetch_add(1, Ordering::Relaxed);
+            }
+            client.send(&Message::Response(failure.to_response()));
+            if not_json && editor.has_defect(Defect::ParseErrorCloses) {
+                return AfterBody::Close;
+            }
+        }
+    }
+    AfterBody::Continue
+}
