@@ -35,7 +35,9 @@ pub enum Needs {
     Control,
     /// The project's files (what the fixture project says).
     Project,
-    /// A fake Editor the suite starts itself, with a fault scenario loaded.
+    /// A fake Editor the suite starts itself, with a fault scenario loaded
+    /// (or, for a scenario of wire faults only, `fake-unity proxy` in
+    /// front of the target: the case says when it cannot run).
     Faults,
 }
 
@@ -83,6 +85,8 @@ pub enum Finding {
     Violation(String),
     /// The harness could not carry out the check.
     Harness(String),
+    /// The target cannot run this case (why, in words): reported skipped.
+    NotApplicable(String),
 }
 
 pub type CheckResult = Result<(), Finding>;

@@ -64,9 +64,6 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, case: &Case) -> C
         Target::Tcp(remote) if case.needs == Needs::Project && remote.project.is_none() => {
             Some("not applicable: this case compares the Editor with its project's files (--project DIR)")
         }
-        Target::Tcp(_) if case.needs == Needs::Faults => {
-            Some("not applicable: fault scenarios are injected by the embedded fake (--target fake)")
-        }
         _ => None,
     };
     let (status, detail) = if let Some(why) = not_applicable {
@@ -90,6 +87,7 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, case: &Case) -> C
                 why,
             ),
             Err(Finding::Harness(why)) => (Status::Error, why),
+            Err(Finding::NotApplicable(why)) => (Status::Skip, why),
         }
     };
     CaseResult {
@@ -141,7 +139,7 @@ async fn still_listening(target: &Target, bridge: &BridgeCommand) -> Result<(), 
     let session = target.open(WireLog::default(), bridge).await.map_err(|f| format!("{f:?}"))?;
     match session.link(editor_link::framing::Framing::Header).await {
         Ok(_) => Ok(()),
-        Err(Finding::Harness(why) | Finding::Violation(why)) => Err(why),
+        Err(Finding::Harness(why) | Finding::Violation(why) | Finding::NotApplicable(why)) => Err(why),
     }
 }
 

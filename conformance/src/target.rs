@@ -12,23 +12,16 @@ use std::{
     time::Duration,
 };
 
-use bytes::BytesMut;
+use bytes::{Bytes, BytesMut};
 use editor_link::{
+    connection::{Connection, Options, Outgoing, Received, Receiver, Sender},
     discovery::DiscoveryFile,
-    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame},
+    framing::{DEFAULT_RESPONSE_LIMIT, Framing, encode_frame},
     jsonrpc::Id,
 };
 use fake_unity::{ControlClient, Defect, FakeUnity};
-use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tokio::{
-    io::AsyncWriteExt,
-    net::{
-        TcpStream,
-        tcp::{OwnedReadHalf, OwnedWriteHalf},
-    },
-};
-use tokio_util::codec::FramedRead;
+use tokio::net::TcpStream;
 
 use crate::{
     bridge::{BridgeCommand, McpProcess},
@@ -281,9 +274,15 @@ impl Session {
         Ok(())
     }
 
-    /// Connects to the Editor's current port.
-    pub async fn link(&self, framing: Framing) -> Result<Link, Finding> {
-        let addr = match &self.fake {
+    /// Whether the Editor is the fake this suite embeds (faults go into it
+    /// directly; any other Editor gets them through `fake-unity proxy`).
+    pub fn is_embedded_fake(&self) -> bool {
+        self.fake.is_some()
+    }
+
+    /// The Editor's current address.
+    pub async fn editor_addr(&self) -> SocketAddr {
+        match &self.fake {
             Some(embedded) => SocketAddr::from(([127, 0, 0, 1], embedded.fake.port())),
             // A remote Editor with a known project: the port it publishes
             // (it moves when a reload finds the old one taken), once it is
@@ -310,8 +309,19 @@ impl Session {
                 }
                 None => self.addr,
             },
-        };
-        Link::connect(addr, framing, self.log.clone()).await
+        }
+    }
+
+    /// Connects to the Editor's current port.
+    pub async fn link(&self, framing: Framing) -> Result<EditorClient, Finding> {
+        let addr = self.editor_addr().await;
+        EditorClient::connect(addr, framing, self.log.clone()).await
+    }
+
+    /// Starts the bridge under test against the Editor at `port` (say, a
+    /// proxy in front of it), without its project: it finds it by the port.
+    pub fn mcp_at(&self, port: u16) -> Result<McpProcess, Finding> {
+        McpProcess::spawn(&self.bridge, None, port, self.log.clone())
     }
 
     /// The control API, or a harness finding when the target has none.
@@ -333,7 +343,7 @@ impl Session {
 
 /// What a read produced.
 #[derive(Debug)]
-pub enum Received {
+pub enum Read {
     Message(Value),
     /// A frame whose body is not JSON.
     NotJson(String),
@@ -345,50 +355,42 @@ pub enum Received {
     BadFraming(String),
 }
 
-/// A raw editor-link connection: sends bytes as given, reads frames.
+/// A client of the editor link for the cases: sends frames (or raw bytes)
+/// through the editor-link [`Connection`], reads frames, logs both.
 #[derive(Debug)]
-pub struct Link {
+pub struct EditorClient {
     pub framing: Framing,
-    reader: FramedRead<OwnedReadHalf, FrameDecoder>,
-    writer: OwnedWriteHalf,
+    sender: Sender,
+    receiver: Receiver,
     log: WireLog,
     next_id: u64,
-    port: u16,
     addr: SocketAddr,
 }
 
-impl Link {
-    async fn connect(addr: SocketAddr, framing: Framing, log: WireLog) -> Result<Link, Finding> {
+impl EditorClient {
+    async fn connect(addr: SocketAddr, framing: Framing, log: WireLog) -> Result<EditorClient, Finding> {
         let stream = tokio::time::timeout(READ_TIMEOUT, TcpStream::connect(addr))
             .await
             .map_err(|_| Finding::Harness(format!("timed out after {READ_TIMEOUT:?} connecting to {addr}")))?
             .map_err(|e| Finding::Harness(format!("cannot connect to {addr}: {e}")))?;
-        let _ = stream.set_nodelay(true);
         log.push(format!("connect {addr} ({framing} framing)"));
-        let (read, writer) = stream.into_split();
-        Ok(Link {
-            framing,
-            reader: FramedRead::new(read, FrameDecoder::new(framing, DEFAULT_RESPONSE_LIMIT)),
-            writer,
-            log,
-            next_id: 1,
-            port: addr.port(),
-            addr,
-        })
+        let Connection { sender, receiver, .. } =
+            Connection::tcp(stream, Options::client(framing, DEFAULT_RESPONSE_LIMIT));
+        Ok(EditorClient { framing, sender, receiver, log, next_id: 1, addr })
     }
 
     /// The same connection as bytes, for checks of the exact bytes sent.
-    pub fn into_raw(self) -> RawLink {
-        let buffered = self.reader.read_buffer().to_vec();
-        RawLink { read: self.reader.into_inner(), write: self.writer, buffered, log: self.log }
+    pub fn into_raw(self) -> RawClient {
+        let (read, buffered) = self.receiver.into_inner();
+        RawClient { read, sender: self.sender, buffered: buffered.to_vec(), log: self.log }
     }
 
-    /// The Editor's port this link is connected to.
+    /// The Editor's port this client is connected to.
     pub fn peer_port(&self) -> u16 {
-        self.port
+        self.addr.port()
     }
 
-    /// The Editor's address this link is connected to.
+    /// The Editor's address this client is connected to.
     pub fn peer_addr(&self) -> SocketAddr {
         self.addr
     }
@@ -396,10 +398,10 @@ impl Link {
     /// Sends bytes exactly as given.
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Finding> {
         self.log.push(format!("> {}", excerpt(bytes)));
-        self.writer.write_all(bytes).await.map_err(|e| Finding::Violation(format!("the Editor stopped reading: {e}")))
+        sent(&self.sender, Outgoing::raw(Bytes::copy_from_slice(bytes))).await
     }
 
-    /// Sends one frame holding `body`, in this link's framing.
+    /// Sends one frame holding `body`, in this client's framing.
     pub async fn send_body(&mut self, body: &[u8]) -> Result<(), Finding> {
         let mut buf = BytesMut::new();
         encode_frame(self.framing, body, &mut buf).map_err(|e| Finding::Harness(e.to_string()))?;
@@ -419,54 +421,55 @@ impl Link {
     }
 
     /// The next frame, whatever it holds.
-    pub async fn receive(&mut self, timeout: Duration) -> Received {
-        let next = match tokio::time::timeout(timeout, self.reader.next()).await {
-            Err(_) => return Received::Silence,
-            Ok(next) => next,
+    pub async fn receive(&mut self, timeout: Duration) -> Read {
+        let received = match tokio::time::timeout(timeout, self.receiver.recv()).await {
+            Err(_) => return Read::Silence,
+            Ok(received) => received,
         };
-        let received = match next {
-            None => Received::Closed,
-            Some(Ok(Frame::Body(body))) => {
+        let read = match received {
+            Received::Body(body) => {
                 self.log.push(format!("< {}", excerpt(&body)));
                 match serde_json::from_slice(&body) {
-                    Ok(value) => Received::Message(value),
-                    Err(e) => Received::NotJson(format!("{e}: {}", excerpt(&body))),
+                    Ok(value) => Read::Message(value),
+                    Err(e) => Read::NotJson(format!("{e}: {}", excerpt(&body))),
                 }
             }
-            Some(Ok(Frame::TooLarge { size, .. })) => Received::BadFraming(format!("a frame of {size} bytes")),
-            Some(Err(e)) if e.is_peer_gone() => Received::Closed,
-            Some(Err(e)) => Received::BadFraming(e.to_string()),
+            Received::TooLarge { size, .. } => Read::BadFraming(format!("a frame of {size} bytes")),
+            Received::Closed | Received::Lost(_) => Read::Closed,
+            Received::Broken(e) => Read::BadFraming(e.to_string()),
         };
-        if matches!(received, Received::Closed) {
+        if matches!(read, Read::Closed) {
             self.log.push("< (closed)".into());
         }
-        received
+        read
     }
 
     /// The next frame's body as it came (for checks of exact bytes).
     pub async fn body(&mut self) -> Result<Vec<u8>, Finding> {
-        match tokio::time::timeout(READ_TIMEOUT, self.reader.next()).await {
+        match tokio::time::timeout(READ_TIMEOUT, self.receiver.recv()).await {
             Err(_) => Err(Finding::Violation(format!("no answer within {READ_TIMEOUT:?}"))),
-            Ok(Some(Ok(Frame::Body(body)))) => {
+            Ok(Received::Body(body)) => {
                 self.log.push(format!("< {}", excerpt(&body)));
                 Ok(body.to_vec())
             }
-            Ok(Some(Ok(Frame::TooLarge { size, .. }))) => {
+            Ok(Received::TooLarge { size, .. }) => {
                 Err(Finding::Violation(format!("the Editor sent a frame of {size} bytes")))
             }
-            Ok(Some(Err(e))) if !e.is_peer_gone() => Err(Finding::Violation(format!("bad framing: {e}"))),
-            Ok(_) => Err(Finding::Violation("the Editor closed the connection".into())),
+            Ok(Received::Broken(e)) => Err(Finding::Violation(format!("bad framing: {e}"))),
+            Ok(Received::Closed | Received::Lost(_)) => {
+                Err(Finding::Violation("the Editor closed the connection".into()))
+            }
         }
     }
 
     /// The next message; anything else is a violation.
     pub async fn message(&mut self) -> Result<Value, Finding> {
         match self.receive(READ_TIMEOUT).await {
-            Received::Message(m) => Ok(m),
-            Received::NotJson(e) => Err(Finding::Violation(format!("the Editor sent a body that is not JSON: {e}"))),
-            Received::Closed => Err(Finding::Violation("the Editor closed the connection".into())),
-            Received::Silence => Err(Finding::Violation(format!("no answer within {READ_TIMEOUT:?}"))),
-            Received::BadFraming(e) => {
+            Read::Message(m) => Ok(m),
+            Read::NotJson(e) => Err(Finding::Violation(format!("the Editor sent a body that is not JSON: {e}"))),
+            Read::Closed => Err(Finding::Violation("the Editor closed the connection".into())),
+            Read::Silence => Err(Finding::Violation(format!("no answer within {READ_TIMEOUT:?}"))),
+            Read::BadFraming(e) => {
                 Err(Finding::Violation(format!("the Editor's reply is not in {} framing: {e}", self.framing)))
             }
         }
@@ -507,11 +510,31 @@ impl Link {
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             match self.receive(left).await {
-                Received::Closed => return true,
-                Received::Silence => return false,
+                Read::Closed => return true,
+                Read::Silence => return false,
                 _ => {}
             }
         }
+    }
+}
+
+/// Sends `out` and waits until it is written: a violation when the Editor
+/// stopped reading or closed the connection first.
+async fn sent(sender: &Sender, out: Outgoing) -> Result<(), Finding> {
+    let delivery = sender.send(out);
+    let written = async {
+        while !delivery.reached() || sender.queued_bytes() > 0 {
+            if sender.is_closed() {
+                return false;
+            }
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        true
+    };
+    match tokio::time::timeout(READ_TIMEOUT, written).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(Finding::Violation("the Editor stopped reading (the connection is closed)".into())),
+        Err(_) => Err(Finding::Violation(format!("the Editor stopped reading: nothing written for {READ_TIMEOUT:?}"))),
     }
 }
 
@@ -521,18 +544,23 @@ pub fn id_of(value: &Value) -> Option<Id> {
 }
 
 /// A connection read as bytes, not frames.
-#[derive(Debug)]
-pub struct RawLink {
-    read: OwnedReadHalf,
-    write: OwnedWriteHalf,
+pub struct RawClient {
+    read: std::pin::Pin<Box<dyn tokio::io::AsyncRead + Send>>,
+    sender: Sender,
     buffered: Vec<u8>,
     log: WireLog,
 }
 
-impl RawLink {
+impl std::fmt::Debug for RawClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RawClient").field("buffered", &self.buffered.len()).finish_non_exhaustive()
+    }
+}
+
+impl RawClient {
     pub async fn send(&mut self, bytes: &[u8]) -> Result<(), Finding> {
         self.log.push(format!("> {}", excerpt(bytes)));
-        self.write.write_all(bytes).await.map_err(|e| Finding::Violation(format!("the Editor stopped reading: {e}")))
+        sent(&self.sender, Outgoing::raw(Bytes::copy_from_slice(bytes))).await
     }
 
     /// Everything that arrives until the Editor has been quiet for `quiet`

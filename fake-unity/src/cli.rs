@@ -39,8 +39,38 @@ enum Command {
     ///
     /// Prints {"event":"listening","port":…} once listening.
     Record(RecordArgs),
+    /// The wire faults of a scenario in front of any Editor (the mono host,
+    /// a real Unity, a uLoopMCP Editor): a proxy that relays each client
+    /// connection to the upstream Editor through the fault rules, with the
+    /// same control API (until POST /quit, Ctrl-C or SIGTERM).
+    ///
+    /// Prints one JSON line on stdout once listening:
+    /// {"event":"listening","port":…,"control":"http://127.0.0.1:…","seed":…,"pid":…,"upstream":…}
+    Proxy(ProxyArgs),
     /// List the deliberate defects `serve --defect` can introduce.
     Defects,
+}
+
+#[derive(clap::Args, Debug)]
+struct ProxyArgs {
+    /// The Editor: HOST:PORT.
+    #[arg(long, value_name = "HOST:PORT")]
+    upstream: String,
+    /// Port clients connect to; 0 for any free port.
+    #[arg(long, default_value_t = 0)]
+    port: u16,
+    /// Port of the HTTP control API; 0 for any free port.
+    #[arg(long, default_value_t = 0)]
+    control_port: u16,
+    /// A scenario file of wire faults (see fixtures/scenarios/README.md).
+    #[arg(long, value_name = "FILE")]
+    scenario: Option<PathBuf>,
+    /// Seed for every random choice (default: the scenario's, else 1).
+    #[arg(long)]
+    seed: Option<u64>,
+    /// Multiply every fault and timeline duration by F.
+    #[arg(long, value_name = "F", default_value_t = 1.0)]
+    time_scale: f64,
 }
 
 #[derive(clap::Args, Debug)]
@@ -179,6 +209,7 @@ where
             std::process::exit(code);
         }
         Command::Record(args) => runtime.block_on(record(args)),
+        Command::Proxy(args) => runtime.block_on(proxy(args)),
         Command::Defects => {
             let mut stdout = std::io::stdout().lock();
             for defect in crate::Defect::all() {
@@ -344,6 +375,42 @@ async fn replay(args: ReplayArgs) -> i32 {
                        "pingsAnswered": outcome.pings_answered, "backgroundRepeats": outcome.background_repeats,
                        "backgroundUnused": outcome.background_unused.len()}));
     if outcome.ok { 0 } else { 1 }
+}
+
+async fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
+    anyhow::ensure!(
+        args.time_scale.is_finite() && args.time_scale >= 0.0,
+        "--time-scale must be a non-negative number"
+    );
+    let scenario = match &args.scenario {
+        Some(path) => Scenario::load(path)?,
+        None => Scenario::default(),
+    };
+    let mut signals = shutdown_signal()?;
+    let proxy = crate::proxy::Proxy::start(crate::proxy::ProxyConfig {
+        upstream: args.upstream.clone(),
+        port: args.port,
+        control_port: args.control_port,
+        scenario,
+        seed: args.seed,
+        time_scale: args.time_scale,
+    })
+    .await?;
+    print_line(&json!({
+        "event": "listening",
+        "port": proxy.port(),
+        "control": proxy.control_url(),
+        "seed": proxy.seed(),
+        "pid": std::process::id(),
+        "upstream": args.upstream,
+    }));
+    let faults = proxy.faults().clone();
+    tokio::select! {
+        _ = signals.recv() => {}
+        _ = async { proxy.wait().await } => {}
+    }
+    eprintln!("fake-unity proxy: exit summary: {}", faults.to_json());
+    Ok(())
 }
 
 async fn record(args: RecordArgs) -> anyhow::Result<()> {

@@ -40,24 +40,86 @@ use tokio::sync::oneshot;
 
 use crate::{
     editor::{CrashOptions, Editor, ReloadOptions},
-    faults::{FaultError, RuleSpec},
+    faults::{FaultError, Faults, RuleSpec},
+    stall::Stall,
 };
 
-/// The control API's routes.
-pub fn router(editor: Arc<Editor>) -> Router {
+/// What the control API drives: the simulated Editor, or a proxy in front
+/// of a real one (which has faults, a hang and counters, and no Editor).
+pub trait Host: Send + Sync + 'static {
+    fn faults(&self) -> &Arc<Faults>;
+    /// What a hang holds.
+    fn hang(&self) -> &Arc<Stall>;
+    /// The `GET /state` document.
+    fn state_json(&self) -> Value;
+    /// The counters of `GET /stats` (the rules are added to them).
+    fn stats_json(&self) -> Value;
+    /// Why a rule cannot be carried out here, if it cannot.
+    fn refuses(&self, spec: &RuleSpec) -> Option<String> {
+        let _ = spec;
+        None
+    }
+    /// `POST /reset`: every fault removed, everything they hold released.
+    fn reset(&self);
+    /// `POST /quit`.
+    fn quit(&self);
+    /// The seed of every random choice.
+    fn seed(&self) -> u64;
+}
+
+impl Host for Editor {
+    fn faults(&self) -> &Arc<Faults> {
+        &self.faults
+    }
+
+    fn hang(&self) -> &Arc<Stall> {
+        &self.hang
+    }
+
+    fn state_json(&self) -> Value {
+        Editor::state_json(self)
+    }
+
+    fn stats_json(&self) -> Value {
+        self.stats.to_json()
+    }
+
+    fn reset(&self) {
+        self.reset_faults();
+    }
+
+    fn quit(&self) {
+        self.request_quit(None);
+    }
+
+    fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+/// The routes every host has: state, counters, faults, the hang, reset, quit.
+pub fn host_routes<H: Host>() -> Router<Arc<H>> {
     Router::new()
-        .route("/state", get(state))
-        .route("/stats", get(stats))
+        .route("/state", get(state::<H>))
+        .route("/stats", get(stats::<H>))
+        .route("/quit", post(quit::<H>))
+        .route("/hang", post(hang::<H>).delete(end_hang::<H>))
+        .route(
+            "/faults",
+            get(list_faults::<H>).post(add_faults::<H>).put(replace_faults::<H>).delete(clear_faults::<H>),
+        )
+        .route("/faults/{name}", delete(remove_fault::<H>))
+        .route("/reset", post(reset::<H>))
+        .fallback(not_found)
+}
+
+/// The control API's routes for the simulated Editor.
+pub fn router(editor: Arc<Editor>) -> Router {
+    host_routes::<Editor>()
         .route("/reload", post(reload))
-        .route("/quit", post(quit))
         .route("/crash", post(crash))
         .route("/restart", post(restart))
-        .route("/hang", post(hang).delete(end_hang))
         .route("/settings", post(settings))
-        .route("/faults", get(list_faults).post(add_faults).put(replace_faults).delete(clear_faults))
-        .route("/faults/{name}", delete(remove_fault))
-        .route("/reset", post(reset))
-        .fallback(not_found)
         .with_state(editor)
 }
 
@@ -77,14 +139,14 @@ fn body_object(body: &Bytes) -> Result<Value, String> {
     }
 }
 
-async fn state(State(editor): State<Arc<Editor>>) -> Json<Value> {
-    Json(editor.state_json())
+async fn state<H: Host>(State(host): State<Arc<H>>) -> Json<Value> {
+    Json(host.state_json())
 }
 
-async fn stats(State(editor): State<Arc<Editor>>) -> Json<Value> {
-    let mut stats = editor.stats.to_json();
-    stats["seed"] = editor.seed.into();
-    stats["faults"] = editor.faults.to_json();
+async fn stats<H: Host>(State(host): State<Arc<H>>) -> Json<Value> {
+    let mut stats = host.stats_json();
+    stats["seed"] = host.seed().into();
+    stats["faults"] = host.faults().to_json();
     Json(stats)
 }
 
@@ -117,46 +179,55 @@ fn fault_error(err: &FaultError) -> Response {
     error(status, err.to_string())
 }
 
-async fn list_faults(State(editor): State<Arc<Editor>>) -> Json<Value> {
-    Json(editor.faults.to_json())
+async fn list_faults<H: Host>(State(host): State<Arc<H>>) -> Json<Value> {
+    Json(host.faults().to_json())
 }
 
-async fn add_faults(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
-    let rules = match rules_from(&body) {
+/// Rules from a body that this host can carry out; why not (a 400).
+fn acceptable_rules<H: Host>(host: &H, body: &Bytes) -> Result<Vec<RuleSpec>, String> {
+    let rules = rules_from(body)?;
+    match rules.iter().find_map(|r| host.refuses(r)) {
+        Some(why) => Err(why),
+        None => Ok(rules),
+    }
+}
+
+async fn add_faults<H: Host>(State(host): State<Arc<H>>, body: Bytes) -> Response {
+    let rules = match acceptable_rules(&*host, &body) {
         Ok(rules) => rules,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
-    match editor.faults.add(rules) {
+    match host.faults().add(rules) {
         Ok(names) => (StatusCode::CREATED, Json(json!({"added": names}))).into_response(),
         Err(err) => fault_error(&err),
     }
 }
 
-async fn replace_faults(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
-    let rules = match rules_from(&body) {
+async fn replace_faults<H: Host>(State(host): State<Arc<H>>, body: Bytes) -> Response {
+    let rules = match acceptable_rules(&*host, &body) {
         Ok(rules) => rules,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
-    match editor.faults.replace(rules) {
+    match host.faults().replace(rules) {
         Ok(names) => Json(json!({"faults": names})).into_response(),
         Err(err) => fault_error(&err),
     }
 }
 
-async fn clear_faults(State(editor): State<Arc<Editor>>) -> Json<Value> {
-    editor.faults.clear();
+async fn clear_faults<H: Host>(State(host): State<Arc<H>>) -> Json<Value> {
+    host.faults().clear();
     Json(json!({"cleared": true}))
 }
 
-async fn remove_fault(State(editor): State<Arc<Editor>>, Path(name): Path<String>) -> Response {
-    match editor.faults.remove(&name) {
+async fn remove_fault<H: Host>(State(host): State<Arc<H>>, Path(name): Path<String>) -> Response {
+    match host.faults().remove(&name) {
         Ok(()) => Json(json!({"removed": name})).into_response(),
         Err(err) => fault_error(&err),
     }
 }
 
-async fn reset(State(editor): State<Arc<Editor>>) -> Json<Value> {
-    editor.reset_faults();
+async fn reset<H: Host>(State(host): State<Arc<H>>) -> Json<Value> {
+    host.reset();
     Json(json!({"reset": true}))
 }
 
@@ -253,7 +324,7 @@ async fn restart(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     }
 }
 
-async fn hang(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
+async fn hang<H: Host>(State(host): State<Arc<H>>, body: Bytes) -> Response {
     let body = match body_object(&body) {
         Ok(body) => body,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
@@ -262,17 +333,17 @@ async fn hang(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
         Ok(ms) => ms,
         Err(e) => return error(StatusCode::BAD_REQUEST, e),
     };
-    editor.hang.start(&editor.faults, ms.map(|ms| editor.faults.scaled(ms)), None);
+    host.hang().start(host.faults(), ms.map(|ms| host.faults().scaled(ms)), None);
     Json(json!({"hung": true})).into_response()
 }
 
-async fn end_hang(State(editor): State<Arc<Editor>>) -> Json<Value> {
-    editor.hang.end();
+async fn end_hang<H: Host>(State(host): State<Arc<H>>) -> Json<Value> {
+    host.hang().end();
     Json(json!({"hung": false}))
 }
 
-async fn quit(State(editor): State<Arc<Editor>>) -> Response {
-    editor.request_quit(None);
+async fn quit<H: Host>(State(host): State<Arc<H>>) -> Response {
+    host.quit();
     (StatusCode::ACCEPTED, Json(json!({"accepted": true}))).into_response()
 }
 

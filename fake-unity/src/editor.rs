@@ -387,7 +387,7 @@ impl Stats {
 }
 
 #[derive(Debug)]
-struct Link {
+struct Lifecycle {
     phase: EditorState,
     port: u16,
     session_id: String,
@@ -469,7 +469,7 @@ pub struct Editor {
     /// on `POST /reset` and on quit.
     holds: Mutex<CancellationToken>,
     sim: Mutex<Simulation>,
-    link: Mutex<Link>,
+    lifecycle: Mutex<Lifecycle>,
     clients: Mutex<BTreeMap<u64, Arc<Client>>>,
     journal: Mutex<Journal>,
     domain: Mutex<Domain>,
@@ -512,7 +512,13 @@ impl Editor {
             removed_tools: Mutex::new(Vec::new()),
             holds: Mutex::new(CancellationToken::new()),
             sim: Mutex::new(sim),
-            link: Mutex::new(Link { phase: EditorState::Starting, port: 0, session_id, instance_id, crashed: false }),
+            lifecycle: Mutex::new(Lifecycle {
+                phase: EditorState::Starting,
+                port: 0,
+                session_id,
+                instance_id,
+                crashed: false,
+            }),
             clients: Mutex::new(BTreeMap::new()),
             journal: Mutex::new(Journal::default()),
             domain: Mutex::new(Domain { generation: 0, token: CancellationToken::new() }),
@@ -569,25 +575,25 @@ impl Editor {
     }
 
     pub fn port(&self) -> u16 {
-        lock(&self.link).port
+        lock(&self.lifecycle).port
     }
 
     pub fn session_id(&self) -> String {
-        lock(&self.link).session_id.clone()
+        lock(&self.lifecycle).session_id.clone()
     }
 
     pub fn phase(&self) -> EditorState {
-        lock(&self.link).phase
+        lock(&self.lifecycle).phase
     }
 
     /// This Editor process's id (new after a crash).
     pub fn instance_id(&self) -> String {
-        lock(&self.link).instance_id.clone()
+        lock(&self.lifecycle).instance_id.clone()
     }
 
     /// The Editor process has crashed and none has started since.
     pub fn is_crashed(&self) -> bool {
-        lock(&self.link).crashed
+        lock(&self.lifecycle).crashed
     }
 
     /// Asks the driver to reload the domain; `done` receives where it came back.
@@ -665,7 +671,7 @@ impl Editor {
 
     // ---- lifecycle (called by the server's driver) ----
 
-    fn discovery(&self, link: &Link) -> DiscoveryFile {
+    fn discovery(&self, link: &Lifecycle) -> DiscoveryFile {
         DiscoveryFile {
             port: link.port,
             pid: if self.has_defect(Defect::DiscoveryDeadPid) || link.crashed { DEAD_PID } else { std::process::id() },
@@ -682,7 +688,7 @@ impl Editor {
 
     fn publish(&self, phase: EditorState, port: Option<u16>, new_session: bool) {
         let file = {
-            let mut link = lock(&self.link);
+            let mut link = lock(&self.lifecycle);
             link.phase = phase;
             if let Some(port) = port {
                 link.port = port;
@@ -748,7 +754,7 @@ impl Editor {
     pub(crate) fn finish_reload(&self, port: u16) {
         let published = if self.has_defect(Defect::StaleDiscoveryPort) { None } else { Some(port) };
         self.publish(EditorState::Ready, published, !self.has_defect(Defect::SameSessionAfterReload));
-        lock(&self.link).port = port;
+        lock(&self.lifecycle).port = port;
         self.stats.reloads.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -767,7 +773,7 @@ impl Editor {
         }
         self.hang.end();
         let file = {
-            let mut link = lock(&self.link);
+            let mut link = lock(&self.lifecycle);
             link.crashed = true;
             self.discovery(&link)
         };
@@ -790,7 +796,7 @@ impl Editor {
             *sim = Simulation { settings, ..fresh };
         }
         {
-            let mut link = lock(&self.link);
+            let mut link = lock(&self.lifecycle);
             link.crashed = false;
             link.instance_id = new_session_id(&mut lock(&self.rng));
         }
@@ -811,7 +817,7 @@ impl Editor {
     /// The `GET /state` document.
     pub fn state_json(&self) -> Value {
         let (phase, port, session, instance) = {
-            let link = lock(&self.link);
+            let link = lock(&self.lifecycle);
             let phase = if link.crashed { "crashed" } else { link.phase.as_str() };
             (phase, link.port, link.session_id.clone(), link.instance_id.clone())
         };
@@ -940,7 +946,7 @@ impl Editor {
     /// The `staleDiscovery` fault: a discovery file saying `ready` for a
     /// process that no longer exists, as a crashed Editor leaves behind.
     pub(crate) fn write_stale_discovery(&self, port: u16) {
-        let mut file = self.discovery(&lock(&self.link));
+        let mut file = self.discovery(&lock(&self.lifecycle));
         file.pid = DEAD_PID;
         file.port = port;
         file.state = Some(EditorState::Ready);

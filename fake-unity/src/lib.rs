@@ -16,6 +16,7 @@
 //! - [`stall`] — conditions that hold the whole Editor: a hang, a dead listener.
 //! - [`scenario`] — scenario files: state, faults, timeline, exercise.
 //! - [`record`] — a transparent proxy that records the editor link.
+//! - [`proxy`] — the wire faults in front of any Editor (`fake-unity proxy`).
 //! - [`replay`] — plays the Editor side of a transcript to a live client.
 //! - [`control`] — the HTTP control API and its client.
 //! - [`defect`] — deliberate protocol defects, to prove conformance checks fail.
@@ -31,6 +32,7 @@ pub mod editor;
 pub mod faults;
 pub mod journal;
 pub mod params;
+pub mod proxy;
 pub mod record;
 pub mod replay;
 pub mod scenario;

@@ -326,24 +326,27 @@ fn status_field_kb(status: &str, field: &str) -> Option<u64> {
     status.lines().find_map(|l| l.strip_prefix(field)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
 }
 
-/// A bare editor-link connection (header framing), for the Editor's own
-/// round-trip time and request rate.
+/// A bare editor-link client (header framing), for the Editor's own
+/// round-trip time and request rate: the floor the bridge is measured
+/// against. It reads and writes on the calling task itself, without the
+/// writer task of the editor link's `Connection`, so the floor carries no
+/// cost the bridge does not also pay.
 #[derive(Debug)]
-pub struct EditorLink {
+pub struct DirectClient {
     reader: FramedRead<OwnedReadHalf, FrameDecoder>,
     writer: OwnedWriteHalf,
     next_id: u64,
     buffer: BytesMut,
 }
 
-impl EditorLink {
-    pub async fn connect(port: u16) -> anyhow::Result<EditorLink> {
+impl DirectClient {
+    pub async fn connect(port: u16) -> anyhow::Result<DirectClient> {
         let stream = TcpStream::connect(("127.0.0.1", port))
             .await
             .map_err(|e| anyhow::anyhow!("cannot connect to the Editor on port {port}: {e}"))?;
         stream.set_nodelay(true)?;
         let (read, writer) = stream.into_split();
-        Ok(EditorLink {
+        Ok(DirectClient {
             reader: FramedRead::new(read, FrameDecoder::new(Framing::Header, DEFAULT_RESPONSE_LIMIT)),
             writer,
             next_id: 1,

@@ -25,7 +25,7 @@ use fake_unity::{
 use serde_json::{Value, json};
 
 pub use clients::BridgeUnderTest;
-use clients::{EditorLink, McpChild};
+use clients::{DirectClient, McpChild};
 pub use report::{Stats, json_report, table};
 
 use crate::{bridge::BridgeCommand, target::Target};
@@ -202,7 +202,7 @@ impl Bench<'_> {
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..self.options.rounds {
             let mut child = self.ready(bridge, &[]).await?;
-            let mut link = EditorLink::connect(self.port()).await?;
+            let mut link = DirectClient::connect(self.port()).await?;
             self.warm_up(&mut child, 50).await?;
             for _ in 0..50 {
                 link.request(&self.tool, &self.arguments).await?;
@@ -450,7 +450,7 @@ impl Bench<'_> {
         for _ in 0..self.options.rounds {
             let mut links = Vec::new();
             for _ in 0..CONNECTIONS {
-                links.push(EditorLink::connect(self.port()).await?);
+                links.push(DirectClient::connect(self.port()).await?);
             }
             let started = Instant::now();
             let tasks: Vec<_> = links

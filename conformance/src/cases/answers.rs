@@ -5,7 +5,11 @@
 
 use std::time::Duration;
 
-use fake_unity::{Fault, RuleSpec};
+use fake_unity::{
+    Fault, RuleSpec, Scenario, Trigger,
+    faults::Latency,
+    proxy::{Proxy, ProxyConfig},
+};
 use serde_json::{Value, json};
 
 use crate::{
@@ -22,7 +26,7 @@ pub fn cases() -> Vec<Case> {
     vec![
         Case {
             id: "mcp.duplicate-id".into(),
-            requirement: "A tools/call whose id is that of a call still in flight is refused with a JSON-RPC error; the first is answered once, and Unity runs the tool once.".into(),
+            requirement: "A tools/call whose id is that of a call still in flight is refused with a JSON-RPC error; the first is answered once, and Unity runs the tool once (counted when the Editor is the fake).".into(),
             reference: TOOLS,
             level: Level::Must,
             needs: Needs::Faults,
@@ -64,16 +68,24 @@ async fn answers_to(mcp: &mut crate::bridge::McpProcess, id: &Value, wait: Durat
 
 fn duplicate_id(mut s: Session) -> CheckFuture {
     Box::pin(async move {
-        // The first call stays in flight for a second.
-        s.restart_fake(|config| {
-            config.scenario.faults = vec![
-                RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 1000, progress: false }))
-                    .method("clear-console")
-                    .times(1),
-            ];
-        })
-        .await?;
-        let mut mcp = s.mcp().await?;
+        // The first call stays in flight for a second: its answer is late.
+        let late = RuleSpec::new(Fault::Latency(Latency { ms: 1000, jitter_ms: 0 }))
+            .on(Trigger::FromEditor)
+            .method("clear-console")
+            .times(1);
+        let proxy = if s.is_embedded_fake() {
+            s.restart_fake(|config| config.scenario.faults = vec![late]).await?;
+            None
+        } else {
+            let upstream = s.editor_addr().await.to_string();
+            let scenario = Scenario { faults: vec![late], ..Scenario::default() };
+            let config = ProxyConfig { upstream, port: 0, control_port: 0, scenario, seed: None, time_scale: 1.0 };
+            Some(Proxy::start(config).await.map_err(|e| Finding::Harness(format!("fake-unity proxy: {e}")))?)
+        };
+        let mut mcp = match &proxy {
+            None => s.mcp().await?,
+            Some(proxy) => s.mcp_at(proxy.port())?,
+        };
         mcp.initialize().await?;
         let id = json!("same-id");
         let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
@@ -91,9 +103,13 @@ fn duplicate_id(mut s: Session) -> CheckFuture {
             answers.len()
         );
         ensure!(results[0]["result"]["isError"] != json!(true), "the first call failed: {}", results[0]);
-        let stats = s.control()?.get("/stats").await.map_err(|e| Finding::Harness(format!("the control API: {e}")))?;
-        let runs = stats["runs"]["clear-console"].as_u64().unwrap_or(0);
-        ensure!(runs == 1, "Unity ran clear-console {runs} times for one answered call");
+        if proxy.is_none() {
+            // Only the fake counts what it ran.
+            let stats =
+                s.control()?.get("/stats").await.map_err(|e| Finding::Harness(format!("the control API: {e}")))?;
+            let runs = stats["runs"]["clear-console"].as_u64().unwrap_or(0);
+            ensure!(runs == 1, "Unity ran clear-console {runs} times for one answered call");
+        }
         mcp.finish().await
     })
 }

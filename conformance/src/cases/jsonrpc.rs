@@ -9,7 +9,7 @@ use crate::{
     case::{Case, CheckFuture, CheckResult, Level, Needs, check},
     ensure,
     reference::{TOOLS, ToolRef},
-    target::{Link, Received, Session},
+    target::{EditorClient, Read, Session},
 };
 
 const REF: &str = "docs/editor-link-protocol.md §3";
@@ -239,7 +239,7 @@ fn batch_rejected(s: Session) -> CheckFuture {
         let answer = link.message().await?;
         ensure!(answer["id"].is_null() && answer["error"]["code"] == -32600, "a batch was answered {answer}");
         match link.receive(Duration::from_millis(300)).await {
-            Received::Silence => Ok(()),
+            Read::Silence => Ok(()),
             other => crate::case::violation(format!("more than one answer to a batch: {other:?}")),
         }
     })
@@ -284,7 +284,7 @@ fn result_ver(s: Session) -> CheckFuture {
 }
 
 /// The call must be refused -32602 with `param` named in the error.
-async fn refused_naming(link: &mut Link, tool: &str, param: &str, value: Value) -> CheckResult {
+async fn refused_naming(link: &mut EditorClient, tool: &str, param: &str, value: Value) -> CheckResult {
     let answer = link.call(tool, json!({ param: value })).await?;
     let error = &answer["error"];
     ensure!(error["code"] == -32602, "{tool} with {param}: {value} was answered {answer}");
@@ -367,9 +367,7 @@ fn pipelining(s: Session) -> CheckFuture {
         seen.sort_unstable();
         ensure!(seen == (0..10).collect::<Vec<_>>(), "answers for ids {seen:?}");
         match link.receive(Duration::from_millis(200)).await {
-            Received::Message(m) if m.get("method").is_none() => {
-                crate::case::violation(format!("an eleventh answer: {m}"))
-            }
+            Read::Message(m) if m.get("method").is_none() => crate::case::violation(format!("an eleventh answer: {m}")),
             _ => Ok(()),
         }
     })
@@ -386,7 +384,7 @@ fn extra_fields_ignored(s: Session) -> CheckFuture {
     })
 }
 
-async fn total_logs(link: &mut Link) -> Result<u64, crate::case::Finding> {
+async fn total_logs(link: &mut EditorClient) -> Result<u64, crate::case::Finding> {
     let result = link.result("get-logs", json!({"LogType": "All"})).await?;
     result["TotalCount"].as_u64().ok_or_else(|| crate::case::Finding::Violation(format!("no TotalCount: {result}")))
 }
@@ -416,7 +414,7 @@ fn batch_single(s: Session) -> CheckFuture {
         let answer = link.message().await?;
         ensure!(answer["id"].is_null() && answer["error"]["code"] == -32600, "a batch of one was answered {answer}");
         match link.receive(Duration::from_millis(300)).await {
-            Received::Silence => Ok(()),
+            Read::Silence => Ok(()),
             other => crate::case::violation(format!("the request inside the batch was answered: {other:?}")),
         }
     })

@@ -11,7 +11,7 @@ use serde_json::json;
 use crate::{
     case::{Case, CheckFuture, Finding, Level, Needs, check},
     ensure,
-    target::{Received, Session},
+    target::{Read, Session},
 };
 
 pub fn cases() -> Vec<Case> {
@@ -117,9 +117,9 @@ pub fn cases() -> Vec<Case> {
 
 /// The next message is the shutdown notification for `reason`, then the
 /// connection closes.
-async fn shutdown_then_close(link: &mut crate::target::Link, reason: &str) -> crate::case::CheckResult {
+async fn shutdown_then_close(link: &mut crate::target::EditorClient, reason: &str) -> crate::case::CheckResult {
     let first = link.receive(Duration::from_secs(5)).await;
-    let Received::Message(note) = first else {
+    let Read::Message(note) = first else {
         return crate::case::violation(format!("expected the shutdown notification, got {first:?}"));
     };
     ensure!(
@@ -229,8 +229,8 @@ async fn list_changed_after_reload(s: &Session) -> Result<serde_json::Value, Fin
     loop {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         match link.receive(left).await {
-            Received::Message(m) if m["method"] == "notifications/tools/list_changed" => return Ok(m),
-            Received::Message(_) => {}
+            Read::Message(m) if m["method"] == "notifications/tools/list_changed" => return Ok(m),
+            Read::Message(_) => {}
             other => {
                 return crate::case::violation(format!("no tools/list_changed within 5 s of the reload ({other:?})"));
             }
@@ -274,15 +274,15 @@ fn reload_in_flight_unanswered(s: Session) -> CheckFuture {
         loop {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             match link.receive(left).await {
-                Received::Closed => break,
-                Received::Message(m) if m["method"] == "notifications/server/shutdown" => shut = true,
-                Received::Message(m) if m.get("id").is_some() && m.get("method").is_none() => {
+                Read::Closed => break,
+                Read::Message(m) if m["method"] == "notifications/server/shutdown" => shut = true,
+                Read::Message(m) if m.get("id").is_some() && m.get("method").is_none() => {
                     return crate::case::violation(format!(
                         "the request in flight was answered {} the shutdown notification: {m}",
                         if shut { "after" } else { "before" }
                     ));
                 }
-                Received::Message(_) => {}
+                Read::Message(_) => {}
                 other => return crate::case::violation(format!("expected the shutdown and the close, got {other:?}")),
             }
         }

@@ -161,6 +161,7 @@ fn probe_connections(s: Session) -> CheckFuture {
             Finding::Harness(why) | Finding::Violation(why) => {
                 Finding::Violation(format!("with a silent probe connection open: {why}"))
             }
+            not_applicable @ Finding::NotApplicable(_) => not_applicable,
         })
     })
 }

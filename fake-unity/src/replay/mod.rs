@@ -23,24 +23,23 @@ use std::{
     time::Duration,
 };
 
-use bytes::{Bytes, BytesMut};
 use editor_link::{
+    connection::{Connection, Ending, Options, Outgoing, Received, Sender},
     discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
-    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame},
+    framing::DEFAULT_RESPONSE_LIMIT,
     jsonrpc::{ErrorKind, ErrorObject, Id, Message, Response},
     transcript::{Payload, Redactor, Substitution, Transcript, numbered},
 };
-use futures_util::StreamExt;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::{
-    io::{AsyncReadExt, AsyncWriteExt},
+    io::AsyncReadExt,
     net::{TcpListener, TcpStream},
     sync::{mpsc, watch},
 };
-use tokio_util::{codec::FramedRead, sync::CancellationToken};
+use tokio_util::sync::CancellationToken;
 
 use crate::editor::lock;
 
@@ -202,9 +201,8 @@ pub enum ReplayError {
 struct Live {
     /// Index of the recorded connection it plays, if any.
     plays: Option<usize>,
-    tx: mpsc::UnboundedSender<Bytes>,
-    framing: Framing,
-    close: CancellationToken,
+    /// Its connection's sending half (in the framing the client spoke).
+    sender: Sender,
     frames: u64,
     /// The recorded Editor is about to close this connection as it goes
     /// away (reload, quit): requests arriving now get no answer, as in Unity.
@@ -410,7 +408,7 @@ async fn drive(
                 let period = {
                     let mut engine = lock(&engine);
                     for live in engine.live.values() {
-                        live.close.cancel();
+                        live.sender.end(Ending::Graceful);
                     }
                     engine.period += 1;
                     engine.period
@@ -447,7 +445,7 @@ async fn drive(
     accepting.cancel();
     let engine = lock(&engine);
     for live in engine.live.values() {
-        live.close.cancel();
+        live.sender.end(Ending::Graceful);
     }
     engine.publish(EditorState::Stopped);
     engine.outcome()
@@ -765,10 +763,7 @@ async fn serve(
     engine: Arc<Mutex<Engine>>,
     commands: mpsc::UnboundedSender<Command>,
 ) {
-    let _ = stream.set_nodelay(true);
-    let (read, mut write) = stream.into_split();
-    let (tx, mut rx) = mpsc::unbounded_channel::<Bytes>();
-    let close = CancellationToken::new();
+    let Connection { sender, mut receiver, writer } = Connection::tcp(stream, Options::editor(DEFAULT_RESPONSE_LIMIT));
     let (live_no, start) = {
         let mut engine = lock(&engine);
         if engine.away {
@@ -804,67 +799,31 @@ async fn serve(
         }
         let live_no = engine.next_live;
         engine.next_live += 1;
-        engine.live.insert(
-            live_no,
-            Live { plays, tx, framing: Framing::Header, close: close.clone(), frames: 0, going_away: false },
-        );
+        engine.live.insert(live_no, Live { plays, sender: sender.clone(), frames: 0, going_away: false });
         tracing::info!(live = live_no, %peer, plays = ?plays.map(|c| engine.script.conns[c].conn), "client connected");
         (live_no, plays.map(|c| (c, engine.script.conns[c].start.clone())))
     };
     if let Some((conn, emissions)) = start {
         run_emissions(engine.clone(), live_no, conn, emissions, None);
     }
-    // The writer: frames in the client's framing; a close flushes first.
-    let writer_engine = engine.clone();
-    let writer_close = close.clone();
-    let writer = tokio::spawn(async move {
-        let mut buf = BytesMut::new();
-        loop {
-            let body = tokio::select! {
-                biased;
-                body = rx.recv() => body,
-                _ = writer_close.cancelled() => None,
-            };
-            let Some(body) = body else { break };
-            let framing = lock(&writer_engine).live.get(&live_no).map_or(Framing::Header, |l| l.framing);
-            buf.clear();
-            if encode_frame(framing, &body, &mut buf).is_err() || write.write_all(&buf).await.is_err() {
-                return;
-            }
-        }
-        while let Ok(body) = rx.try_recv() {
-            let framing = lock(&writer_engine).live.get(&live_no).map_or(Framing::Header, |l| l.framing);
-            buf.clear();
-            if encode_frame(framing, &body, &mut buf).is_err() || write.write_all(&buf).await.is_err() {
-                return;
-            }
-        }
-        let _ = write.shutdown().await;
-    });
-    let mut frames = FramedRead::new(read, FrameDecoder::detect(DEFAULT_RESPONSE_LIMIT));
     loop {
-        let next = tokio::select! {
-            _ = close.cancelled() => break,
-            next = frames.next() => next,
+        let received = tokio::select! {
+            _ = sender.closed() => break,
+            received = receiver.recv() => received,
         };
-        if let Some(framing) = frames.decoder().framing() {
-            if let Some(live) = lock(&engine).live.get_mut(&live_no) {
-                live.framing = framing;
-            }
-        }
-        match next {
-            Some(Ok(Frame::Body(body))) => received(&engine, live_no, &body),
-            Some(Ok(Frame::TooLarge { size, .. })) => tracing::warn!(size, "a client frame over the limit was dropped"),
-            Some(Err(err)) => {
-                tracing::debug!(%err, "client connection ended");
+        match received {
+            Received::Body(body) => received_frame(&engine, live_no, &body),
+            Received::TooLarge { size, .. } => tracing::warn!(size, "a client frame over the limit was dropped"),
+            Received::Closed | Received::Lost(_) | Received::Broken(_) => {
+                tracing::debug!("client connection ended");
                 break;
             }
-            None => break,
         }
     }
-    close.cancel();
+    // What is queued goes out first (the recorded shutdown notification).
+    sender.end(Ending::Graceful);
     let _ = writer.await;
-    let mut read = frames.into_inner();
+    let (mut read, _) = receiver.into_inner();
     let _ = tokio::time::timeout(Duration::from_millis(100), async {
         let mut sink = [0u8; 4096];
         while matches!(read.read(&mut sink).await, Ok(n) if n > 0) {}
@@ -876,7 +835,7 @@ async fn serve(
 }
 
 /// One frame from a live client.
-fn received(engine: &Arc<Mutex<Engine>>, live_no: u64, body: &[u8]) {
+fn received_frame(engine: &Arc<Mutex<Engine>>, live_no: u64, body: &[u8]) {
     let payload = match serde_json::from_slice::<Value>(body) {
         Ok(message) => Payload::Message(message),
         Err(_) => Payload::Raw(body.to_vec()),
@@ -934,17 +893,17 @@ fn received(engine: &Arc<Mutex<Engine>>, live_no: u64, body: &[u8]) {
             state.pings_answered += 1;
             tracing::info!(live = live_no, "an unrecorded ping answered");
             if let Some(live) = state.live.get(&live_no) {
-                let _ = live.tx.send(Bytes::from(Message::Response(Response::ok(id, result)).to_bytes()));
+                live.sender.send_message(&Message::Response(Response::ok(id, result)), Some("ping"));
             }
         }
         Pairing::Mismatch(mismatch) => {
             let path = state.config.path.display().to_string();
             eprint!("{}", mismatch.report(&path));
             let on_unexpected = state.config.on_unexpected;
-            let live = state.live.get(&live_no).map(|l| (l.tx.clone(), l.close.clone()));
+            let live = state.live.get(&live_no).map(|l| l.sender.clone());
             state.mismatches.push(*mismatch);
             drop(state);
-            let Some((tx, close)) = live else { return };
+            let Some(sender) = live else { return };
             match (on_unexpected, &payload) {
                 (OnUnexpected::Error, Payload::Message(m)) if m.get("method").is_some() && m.get("id").is_some() => {
                     let id = Id::from_value(&m["id"]).ok().flatten();
@@ -952,10 +911,10 @@ fn received(engine: &Arc<Mutex<Engine>>, live_no: u64, body: &[u8]) {
                         ErrorKind::InternalError,
                         "fake-unity replay: this request is not in the transcript (see the replay's mismatch report)",
                     );
-                    let _ = tx.send(Bytes::from(Message::Response(Response::error(id, error)).to_bytes()));
+                    sender.send_message(&Message::Response(Response::error(id, error)), None);
                 }
                 (OnUnexpected::Error, _) => {}
-                (OnUnexpected::Close, _) => close.cancel(),
+                (OnUnexpected::Close, _) => sender.end(Ending::Graceful),
             }
         }
     }
@@ -993,17 +952,17 @@ fn run_emissions(
                 *cut = Some(cut.map_or(emission.seq, |c| c.min(emission.seq)));
                 break;
             };
-            let (tx, close) = (live.tx.clone(), live.close.clone());
+            let sender = live.sender.clone();
             match emission.action {
                 Action::Send(Payload::Message(message)) => {
                     let is_response =
                         message.get("method").is_none() && message.get("id").is_some_and(|id| !id.is_null());
                     let reply = if is_response { reply_to.as_ref() } else { None };
                     let message = state.live_message(message, reply);
-                    let _ = tx.send(Bytes::from(message.to_string()));
+                    sender.send(Outgoing::body(message.to_string()));
                 }
                 Action::Send(Payload::Raw(bytes)) => {
-                    let _ = tx.send(Bytes::from(bytes));
+                    sender.send(Outgoing::body(bytes));
                 }
                 Action::Close { away } => {
                     let conn_period = state.script.conns[conn].period;
@@ -1015,7 +974,7 @@ fn run_emissions(
                             state.away = true;
                             let _ = state.commands.send(Command::Away { away });
                         }
-                        None => close.cancel(),
+                        None => sender.end(Ending::Graceful),
                     }
                 }
             }

@@ -118,6 +118,42 @@ fn sigterm_ends_the_process_even_when_a_client_never_reads() {
 }
 
 #[tokio::test]
+async fn proxy_relays_to_its_upstream_with_a_scenario_s_wire_faults() {
+    let running = spawn(&[]);
+    let upstream = format!("127.0.0.1:{}", running.line["port"]);
+    let scenario = fixtures().join("scenarios/flaky-link.toml");
+    let (mut proxy, line, _out) = start_tool(&[
+        "proxy",
+        "--upstream",
+        &upstream,
+        "--scenario",
+        scenario.to_str().unwrap(),
+        "--time-scale",
+        "0.1",
+    ]);
+    assert_eq!((line["event"].as_str(), line["upstream"].as_str()), (Some("listening"), Some(upstream.as_str())));
+    assert!(line["control"].as_str().unwrap().starts_with("http://127.0.0.1:"));
+    let mut client = Client::connect(line["port"].as_u64().unwrap() as u16, Framing::Header).await;
+    assert_eq!(client.ok("ping", json!({"Message": "via"})).await["Message"], "Unity MCP Bridge received: via");
+    client.close().await;
+    let control = fake_unity::ControlClient::from_url(line["control"].as_str().unwrap()).unwrap();
+    let stats = control.get("/stats").await.unwrap();
+    assert!(stats["faults"].as_array().unwrap().iter().any(|r| r["fired"].as_u64() > Some(0)), "{stats}");
+    control.post("/quit", json!({})).await.unwrap();
+    assert!(wait_exit(&mut proxy).success());
+
+    // A scenario with an Editor fault is refused, naming it.
+    let editor_fault = fixtures().join("scenarios/long-compile.toml");
+    let output = Command::new(env!("CARGO_BIN_EXE_fake-unity"))
+        .args(["proxy", "--upstream", &upstream, "--scenario", editor_fault.to_str().unwrap()])
+        .output()
+        .unwrap();
+    assert!(!output.status.success());
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("slowTool") && stderr.contains("wire faults"), "{stderr}");
+}
+
+#[tokio::test]
 async fn post_quit_ends_the_process() {
     let mut running = spawn(&[]);
     let control = fake_unity::ControlClient::from_url(running.line["control"].as_str().unwrap()).unwrap();
@@ -259,6 +295,7 @@ async fn workflow(port: u16, max_count: u64) -> Vec<Value> {
         let outcome = client.call(method, params).await.outcome;
         answers.push(outcome.unwrap_or_else(|e| json!({"error": e.detail()})));
     }
+    client.close().await;
     answers
 }
 

@@ -10,5 +10,6 @@ mod faults;
 mod fixture_model;
 mod lifecycle;
 mod protocol;
+mod proxy;
 mod replay;
 mod tools;

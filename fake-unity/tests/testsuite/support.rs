@@ -7,20 +7,13 @@ use std::{
 };
 
 use editor_link::{
-    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, frame_bytes},
+    connection::{Connection, Ending, Options, Outgoing, Received, Receiver, Sender},
+    framing::{DEFAULT_RESPONSE_LIMIT, Framing},
     jsonrpc::{ErrorObject, Id, Message, Notification, Request, Response},
 };
 use fake_unity::{Config, FakeUnity};
-use futures_util::StreamExt;
 use serde_json::{Value, json};
-use tokio::{
-    io::AsyncWriteExt,
-    net::{
-        TcpStream,
-        tcp::{OwnedReadHalf, OwnedWriteHalf},
-    },
-};
-use tokio_util::codec::FramedRead;
+use tokio::net::TcpStream;
 
 /// How long any single wait in these tests may take before it fails.
 pub const WAIT: Duration = Duration::from_secs(10);
@@ -98,11 +91,11 @@ pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
-/// A minimal editor-link client.
+/// A minimal editor-link client, over the editor link's own connection.
 pub struct Client {
-    pub framing: Framing,
-    reader: FramedRead<OwnedReadHalf, FrameDecoder>,
-    writer: OwnedWriteHalf,
+    sender: Sender,
+    receiver: Receiver,
+    writer: tokio::task::JoinHandle<()>,
     next_id: u64,
     /// Messages read while looking for something else.
     pub backlog: Vec<Message>,
@@ -114,14 +107,16 @@ impl Client {
             .await
             .unwrap_or_else(|_| panic!("timed out after {WAIT:?} connecting to port {port}"))
             .unwrap_or_else(|e| panic!("cannot connect to port {port}: {e}"));
-        let (read, writer) = stream.into_split();
-        Client {
-            framing,
-            reader: FramedRead::new(read, FrameDecoder::new(framing, DEFAULT_RESPONSE_LIMIT)),
-            writer,
-            next_id: 1,
-            backlog: Vec::new(),
-        }
+        let Connection { sender, receiver, writer } =
+            Connection::tcp(stream, Options::client(framing, DEFAULT_RESPONSE_LIMIT));
+        Client { sender, receiver, writer, next_id: 1, backlog: Vec::new() }
+    }
+
+    /// Closes the connection now (a dropped client closes it once its writer
+    /// task next runs).
+    pub async fn close(self) {
+        self.sender.end(Ending::Graceful);
+        let _ = self.writer.await;
     }
 
     /// Numbers this client's next requests from `first` (ids must stay
@@ -132,12 +127,11 @@ impl Client {
     }
 
     pub async fn send_raw(&mut self, bytes: &[u8]) {
-        self.writer.write_all(bytes).await.unwrap();
+        self.sender.send(Outgoing::raw(bytes.to_vec()));
     }
 
     pub async fn send(&mut self, message: &Message) {
-        let bytes = frame_bytes(self.framing, &message.to_bytes()).unwrap();
-        self.send_raw(&bytes).await;
+        self.sender.send_message(message, None);
     }
 
     /// Sends a request with a fresh numeric id; returns the id.
@@ -157,20 +151,17 @@ impl Client {
     }
 
     async fn read_message(&mut self) -> Option<Message> {
-        let next = tokio::time::timeout(WAIT, self.reader.next())
+        let received = tokio::time::timeout(WAIT, self.receiver.recv())
             .await
             .unwrap_or_else(|_| panic!("timed out after {WAIT:?} waiting for a message"));
-        match next {
-            None => None,
-            Some(Ok(Frame::Body(body))) => Some(
+        match received {
+            Received::Body(body) => Some(
                 Message::parse(&body)
                     .unwrap_or_else(|e| panic!("bad message {:?}: {e}", String::from_utf8_lossy(&body))),
             ),
-            Some(Ok(Frame::TooLarge { size, .. })) => panic!("the Editor sent a frame of {size} bytes, over the limit"),
-            Some(Err(err)) => {
-                assert!(err.is_peer_gone(), "the Editor broke the framing: {err}");
-                None
-            }
+            Received::TooLarge { size, .. } => panic!("the Editor sent a frame of {size} bytes, over the limit"),
+            Received::Broken(err) => panic!("the Editor broke the framing: {err}"),
+            Received::Closed | Received::Lost(_) => None,
         }
     }
 
@@ -179,11 +170,11 @@ impl Client {
     pub async fn bodies_until(&mut self, mut last: impl FnMut(&[u8]) -> bool) -> Vec<Vec<u8>> {
         let mut bodies = Vec::new();
         loop {
-            let next = tokio::time::timeout(WAIT, self.reader.next())
+            let received = tokio::time::timeout(WAIT, self.receiver.recv())
                 .await
                 .unwrap_or_else(|_| panic!("timed out after {WAIT:?} waiting for a frame"));
-            match next {
-                Some(Ok(Frame::Body(body))) => {
+            match received {
+                Received::Body(body) => {
                     let done = last(&body);
                     bodies.push(body.to_vec());
                     if done {
