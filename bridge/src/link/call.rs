@@ -298,11 +298,11 @@ impl Link {
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<std::sync::Arc<EditorConnection>, super::Wait> {
-        let mut watch = self.current.subscribe();
+        let mut watch = self.phase.subscribe();
         loop {
-            if let Some(c) = watch.borrow_and_update().as_ref() {
-                if !c.closed.is_cancelled() {
-                    return Ok(c.clone());
+            if let super::Phase::Connected { connection, .. } = &*watch.borrow_and_update() {
+                if !connection.closed.is_cancelled() {
+                    return Ok(connection.clone());
                 }
             }
             tokio::select! {

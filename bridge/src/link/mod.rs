@@ -35,7 +35,7 @@ use tokio_util::sync::CancellationToken;
 pub use self::call::{CallError, CallOptions, CutOff, NotSent};
 use self::socket::{CloseReason, EditorConnection, lock};
 use editor_link::{
-    discovery::Locator,
+    discovery::{Locator, iso_timestamp},
     framing::{DEFAULT_RESPONSE_LIMIT, Framing},
     jsonrpc::Id,
     transcript::Recorder,
@@ -218,14 +218,41 @@ pub(crate) enum Wait {
     Cancelled,
 }
 
-#[derive(Debug)]
-struct Shared {
-    status: LinkStatus,
+/// Where the link stands: one state, from which its status is derived.
+#[derive(Clone, Debug)]
+enum Phase {
+    /// Looking for the Editor for the first time.
+    Searching,
+    Connected {
+        connection: Arc<EditorConnection>,
+        since: SystemTime,
+    },
+    /// The connection closed without the Editor saying it quits (a reload,
+    /// a crash): it is expected back, and looked for at the fast pace for
+    /// a while.
+    Away {
+        since: Instant,
+        at: SystemTime,
+    },
+    /// The Editor quit: looked for at the slow pace.
+    Absent,
+    /// The bridge is shutting down.
+    Stopped,
+}
+
+/// What the link remembers besides its phase.
+#[derive(Debug, Default)]
+struct Memory {
     client_name: Option<String>,
-    /// When the current reload began, while it lasts.
-    reload_started: Option<(Instant, SystemTime)>,
-    /// The framing that worked last (for `Auto`).
-    working_framing: Option<Framing>,
+    /// The last connection (its port, framing and Editor stay in the status
+    /// while the Editor is away; its framing is tried first next time).
+    last: Option<Arc<EditorConnection>>,
+    /// What was tried, while not connected.
+    tried: Vec<String>,
+    /// The discovery file says the Editor is reloading.
+    discovery_reloading: bool,
+    reloads: u64,
+    last_reload: Option<ReloadRecord>,
 }
 
 /// The bridge's link to the Editor.
@@ -233,8 +260,8 @@ struct Shared {
 pub struct Link {
     config: LinkConfig,
     recorder: Option<Arc<Recorder>>,
-    shared: Mutex<Shared>,
-    current: watch::Sender<Option<Arc<EditorConnection>>>,
+    phase: watch::Sender<Phase>,
+    memory: Mutex<Memory>,
     events: broadcast::Sender<LinkEvent>,
     id_prefix: String,
     next_id: AtomicU64,
@@ -245,30 +272,13 @@ pub struct Link {
 impl Link {
     /// Starts looking for the Editor, and keeps the connection from then on.
     pub fn start(config: LinkConfig, recorder: Option<Recorder>) -> Arc<Link> {
-        let (current, _) = watch::channel(None);
         let (events, _) = broadcast::channel(64);
         let id_prefix = config.id_prefix.clone();
         let link = Arc::new(Link {
             config,
             recorder: recorder.map(Arc::new),
-            shared: Mutex::new(Shared {
-                status: LinkStatus {
-                    state: LinkState::Searching,
-                    port: None,
-                    framing: None,
-                    session_id: None,
-                    editor: None,
-                    connected_since: None,
-                    reloads: 0,
-                    last_reload: None,
-                    calls_in_flight: 0,
-                    tried: Vec::new(),
-                },
-                client_name: None,
-                reload_started: None,
-                working_framing: None,
-            }),
-            current,
+            phase: watch::channel(Phase::Searching).0,
+            memory: Mutex::new(Memory::default()),
             events,
             id_prefix,
             next_id: AtomicU64::new(1),
@@ -282,7 +292,7 @@ impl Link {
     /// Stops the link: closes the connection, ends the background task.
     pub fn stop(&self) {
         self.stopping.cancel();
-        if let Some(c) = self.current.borrow().as_ref() {
+        if let Some(c) = self.current() {
             c.close(CloseReason::Stopped);
         }
     }
@@ -291,25 +301,60 @@ impl Link {
         self.events.subscribe()
     }
 
+    /// The open connection, if any.
+    fn current(&self) -> Option<Arc<EditorConnection>> {
+        match &*self.phase.borrow() {
+            Phase::Connected { connection, .. } if !connection.closed.is_cancelled() => Some(connection.clone()),
+            _ => None,
+        }
+    }
+
     pub fn status(&self) -> LinkStatus {
-        let mut status = lock(&self.shared).status.clone();
-        status.calls_in_flight = self.current.borrow().as_ref().map_or(0, |c| c.calls_waiting() as u64);
-        status
+        let phase = self.phase.borrow().clone();
+        let memory = lock(&self.memory);
+        let state = match &phase {
+            Phase::Searching => LinkState::Searching,
+            Phase::Connected { .. } => LinkState::Connected,
+            Phase::Away { since, .. } if memory.discovery_reloading || since.elapsed() < RELOAD_WINDOW => {
+                LinkState::Reloading
+            }
+            Phase::Away { .. } | Phase::Absent => LinkState::Absent,
+            Phase::Stopped => LinkState::Stopped,
+        };
+        let last = memory.last.as_ref();
+        let (connected_since, calls_in_flight, tried) = match &phase {
+            Phase::Connected { connection, since } => {
+                (Some(iso_timestamp(*since)), connection.calls_waiting() as u64, Vec::new())
+            }
+            _ => (None, 0, memory.tried.clone()),
+        };
+        LinkStatus {
+            state,
+            port: last.map(|c| c.port),
+            framing: last.map(|c| c.framing.as_str()),
+            session_id: last.and_then(|c| lock(&c.session_id).clone()),
+            editor: last.map(|c| c.info()),
+            connected_since,
+            reloads: memory.reloads,
+            last_reload: memory.last_reload.clone(),
+            calls_in_flight,
+            tried,
+        }
     }
 
     pub fn is_connected(&self) -> bool {
-        self.current.borrow().as_ref().is_some_and(|c| !c.closed.is_cancelled())
+        self.current().is_some()
     }
 
     /// The Editor's self-description, once connected.
     pub fn editor_info(&self) -> Option<EditorInfo> {
-        self.current.borrow().as_ref().map(|c| lock(&c.info).clone())
+        self.current().map(|c| c.info())
     }
 
     /// The name sent with `set-client-name` on every connect.
     pub fn set_client_name(self: &Arc<Self>, name: &str) {
-        lock(&self.shared).client_name = Some(name.to_owned());
-        if let Some(conn) = self.current.borrow().clone() {
+        lock(&self.memory).client_name = Some(name.to_owned());
+        if let Some(conn) = self.current() {
             let link = self.clone();
             let name = name.to_owned();
             tokio::spawn(async move {
@@ -335,11 +380,12 @@ impl Link {
             }),
         }
     }
-
-    fn update(&self, f: impl FnOnce(&mut Shared)) {
-        f(&mut lock(&self.shared));
-    }
 }
+
+/// After a connection closes, how long the link looks for the Editor at the
+/// fast reload pace even when no discovery file says it is reloading
+/// (uLoopMCP writes none; big projects take a minute or more to reload).
+const RELOAD_WINDOW: Duration = Duration::from_secs(120);
 
 #[cfg(test)]
 mod tests {

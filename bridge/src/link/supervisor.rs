@@ -17,7 +17,7 @@ use std::{
 use serde_json::json;
 
 use super::{
-    EditorInfo, FramingChoice, Link, LinkEvent, LinkState, ReloadRecord,
+    EditorInfo, FramingChoice, Link, LinkEvent, LinkState, Phase, ReloadRecord,
     socket::{CloseReason, EditorConnection, ExchangeError, lock},
 };
 use editor_link::{
@@ -25,11 +25,6 @@ use editor_link::{
     framing::Framing,
     jsonrpc::ErrorKind,
 };
-
-/// After a connection closes, how long the link retries at the fast reload
-/// pace even when no discovery file says the Editor is reloading (uLoopMCP
-/// writes none; big projects take a minute or more to reload).
-const RELOAD_WINDOW: Duration = Duration::from_secs(120);
 
 /// Why one candidate could not be used.
 #[derive(Debug)]
@@ -59,7 +54,6 @@ impl Link {
     /// The background task: find, connect, serve until closed, repeat.
     pub(super) async fn keep_connected(self: Arc<Self>) {
         let mut absent_delay = self.config.reload_retry.max(Duration::from_millis(50));
-        let mut first = true;
         loop {
             if self.stopping.is_cancelled() {
                 break;
@@ -77,19 +71,13 @@ impl Link {
                 }
             }
             let Some(connection) = connected else {
-                let reloading = found.reloading
-                    || lock(&self.shared).reload_started.is_some_and(|(began, _)| began.elapsed() < RELOAD_WINDOW);
-                self.update(|s| {
-                    s.status.state = if reloading {
-                        LinkState::Reloading
-                    } else if first {
-                        LinkState::Searching
-                    } else {
-                        LinkState::Absent
-                    };
-                    s.status.tried = tried;
-                });
-                let delay = if reloading {
+                {
+                    let mut memory = lock(&self.memory);
+                    memory.tried = tried;
+                    memory.discovery_reloading = found.reloading;
+                }
+                let fast = matches!(self.status().state, LinkState::Reloading);
+                let delay = if fast {
                     self.config.reload_retry
                 } else {
                     let d = absent_delay;
@@ -101,7 +89,6 @@ impl Link {
                 }
                 continue;
             };
-            first = false;
             absent_delay = self.config.reload_retry.max(Duration::from_millis(50));
             self.on_connected(&connection);
             tokio::spawn(self.clone().watch_silence(connection.clone()));
@@ -111,8 +98,7 @@ impl Link {
             }
             self.on_disconnected(&connection);
         }
-        self.current.send_replace(None);
-        self.update(|s| s.status.state = LinkState::Stopped);
+        self.phase.send_replace(Phase::Stopped);
     }
 
     /// Sleeps `delay`, waking early when the discovery files change; true
@@ -135,48 +121,34 @@ impl Link {
     }
 
     fn on_connected(&self, connection: &Arc<EditorConnection>) {
-        let info = connection.info();
-        self.update(|s| {
-            if let Some((began, at)) = s.reload_started.take() {
-                s.status.reloads += 1;
-                s.status.last_reload = Some(ReloadRecord {
+        let previous = self.phase.borrow().clone();
+        {
+            let mut memory = lock(&self.memory);
+            if let Phase::Away { since, at } = previous {
+                memory.reloads += 1;
+                memory.last_reload = Some(ReloadRecord {
                     started_at: iso_timestamp(at),
-                    reconnected_after_ms: began.elapsed().as_millis() as u64,
+                    reconnected_after_ms: since.elapsed().as_millis() as u64,
                 });
             }
-            s.status.state = LinkState::Connected;
-            s.status.port = Some(connection.port);
-            s.status.framing = Some(connection.framing.as_str());
-            s.status.session_id = lock(&connection.session_id).clone();
-            s.status.editor = Some(info);
-            s.status.connected_since = Some(iso_timestamp(SystemTime::now()));
-            s.status.tried.clear();
-            s.working_framing = Some(connection.framing);
-        });
+            memory.last = Some(connection.clone());
+            memory.tried.clear();
+            memory.discovery_reloading = false;
+        }
         tracing::info!(port = connection.port, framing = %connection.framing, "connected to the Unity Editor");
-        self.current.send_replace(Some(connection.clone()));
+        self.phase.send_replace(Phase::Connected { connection: connection.clone(), since: SystemTime::now() });
         let _ = self.events.send(LinkEvent::Connected);
     }
 
     fn on_disconnected(&self, connection: &Arc<EditorConnection>) {
         let reason = connection.reason();
         tracing::info!(?reason, "the connection to the Unity Editor closed");
-        self.update(|s| {
-            let reloading =
-                !matches!(&reason, CloseReason::Shutdown(r) if r == "EditorQuit") && reason != CloseReason::Stopped;
-            if reloading && s.reload_started.is_none() {
-                s.reload_started = Some((Instant::now(), SystemTime::now()));
-            }
-            if !reloading {
-                s.reload_started = None;
-            }
-            s.status.state = match &reason {
-                CloseReason::Shutdown(r) if r == "EditorQuit" => LinkState::Absent,
-                CloseReason::Stopped => LinkState::Stopped,
-                _ => LinkState::Reloading,
-            };
-            s.status.connected_since = None;
-        });
+        let next = match &reason {
+            CloseReason::Shutdown(r) if r == "EditorQuit" => Phase::Absent,
+            CloseReason::Stopped => Phase::Stopped,
+            _ => Phase::Away { since: Instant::now(), at: SystemTime::now() },
+        };
+        self.phase.send_replace(next);
         let _ = self.events.send(LinkEvent::Disconnected);
     }
 
@@ -185,7 +157,7 @@ impl Link {
         match self.config.framing {
             FramingChoice::Header => vec![Framing::Header],
             FramingChoice::Newline => vec![Framing::Newline],
-            FramingChoice::Auto => match lock(&self.shared).working_framing {
+            FramingChoice::Auto => match lock(&self.memory).last.as_ref().map(|c| c.framing) {
                 Some(Framing::Newline) => vec![Framing::Newline, Framing::Header],
                 _ => vec![Framing::Header, Framing::Newline],
             },
@@ -254,7 +226,7 @@ impl Link {
             }
         }
         lock(&connection.session_id).clone_from(&candidate.session_id);
-        let name = lock(&self.shared).client_name.clone();
+        let name = lock(&self.memory).client_name.clone();
         if let Some(name) = name {
             let _ = connection.exchange(self.fresh_id(), "set-client-name", json!({"ClientName": name}), limit).await;
         }
