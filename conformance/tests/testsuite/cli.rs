@@ -147,36 +147,80 @@ impl Drop for Served {
     }
 }
 
+/// The status and detail of each case in a `--json` report, by id.
+fn statuses(report: &std::path::Path) -> std::collections::HashMap<String, (String, String)> {
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(report).unwrap()).unwrap();
+    report["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            let field = |k: &str| c[k].as_str().unwrap_or_default().to_owned();
+            (field("id"), (field("status"), field("detail")))
+        })
+        .collect()
+}
+
 /// Against a separate fake-unity process over TCP: without its control API
-/// the cases that reload it are not applicable (and say why); with it, every
-/// case runs; an unreachable target is a harness error (exit 2).
+/// the cases that reload it or read its project are not applicable (and say
+/// why); with it, every case runs but the fault scenarios `fake-unity proxy`
+/// cannot carry out in front of it (Editor faults); an unreachable target is
+/// a harness error (exit 2).
 #[test]
 fn a_tcp_target_is_tested_over_the_wire() {
+    use unity_conformance::case::Needs;
     let fake = Served::start(&[]);
-    let run = conformance().args(["run", "--target", &fake.target()]).assert().code(0);
-    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
-    let needs_more = unity_conformance::cases::catalogue()
-        .iter()
-        .filter(|c| c.needs != unity_conformance::case::Needs::Link)
-        .count();
-    assert!(stdout.contains(&format!("{needs_more} skipped, 0 errors")), "{stdout}");
-    assert!(stdout.contains("not applicable: reloading this Editor needs its control API"), "{stdout}");
-    let run = conformance().arg("run").args(fake.with_control()).output().unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let cases = unity_conformance::cases::catalogue();
+    let needs =
+        |id: &str| cases.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("{id} not in the catalogue")).needs;
+
+    let run = conformance().args(["run", "--target", &fake.target(), "--json"]).arg(&json).output().unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     assert_eq!(run.status.code(), Some(0), "{}", not_passed(&stdout));
-    let cases = unity_conformance::cases::catalogue();
-    let total = cases.len();
-    // Fault scenarios need the embedded fake.
-    let faults = cases.iter().filter(|c| c.needs == unity_conformance::case::Needs::Faults).count();
-    assert!(faults > 0);
+    let bare = statuses(&json);
+    assert_eq!(bare.len(), cases.len());
+    for (id, (status, detail)) in &bare {
+        match needs(id) {
+            Needs::Link => assert_eq!(status, "pass", "{id}: {detail}"),
+            Needs::Control => {
+                assert_eq!(status, "skip", "{id}: {detail}");
+                assert!(detail.contains("needs its control API"), "{id}: {detail}");
+            }
+            Needs::Project => assert_eq!(status, "skip", "{id}: {detail}"),
+            Needs::Faults => {
+                assert!(status == "pass" || detail.starts_with("not applicable:"), "{id}: {status} {detail}")
+            }
+        }
+    }
+
+    let run = conformance().arg("run").args(fake.with_control()).arg("--json").arg(&json).output().unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_eq!(run.status.code(), Some(0), "{}", not_passed(&stdout));
+    let full = statuses(&json);
+    let (mut through_proxy, mut editor_faults) = (0, 0);
+    for (id, (status, detail)) in &full {
+        if needs(id) != Needs::Faults {
+            assert_eq!(status, "pass", "{id}: {detail}");
+        } else if status == "pass" {
+            through_proxy += 1;
+        } else {
+            assert_eq!(status, "skip", "{id}: {detail}");
+            assert!(detail.contains("fake-unity proxy, which carries out wire faults only"), "{id}: {detail}");
+            editor_faults += 1;
+        }
+    }
+    // Both kinds exist: wire faults run in front of this Editor, Editor faults
+    // (a crash, a reload mid-call) need the embedded fake.
+    assert!(through_proxy > 0 && editor_faults > 0, "{through_proxy} through the proxy, {editor_faults} skipped");
+    let skipped = full.values().filter(|(s, _)| s == "skip").count();
     assert!(
-        stdout.contains(&format!(
-            "{total} cases: {} passed, 0 failed, 0 warnings, {faults} skipped, 0 errors",
-            total - faults
-        )),
+        stdout
+            .contains(&format!("{} passed, 0 failed, 0 warnings, {skipped} skipped, 0 errors", cases.len() - skipped)),
         "{stdout}"
     );
-    assert!(stdout.contains("not applicable: fault scenarios are injected by the embedded fake"), "{stdout}");
+
     let target = fake.target();
     drop(fake);
     conformance().args(["run", "--target", &target, "--filter", "3.id-echo"]).assert().code(2);
