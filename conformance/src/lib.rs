@@ -20,6 +20,8 @@
 //!   so every `mcp` case can be shown failing.
 //! - [`snapshot`] — MCP output snapshots: redaction, insta files, field
 //!   by field differences.
+//! - [`prove`] — `unity-conformance prove`: which cases each deliberate
+//!   defect breaks, and running them to show every check failing.
 //! - [`runner`] — selection, running each case with a deadline, results.
 //! - [`report`] — the console report, JSON and JUnit XML.
 //! - [`bench`] — `unity-conformance bench`: measured figures for the bridge
@@ -31,6 +33,7 @@ pub mod bridge_defect;
 pub mod case;
 pub mod cases;
 pub mod launch;
+pub mod prove;
 pub mod reference;
 pub mod report;
 pub mod runner;

@@ -51,6 +51,19 @@ enum Command {
     },
     /// List the deliberate bridge defects (`run --bridge-defect NAME`).
     BridgeDefects,
+    /// Show every check failing: each deliberate defect of the fake and of
+    /// the bridge against the cases it claims to break (each must fail, or
+    /// warn for a SHOULD, saying why), every case claimed by some defect.
+    Prove {
+        /// Only these defects (`fake-unity defects`, `bridge-defects`; a
+        /// name both have is both unless written `fake:NAME` or `bridge:NAME`).
+        #[arg(long, value_name = "NAME")]
+        defect: Vec<String>,
+        /// Also serve each fake defect by a process of its own and run the
+        /// whole suite (but the `mcp` cases) against it over TCP: it must fail.
+        #[arg(long)]
+        over_tcp: bool,
+    },
     /// List the cases: id, level, reference and requirement.
     List {
         /// Only cases whose id matches (glob, or an id prefix such as `2.`).
@@ -226,7 +239,143 @@ fn main() -> ExitCode {
             ExitCode::SUCCESS
         }
         Command::Bench(args) => bench(&args),
+        Command::Prove { defect, over_tcp } => prove(&defect, over_tcp),
     }
+}
+
+/// `unity-conformance prove`.
+fn prove(names: &[String], over_tcp: bool) -> ExitCode {
+    use unity_conformance::prove::{self, Broken, Coverage};
+    let program = match prove::this_program() {
+        Ok(program) => program,
+        Err(e) => {
+            eprintln!("unity-conformance: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let all = Broken::all();
+    let mut chosen: Vec<Broken> = Vec::new();
+    for name in names {
+        let (side, bare) = match name.split_once(':') {
+            Some((side @ ("fake" | "bridge"), bare)) => (Some(side), bare),
+            _ => (None, name.as_str()),
+        };
+        let matching: Vec<Broken> = all
+            .iter()
+            .copied()
+            .filter(|d| d.name() == bare)
+            .filter(|d| {
+                side.is_none_or(|side| matches!((side, d), ("fake", Broken::Fake(_)) | ("bridge", Broken::Bridge(_))))
+            })
+            .collect();
+        if matching.is_empty() {
+            eprintln!(
+                "unity-conformance prove: no defect is named {name} (fake-unity defects, unity-conformance bridge-defects)"
+            );
+            return ExitCode::from(2);
+        }
+        for defect in matching {
+            if !chosen.contains(&defect) {
+                chosen.push(defect);
+            }
+        }
+    }
+    let whole = chosen.is_empty();
+    if whole {
+        chosen = all;
+    }
+    let catalogue = cases::catalogue();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("unity-conformance: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut stdout = std::io::stdout().lock();
+    let mut failed = 0;
+    if whole {
+        let coverage = Coverage::of(&catalogue);
+        for id in &coverage.unclaimed {
+            let _ = writeln!(stdout, "UNCLAIMED  {id}: no defect shows this case failing");
+        }
+        for defect in &coverage.idle {
+            let _ = writeln!(stdout, "IDLE       {defect}: claims no case of the catalogue");
+        }
+        failed += coverage.unclaimed.len() + coverage.idle.len();
+    }
+    let mut shown = 0;
+    let (fakes, bridges): (Vec<Broken>, Vec<Broken>) = chosen.iter().partition(|d| matches!(d, Broken::Fake(_)));
+    runtime.block_on(async {
+        // The fake's defects one at a time (many cases time a silence or a
+        // slow peer); the bridge's four at a time (each waits out a silence).
+        for (defects, at_once) in [(fakes.clone(), 1), (bridges, 4)] {
+            prove::prove(&defects, &catalogue, &program, at_once, |proof| {
+                let r = &proof.result;
+                let verdict = if proof.holds { "SHOWN " } else { "MISSED" };
+                let _ = writeln!(
+                    stdout,
+                    "{verdict}  {:<34} {:<38} {} {}",
+                    proof.defect.to_string(),
+                    r.id,
+                    r.status,
+                    report::first_words(&r.detail, 160)
+                );
+                if proof.holds {
+                    shown += 1;
+                } else {
+                    failed += 1;
+                    for line in r.wire.iter().take(40) {
+                        let _ = writeln!(stdout, "          {line}");
+                    }
+                }
+            })
+            .await;
+        }
+        if over_tcp {
+            use futures_util::StreamExt;
+            // Three served fakes at a time: each run waits out some silences.
+            let mut runs = futures_util::stream::iter(fakes.iter().filter_map(|d| match d {
+                Broken::Fake(d) => Some(*d),
+                Broken::Bridge(_) => None,
+            }))
+            .map(|d| {
+                let (program, catalogue) = (&program, &catalogue);
+                async move { (d, prove::suite_over_tcp(program, d, catalogue).await) }
+            })
+            .buffer_unordered(3);
+            while let Some((defect, outcome)) = runs.next().await {
+                let name = Broken::Fake(defect).to_string();
+                match outcome {
+                    Ok(not_passed) => match not_passed
+                        .iter()
+                        .find(|r| r.status == unity_conformance::case::Status::Fail)
+                    {
+                        Some(first) => {
+                            shown += 1;
+                            let _ = writeln!(
+                                stdout,
+                                "SHOWN   {name:<34} over TCP: {} cases did not pass, the first to fail {}",
+                                not_passed.len(),
+                                first.id
+                            );
+                        }
+                        None => {
+                            failed += 1;
+                            let _ =
+                                writeln!(stdout, "MISSED  {name:<34} over TCP: the whole suite ran without a failure");
+                        }
+                    },
+                    Err(e) => {
+                        failed += 1;
+                        let _ = writeln!(stdout, "ERROR   {name:<34} over TCP: {e}");
+                    }
+                }
+            }
+        }
+    });
+    let _ = writeln!(stdout, "unity-conformance prove: {shown} failures shown, {failed} not shown");
+    ExitCode::from(if failed == 0 { 0 } else { 1 })
 }
 
 /// `unity-conformance bridge [--defect NAME] -- ARGS`.

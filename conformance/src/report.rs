@@ -157,3 +157,12 @@ pub fn write_file(path: &std::path::Path, contents: &str) -> io::Result<()> {
     }
     std::fs::write(path, contents)
 }
+
+/// The first line of `text`, cut to at most `limit` characters (with `…`).
+pub fn first_words(text: &str, limit: usize) -> String {
+    let line = text.lines().next().unwrap_or("");
+    match line.char_indices().nth(limit) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line.to_owned(),
+    }
+}

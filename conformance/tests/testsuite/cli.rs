@@ -226,45 +226,6 @@ fn a_tcp_target_is_tested_over_the_wire() {
     conformance().args(["run", "--target", &target, "--filter", "3.id-echo"]).assert().code(2);
 }
 
-/// `fake-unity defects`, each served by its own process: the whole suite over
-/// TCP exits 1 and names a failed case.
-#[test]
-fn every_defect_fails_the_suite_over_tcp() {
-    let listed = Served::start(&[]);
-    let fake_bin = std::path::Path::new(env!("CARGO_BIN_EXE_unity-conformance")).with_file_name("fake-unity");
-    drop(listed);
-    let output = Command::new(&fake_bin).arg("defects").output().unwrap();
-    let names: Vec<String> = String::from_utf8_lossy(&output.stdout)
-        .lines()
-        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
-        .collect();
-    assert_eq!(names.len(), fake_unity::Defect::all().len(), "{names:?}");
-    // Three at a time: each run waits out some silences.
-    for chunk in names.chunks(3) {
-        std::thread::scope(|scope| {
-            for name in chunk {
-                scope.spawn(move || {
-                    let fake = Served::start(&["--defect", name]);
-                    // The `mcp` cases test the bridge (the bridge's own
-                    // defects show them failing): left out to keep this short.
-                    let run = conformance()
-                        .arg("run")
-                        .args(fake.with_control())
-                        .args(["--exclude", "mcp.*"])
-                        .output()
-                        .unwrap();
-                    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
-                    assert_eq!(run.status.code(), Some(1), "defect {name}: {}", not_passed(&stdout));
-                    assert!(
-                        stdout.lines().any(|l| l.trim_start().starts_with("FAIL  MUST")),
-                        "defect {name}:\n{stdout}"
-                    );
-                });
-            }
-        });
-    }
-}
-
 /// A baseline turns known failures into expected ones; an entry that passes
 /// is stale and fails the run; an unknown id is a usage error.
 #[test]

@@ -176,6 +176,9 @@ async fn a_state_file_can_be_chosen() {
 /// framings and drives a reload, against the real binary.
 #[test]
 fn a_python_client_calls_every_tool_and_survives_a_reload() {
+    if !crate::have(&["python3"], "apt-get install python3") {
+        return;
+    }
     let running = spawn(&[]);
     let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/editor_link_client.py");
     let output = Command::new("python3")

@@ -1,0 +1,389 @@
+//! `unity-conformance prove`: every check can be shown failing.
+//!
+//! A conformance check that cannot fail proves nothing. Each deliberate
+//! defect of the fake ([`fake_unity::Defect`]) and of the bridge
+//! ([`BridgeDefect`]) claims the cases it breaks (globs over case ids, in
+//! [`fake_claims`] and [`bridge_claims`]); proving runs each claimed case
+//! against the broken side and requires it to fail (or warn, for a SHOULD)
+//! and say why. Every case of the catalogue must be claimed by some defect
+//! and every defect must claim a case ([`Coverage`]). With `--over-tcp`,
+//! each fake defect is also served by a `fake-unity serve` process of its
+//! own and the whole suite (but the `mcp` cases, which test the bridge) run
+//! against it over TCP must fail.
+//!
+//! The clean side passing every case is the suite's main job
+//! (`unity-conformance run`), not repeated here.
+
+use std::{
+    collections::BTreeSet,
+    io::{BufRead, BufReader},
+    path::{Path, PathBuf},
+    process::{Child, Command, Stdio},
+};
+
+use fake_unity::Defect;
+use futures_util::StreamExt;
+
+use crate::{
+    bridge::BridgeCommand,
+    bridge_defect::BridgeDefect,
+    case::{Case, Level, Status},
+    runner::{self, CaseResult, glob_matches},
+    target::{Remote, RemoteKind, Target},
+};
+
+/// The cases each defect of the fake breaks (globs over case ids).
+pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
+    use Defect as D;
+    match defect {
+        D::WrongReplyFraming => &["2.header-framing", "2.reply-header-exact"],
+        D::NoNewlineFraming => &["2.newline-*"],
+        D::OneFramePerRead => {
+            &["2.coalesced-frames", "2.newline-coalesced", "2.property.*-chunks-512", "2.property.*-chunks-1024"]
+        }
+        D::NoPartialFrames => &[
+            "2.split-frames",
+            "2.slow-client",
+            "2.partial-frame-waits",
+            "2.property.*-chunks-1",
+            "2.property.*-chunks-10",
+            "2.property.*-chunks-64",
+        ],
+        D::ParseErrorCloses => &["2.parse-error", "2.newline-parse-error"],
+        D::OversizeCloses => &["2.frame-too-large"],
+        D::FramingErrorKeepsOpen => &["2.bad-header.*"],
+        D::StrictHeaders => &["2.header-name-case.*", "2.header-extra-*", "2.header-value-*"],
+        D::LengthInCharacters => &["2.length-in-bytes"],
+        D::IdsAsStrings => &["3.id-echo", "3.pipelining"],
+        D::IdsAsFloats => &["3.id-echo"],
+        D::AnswersNotifications => &["3.notification-unanswered", "3.notification-runs-nothing"],
+        D::IgnoresBatches => &["3.batch-rejected", "3.batch-single"],
+        D::UnknownToolWrongCode => &["3.unknown-tool", "3.error.method_not_found"],
+        D::AcceptsWrongTypes => {
+            &["3.invalid-params", "3.invalid-params.*", "3.unknown-enum.*", "3.error.invalid_params"]
+        }
+        D::StrictParams => &["3.params-case-insensitive", "3.params-absent-or-null"],
+        D::RejectsExtraFields => &["3.extra-fields-ignored"],
+        D::IgnoresExpectations => &["3.error.project_mismatch", "3.error.session_changed"],
+        D::ErrorsWithoutData => &["3.error.*", "6.disabled-tool", "6.security-blocked"],
+        D::NoVer => &["3.result-ver", "6.result-fields.*"],
+        D::AllInterfaces => &["1.loopback-only"],
+        D::ListsInternalTools => &["6.internal-tools-hidden"],
+        D::IntegerEnumDefaults => &["6.enum-defaults"],
+        D::SchemaTypesAsStrings => &["6.schema.*"],
+        D::NoExtensions => &["6.protocol-version", "6.annotations"],
+        D::IgnoresLogFilter => &["6.get-logs.*"],
+        D::WrongTestCounts => &["6.run-tests.counts-*"],
+        D::NoShutdownNotification => &["5.reload-shutdown-notification", "5.quit"],
+        D::SameSessionAfterReload => &["5.reload-new-session"],
+        D::NoListChangedAfterReload => &["5.reload-list-changed", "4.list-changed-params"],
+        D::AnswersAfterShutdown => &["5.reload-in-flight-unanswered"],
+        D::StaleDiscoveryPort => &["7.discovery-port"],
+        D::DiscoveryDeadPid => &["7.discovery-pid"],
+        D::DiscoveryWithoutSession => &["7.discovery-fields"],
+        D::NoTimeoutParameter => &["6.timeout-parameter.*"],
+        D::FragileListener => &["2.garbage-survived", "2.vanish-mid-frame"],
+        D::ResumeReruns => &["5.resume-completed", "5.resume-interrupted"],
+        D::SerializesClients => &["1.concurrent-clients"],
+        D::LeaksConnections => &["1.connection-churn"],
+        D::QuitLeavesReady => &["5.quit"],
+        D::BlockingAccept => &["1.probe-connections"],
+        D::DiscoveryInPlace => &["7.discovery-atomic"],
+        D::DiscoveryStaysReady => &["7.discovery-reload-state"],
+    }
+}
+
+/// The `mcp` cases each defect of the bridge breaks.
+pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
+    use BridgeDefect as D;
+    match defect {
+        D::Banner => &["mcp.stdout-only-mcp", "mcp.ping", "mcp.snapshot.tools-list"],
+        D::PinsVersion => &["mcp.initialize.version-echo"],
+        D::RejectsUnknownVersion => &["mcp.initialize.unknown-version"],
+        D::NoListChangedCapability => &["mcp.initialize.capabilities"],
+        D::DiesOnEarlyNotification => &["mcp.initialize.notifications-before"],
+        D::IdsAsStrings => &["mcp.id-echo"],
+        D::DiesOnBadJson => &["mcp.parse-error"],
+        D::IgnoresBatches => &["mcp.batch-rejected"],
+        D::IgnoresPing => &["mcp.ping", "mcp.ping-during-call"],
+        D::IgnoresDiscover => &["mcp.initialize.server-discover"],
+        D::InvalidSchema => &["mcp.tools-list.schemas"],
+        D::HidesATool => &["mcp.tools-list.editor-tools", "mcp.snapshot.tools-list"],
+        D::AcceptsAnyCursor => &["mcp.tools-list.invalid-cursor"],
+        D::RequiresEveryParameter => &["mcp.tools-call.arguments-schema"],
+        D::NoStructuredContent => &["mcp.tools-call.result", "mcp.tools-call.concurrent", "mcp.snapshot.inspect-scene"],
+        D::NoIsError => &["mcp.tools-call.invalid-arguments", "mcp.tools-call.editor-failure", "mcp.snapshot.refusals"],
+        D::UnknownToolAsResult => &["mcp.tools-call.unknown-tool"],
+        D::ImagesAsText => &["mcp.tools-call.image"],
+        D::NoListChanged => &["mcp.list-changed"],
+        D::EarlyListChanged => &["mcp.list-changed-after-initialized"],
+        D::NoProgress => &["mcp.progress"],
+        D::ProgressUnasked => &["mcp.progress-only-when-asked"],
+        D::AnswersCancelled => &["mcp.cancellation"],
+        D::LosesAnswers => &["mcp.reload.in-flight", "mcp.tools-call.concurrent"],
+        D::GivesUp => &[
+            "mcp.reload.*",
+            "mcp.scenario.*",
+            "mcp.snapshot.edit-compile-fix",
+            "mcp.snapshot.reload-moves-port",
+            "mcp.snapshot.run-tests-read-failures",
+        ],
+        D::TakesTheEditor => &["mcp.probe-start"],
+        D::IgnoresEof => &["mcp.stdin-eof-exits"],
+        D::AltersResults => &["mcp.snapshot.*"],
+        D::ResendsWhatMayHaveRun => &["mcp.scenario.crash-and-restart"],
+        D::SaysDidNotRun => &["mcp.scenario.crash-and-restart", "mcp.scenario.hang"],
+        D::MissesDeadlines => &["mcp.scenario.dead-listener", "mcp.scenario.hang", "mcp.scenario.deadlocked-test-run"],
+        D::RunsDuplicateIds => &["mcp.duplicate-id"],
+        D::AnswersUndeclaredMethods => &["mcp.unknown-method"],
+        D::FailsOnHugeTimeout => &["mcp.tools-call.timeout-range"],
+    }
+}
+
+/// A deliberate defect: of the fake Editor or of the bridge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Broken {
+    Fake(Defect),
+    Bridge(BridgeDefect),
+}
+
+impl Broken {
+    /// Every defect, the fake's first.
+    pub fn all() -> Vec<Broken> {
+        Defect::all()
+            .iter()
+            .map(|&d| Broken::Fake(d))
+            .chain(BridgeDefect::all().into_iter().map(Broken::Bridge))
+            .collect()
+    }
+
+    /// The globs of the cases it breaks.
+    pub fn claims(self) -> &'static [&'static str] {
+        match self {
+            Broken::Fake(d) => fake_claims(d),
+            Broken::Bridge(d) => bridge_claims(d),
+        }
+    }
+
+    /// The cases of `cases` it breaks.
+    pub fn claimed(self, cases: &[Case]) -> Vec<Case> {
+        cases.iter().filter(|c| self.claims().iter().any(|g| glob_matches(g, &c.id))).cloned().collect()
+    }
+
+    /// The defect's name as `run --defect` or `run --bridge-defect` takes it.
+    pub fn name(self) -> String {
+        match self {
+            Broken::Fake(d) => d.to_string(),
+            Broken::Bridge(d) => d.to_string(),
+        }
+    }
+}
+
+impl std::fmt::Display for Broken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Broken::Fake(d) => write!(f, "fake {d}"),
+            Broken::Bridge(d) => write!(f, "bridge {d}"),
+        }
+    }
+}
+
+/// What the claims leave out.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Coverage {
+    /// Cases no defect claims: nothing shows them failing.
+    pub unclaimed: Vec<String>,
+    /// Defects that claim no case of the catalogue (a glob gone stale).
+    pub idle: Vec<String>,
+}
+
+impl Coverage {
+    pub fn of(cases: &[Case]) -> Coverage {
+        let mut claimed = BTreeSet::new();
+        let mut idle = Vec::new();
+        for defect in Broken::all() {
+            let broken = defect.claimed(cases);
+            if broken.is_empty() {
+                idle.push(defect.to_string());
+            }
+            claimed.extend(broken.into_iter().map(|c| c.id.to_string()));
+        }
+        let unclaimed = cases.iter().map(|c| c.id.to_string()).filter(|id| !claimed.contains(id)).collect();
+        Coverage { unclaimed, idle }
+    }
+
+    pub fn is_complete(&self) -> bool {
+        self.unclaimed.is_empty() && self.idle.is_empty()
+    }
+}
+
+/// One claimed case run against its defect.
+#[derive(Debug)]
+pub struct Proof {
+    pub defect: Broken,
+    pub result: CaseResult,
+    /// It failed (warned, for a SHOULD) and said why.
+    pub holds: bool,
+}
+
+/// Whether `result` of a case at `level` shows its defect: a MUST fails, a
+/// SHOULD warns, an INFO reports, and each says why. A pass, a skip or a
+/// harness error proves nothing.
+pub fn shows_defect(level: Level, result: &CaseResult) -> bool {
+    let expected = match level {
+        Level::Must => Status::Fail,
+        Level::Should => Status::Warn,
+        Level::Info => Status::Info,
+    };
+    result.status == expected && !result.detail.is_empty()
+}
+
+/// Runs every case `defects` claim against the broken side, `at_once` at a
+/// time; `program` is this program (its embedded bridge, broken or not).
+pub async fn prove(
+    defects: &[Broken],
+    cases: &[Case],
+    program: &Path,
+    at_once: usize,
+    mut each: impl FnMut(&Proof),
+) -> Vec<Proof> {
+    let runs: Vec<(Broken, Case)> =
+        defects.iter().flat_map(|&d| d.claimed(cases).into_iter().map(move |case| (d, case))).collect();
+    let mut proofs = Vec::new();
+    let mut results = futures_util::stream::iter(runs)
+        .map(|(defect, case)| async move {
+            let (target, bridge) = match defect {
+                Broken::Fake(d) => (Target::Fake { defect: Some(d) }, BridgeCommand::embedded(program, None)),
+                Broken::Bridge(d) => (Target::Fake { defect: None }, BridgeCommand::embedded(program, Some(d))),
+            };
+            let result = runner::run_case(&target, &bridge, &case).await;
+            Proof { defect, holds: shows_defect(case.level, &result), result }
+        })
+        .buffer_unordered(at_once.max(1));
+    while let Some(proof) = results.next().await {
+        each(&proof);
+        proofs.push(proof);
+    }
+    proofs
+}
+
+/// A fake Editor with one defect, served by its own process
+/// (`PROGRAM fake serve`), as a user would start one. Killed on drop.
+#[derive(Debug)]
+pub struct ServedFake {
+    child: Child,
+    pub remote: Remote,
+    _project: tempfile::TempDir,
+}
+
+impl ServedFake {
+    pub fn start(program: &Path, defect: Defect) -> Result<ServedFake, String> {
+        let project = crate::target::fixture_copy()?;
+        let mut child = Command::new(program)
+            .args(["fake", "serve", "--port", "0", "--defect", &defect.to_string(), "--project"])
+            .arg(project.path())
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .map_err(|e| format!("{} fake serve: {e}", program.display()))?;
+        let mut line = String::new();
+        let read = child.stdout.take().map(|out| BufReader::new(out).read_line(&mut line));
+        let listening: serde_json::Value = match read {
+            Some(Ok(n)) if n > 0 => {
+                serde_json::from_str(&line).map_err(|e| format!("its listening line {line:?}: {e}"))?
+            }
+            _ => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("fake serve --defect {defect} printed no listening line"));
+            }
+        };
+        let port = listening["port"].as_u64().and_then(|p| u16::try_from(p).ok());
+        let Some(port) = port else {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("its listening line has no port: {line}"));
+        };
+        let remote = Remote {
+            kind: RemoteKind::Tcp,
+            addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            control: listening["control"].as_str().map(str::to_owned),
+            project: Some(project.path().to_path_buf()),
+        };
+        Ok(ServedFake { child, remote, _project: project })
+    }
+}
+
+impl Drop for ServedFake {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The whole suite but the `mcp` cases against `defect` served over TCP:
+/// the cases that did not pass (it proves the defect when one failed).
+pub async fn suite_over_tcp(program: &Path, defect: Defect, cases: &[Case]) -> Result<Vec<CaseResult>, String> {
+    let served = ServedFake::start(program, defect)?;
+    let target = Target::Tcp(served.remote.clone());
+    let bridge = BridgeCommand::embedded(program, None);
+    let mut results: Vec<CaseResult> = Vec::new();
+    for case in cases.iter().filter(|c| !c.id.starts_with("mcp.")) {
+        let mut result = runner::run_case(&target, &bridge, case).await;
+        runner::check_editor_up(&target, &bridge, &results, &mut result).await;
+        results.push(result);
+    }
+    drop(served);
+    Ok(results.into_iter().filter(|r| r.status != Status::Pass).collect())
+}
+
+/// This program, for the embedded fake and bridge.
+pub fn this_program() -> Result<PathBuf, String> {
+    std::env::current_exe().map_err(|e| format!("cannot tell where this program is: {e}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cases::catalogue;
+
+    #[test]
+    fn every_case_is_claimed_by_a_defect_and_every_defect_claims_a_case() {
+        let coverage = Coverage::of(&catalogue());
+        assert!(coverage.is_complete(), "{coverage:?}");
+    }
+
+    #[test]
+    fn a_case_left_out_of_every_claim_is_named() {
+        let mut cases = catalogue();
+        let extra = Case { id: "9.nobody-breaks-this".into(), ..cases[0].clone() };
+        cases.push(extra);
+        assert_eq!(Coverage::of(&cases).unclaimed, ["9.nobody-breaks-this"]);
+        // A catalogue without §1 leaves the defects that claim only §1 idle.
+        let without: Vec<Case> = catalogue().into_iter().filter(|c| !c.id.starts_with("1.")).collect();
+        let idle = Coverage::of(&without).idle;
+        assert!(idle.contains(&"fake all-interfaces".to_owned()), "{idle:?}");
+    }
+
+    #[test]
+    fn only_the_expected_status_with_a_reason_shows_a_defect() {
+        let result = |status, detail: &str| CaseResult {
+            id: "x".into(),
+            requirement: String::new(),
+            reference: "",
+            level: Level::Must,
+            status,
+            detail: detail.into(),
+            duration_ms: 0,
+            wire: Vec::new(),
+        };
+        assert!(shows_defect(Level::Must, &result(Status::Fail, "why")));
+        assert!(!shows_defect(Level::Must, &result(Status::Fail, "")));
+        assert!(!shows_defect(Level::Must, &result(Status::Pass, "")));
+        assert!(!shows_defect(Level::Must, &result(Status::Skip, "not applicable")));
+        assert!(!shows_defect(Level::Must, &result(Status::Error, "harness")));
+        assert!(!shows_defect(Level::Should, &result(Status::Fail, "why")));
+        assert!(shows_defect(Level::Should, &result(Status::Warn, "why")));
+    }
+}
