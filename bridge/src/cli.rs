@@ -157,6 +157,27 @@ where
     std::process::exit(code);
 }
 
+/// The MCP server as the binary runs it with the command line `args`
+/// (program name first, no subcommand), on `input` and `output` instead of
+/// stdin and stdout, until the input closes: so tests can serve MCP in
+/// memory. Logging is left to the caller.
+pub async fn serve_streams<I, T>(
+    args: I,
+    input: impl tokio::io::AsyncRead + Send + Unpin + 'static,
+    output: impl tokio::io::AsyncWrite + Send + Unpin + 'static,
+) -> anyhow::Result<mcp::Stop>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString> + Clone,
+{
+    let cli = Cli::try_parse_from(args)?;
+    anyhow::ensure!(cli.command.is_none(), "serve_streams serves MCP: no subcommand");
+    let project = project(&cli.common)?;
+    let bridge = start(&cli.common, project.as_deref())?;
+    let options = ServeOptions { page_size: cli.common.page_size, exit_with_parent: false };
+    Ok(mcp::serve(input, output, bridge, options, std::future::pending()).await)
+}
+
 fn init_logging(common: &Common) -> anyhow::Result<()> {
     let filter = tracing_subscriber::EnvFilter::try_new(&common.log_level).context("invalid --log-level")?;
     let builder = tracing_subscriber::fmt().with_env_filter(filter);

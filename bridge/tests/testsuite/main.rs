@@ -1,8 +1,10 @@
 //! Integration tests of the bridge crate, compiled as one binary.
 
 mod cli;
+mod client;
 mod e2e;
 mod link;
+mod mcp;
 mod promises;
 mod service;
 mod sessions;

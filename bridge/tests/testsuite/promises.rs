@@ -14,9 +14,9 @@ use fake_unity::{CrashOptions, FakeUnity, Fault, RuleSpec, Trigger, faults::Relo
 use serde_json::{Value, json};
 
 use crate::{
+    client::McpClient,
     e2e::WAIT,
     service::{fake, project},
-    stdio::Raw,
 };
 
 /// Far above the promised margin of 1.5 s, far below what a bridge that
@@ -48,7 +48,7 @@ fn says_it_did_not_run(answer: &Value) {
     assert!(!text.contains("may have run") && !text.contains("may or may not"), "{text}");
 }
 
-fn tools_call(raw: &mut Raw, id: &Value, tool: &str, arguments: &Value) {
+fn tools_call(raw: &mut McpClient, id: &Value, tool: &str, arguments: &Value) {
     raw.send(
         &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
             .to_string(),
@@ -56,7 +56,7 @@ fn tools_call(raw: &mut Raw, id: &Value, tool: &str, arguments: &Value) {
 }
 
 /// Calls and times the answer.
-fn timed_call(raw: &mut Raw, id: &str, tool: &str, arguments: &Value) -> (Value, Duration) {
+fn timed_call(raw: &mut McpClient, id: &str, tool: &str, arguments: &Value) -> (Value, Duration) {
     let started = Instant::now();
     tools_call(raw, &json!(id), tool, arguments);
     let answer = raw.answer(&json!(id));
@@ -86,7 +86,7 @@ async fn a_mutating_call_cut_off_by_a_crash_is_never_sent_to_the_new_editor() {
             .times(1),
         )
         .unwrap();
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.initialize();
     let (answer, _) =
         timed_call(&mut raw, "menu", "execute-menu-item", &json!({"MenuItemPath": "Tools/Fixture/Log Hello"}));
@@ -114,7 +114,7 @@ async fn a_read_only_call_cut_off_by_a_crash_is_sent_again_and_answered() {
             .times(1),
         )
         .unwrap();
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.initialize();
     let (answer, _) = timed_call(&mut raw, "tree", "get-hierarchy", &json!({}));
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
@@ -125,7 +125,7 @@ async fn a_read_only_call_cut_off_by_a_crash_is_sent_again_and_answered() {
 async fn a_call_to_a_hung_editor_is_answered_at_its_deadline_saying_it_may_have_run() {
     let project = project();
     let fake = fake(project.path()).await;
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.initialize();
     let (answer, _) = timed_call(&mut raw, "warm", "get-logs", &json!({}));
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
@@ -154,7 +154,7 @@ async fn a_call_no_editor_accepts_is_answered_at_its_deadline_saying_it_did_not_
     ];
     let fake = FakeUnity::start(config).await.unwrap();
     // A long wait for the tool list: a call must not spend its deadline on it.
-    let mut raw = Raw::start(project.path(), &["--tools-wait", "30"]);
+    let mut raw = McpClient::in_memory(project.path(), &["--tools-wait", "30"]);
     raw.initialize();
     let (answer, took) = timed_call(&mut raw, "clear", "clear-console", &json!({"TimeoutSeconds": 2}));
     says_it_did_not_run(&answer);
@@ -169,7 +169,7 @@ async fn a_call_no_editor_accepts_is_answered_at_its_deadline_saying_it_did_not_
 async fn wait_for_editor_ready_keeps_its_deadline_against_a_hung_editor() {
     let project = project();
     let fake = fake(project.path()).await;
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.initialize();
     let (answer, _) = timed_call(&mut raw, "warm", "get-logs", &json!({}));
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
@@ -194,7 +194,7 @@ async fn a_second_request_with_the_id_of_one_in_flight_is_refused_and_runs_nothi
                 .method("clear-console"),
         )
         .unwrap();
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.initialize();
     tools_call(&mut raw, &json!(7), "clear-console", &json!({}));
     tools_call(&mut raw, &json!(7), "clear-console", &json!({}));
@@ -215,7 +215,7 @@ async fn a_second_request_with_the_id_of_one_in_flight_is_refused_and_runs_nothi
 async fn any_timeout_seconds_gets_a_clear_answer_and_the_bridge_keeps_serving() {
     let project = project();
     let fake = fake(project.path()).await;
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.initialize();
     for (n, value) in [json!(1e19), json!(1e300), json!(-5), json!(0), json!("ten")].into_iter().enumerate() {
         let id = format!("t{n}");
@@ -232,7 +232,7 @@ async fn any_timeout_seconds_gets_a_clear_answer_and_the_bridge_keeps_serving() 
 async fn methods_the_bridge_does_not_serve_are_not_found() {
     let project = project();
     let _fake = fake(project.path()).await;
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#);
     let capabilities = raw.answer(&json!("init"))["result"]["capabilities"].clone();
     raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
@@ -268,7 +268,7 @@ async fn a_call_cut_off_by_a_crash_with_no_editor_back_may_have_run() {
                 .method("clear-console"),
         )
         .unwrap();
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.initialize();
     let started = Instant::now();
     tools_call(&mut raw, &json!("c"), "clear-console", &json!({"TimeoutSeconds": 3}));

@@ -6,8 +6,8 @@
 use serde_json::{Value, json};
 
 use crate::{
+    client::McpClient,
     service::{fake, project},
-    stdio::Raw,
 };
 
 /// Keys whose values change from run to run.
@@ -66,7 +66,7 @@ async fn a_typical_session() {
     let project = project();
     let fake = fake(project.path()).await;
     let root = std::fs::canonicalize(project.path()).unwrap().to_string_lossy().into_owned();
-    let mut raw = Raw::start(project.path(), &[]);
+    let mut raw = McpClient::in_memory(project.path(), &[]);
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"snapshot","version":"1"}}}"#);
     insta::assert_json_snapshot!("initialize", tidy(raw.answer(&json!(1)), &root));
     raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);

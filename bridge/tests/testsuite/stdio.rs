@@ -1,204 +1,42 @@
-//! The bridge's stdio as bytes: bad input, the lifecycle edges, cancellation,
-//! and exiting promptly — checked line by line, with every stdout line
-//! required to be a JSON-RPC message.
+//! The bridge process on its stdio: exiting promptly at stdin EOF, on
+//! SIGTERM and when its parent dies; logs never on stdout; stdio over pipes,
+//! socket pairs and files. (What the MCP server answers is tested in memory,
+//! in `mcp`.)
 
 use std::{
     io::{BufRead, BufReader, Write},
-    process::{Child, ChildStdin, Command, Stdio},
-    sync::mpsc,
+    process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
 use serde_json::{Value, json};
 
 use crate::{
+    client::McpClient,
     e2e::WAIT,
     service::{fake, project},
 };
-
-/// The bridge as a child process with line access to its stdio. Reads block
-/// the calling thread, so tests that also run a fake in-process use a
-/// multi-threaded runtime.
-pub struct Raw {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    lines: mpsc::Receiver<String>,
-}
-
-impl Raw {
-    pub fn start(project: &std::path::Path, extra: &[&str]) -> Raw {
-        let mut command = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"));
-        command.arg("--project").arg(project);
-        if !extra.contains(&"--tools-wait") {
-            command.args(["--tools-wait", "2"]);
-        }
-        // BRIDGE_TEST_LOGS=DIR keeps every test bridge's debug log there.
-        match std::env::var_os("BRIDGE_TEST_LOGS") {
-            Some(dir) if !extra.contains(&"--log-level") => {
-                static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-                let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let file = std::path::Path::new(&dir).join(format!("raw-{}-{n}.log", std::process::id()));
-                command.args(["--log-level", "debug,rmcp=info", "--log-file"]).arg(file);
-            }
-            _ if !extra.contains(&"--log-level") => {
-                command.args(["--log-level", "warn"]);
-            }
-            _ => {}
-        }
-        let mut child =
-            command.args(extra).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::null()).spawn().unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        Raw { stdin: child.stdin.take(), child, lines }
-    }
-
-    pub fn send(&mut self, line: &str) {
-        let stdin = self.stdin.as_mut().unwrap();
-        stdin.write_all(line.as_bytes()).unwrap();
-        stdin.write_all(b"\n").unwrap();
-        stdin.flush().unwrap();
-    }
-
-    /// The next stdout line, which must be a JSON-RPC 2.0 message.
-    fn next(&self) -> Value {
-        let line = self.lines.recv_timeout(WAIT).unwrap_or_else(|e| match e {
-            mpsc::RecvTimeoutError::Timeout => panic!("nothing on stdout within {WAIT:?}"),
-            mpsc::RecvTimeoutError::Disconnected => panic!("the bridge closed its stdout (it exited)"),
-        });
-        let message: Value =
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"));
-        assert_eq!(message["jsonrpc"], "2.0", "stdout carried {line}");
-        message
-    }
-
-    /// The answer to `id`, skipping notifications.
-    pub fn answer(&self, id: &Value) -> Value {
-        loop {
-            let message = self.next();
-            if message.get("method").is_some() {
-                continue;
-            }
-            assert_eq!(&message["id"], id, "expected the answer to {id}, got {message}");
-            return message;
-        }
-    }
-
-    pub fn initialize(&mut self) {
-        self.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#);
-        assert_eq!(self.answer(&json!("init"))["result"]["protocolVersion"], "2025-06-18");
-        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    }
-
-    /// Waits for the process to exit; `None` if it is still running at `within`.
-    fn exit_within(&mut self, within: Duration) -> Option<std::process::ExitStatus> {
-        let deadline = Instant::now() + within;
-        while Instant::now() < deadline {
-            if let Some(status) = self.child.try_wait().unwrap() {
-                return Some(status);
-            }
-            std::thread::sleep(Duration::from_millis(10));
-        }
-        None
-    }
-}
-
-impl Drop for Raw {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn bad_input_is_answered_and_the_server_keeps_running() {
-    let project = project();
-    let _fake = fake(project.path()).await;
-    let mut raw = Raw::start(project.path(), &[]);
-    // Before initialize: a notification is ignored, a probe refused, garbage answered.
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
-    raw.send(
-        r#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}"#,
-    );
-    let discover = raw.answer(&json!("d"));
-    assert_eq!(discover["error"]["code"], -32022);
-    assert_eq!(discover["error"]["data"]["supported"][0], "2025-11-25");
-    raw.send(r#"{"jsonrpc":"2.0","id":"p0","method":"ping"}"#);
-    assert_eq!(raw.answer(&json!("p0"))["result"], json!({}));
-    raw.initialize();
-    for (line, code) in [
-        ("this is not json", -32700),
-        ("{\"jsonrpc\":\"2.0\",\"id\":", -32700),
-        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
-        (r#""a string""#, -32600),
-        (r#"{"jsonrpc":"2.0","id":{"nested":true},"method":"ping"}"#, -32600),
-    ] {
-        raw.send(line);
-        let answer = raw.next();
-        assert_eq!((answer["id"].clone(), answer["error"]["code"].as_i64()), (Value::Null, Some(code)), "{line}");
-    }
-    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#);
-    assert_eq!(raw.answer(&json!(9))["error"]["code"], -32602);
-    raw.send(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"not-a-cursor"}}"#);
-    assert_eq!(raw.answer(&json!(10))["error"]["code"], -32602);
-    raw.send(r#"{"jsonrpc":"2.0","id":11,"method":"no/such/method"}"#);
-    assert_eq!(raw.answer(&json!(11))["error"]["code"], -32601);
-    // Logging is not declared, so not served.
-    raw.send(r#"{"jsonrpc":"2.0","id":12,"method":"logging/setLevel","params":{"level":"debug"}}"#);
-    assert_eq!(raw.answer(&json!(12))["error"]["code"], -32601);
-    // Still serving, ids echoed exactly.
-    raw.send(r#"{"jsonrpc":"2.0","id":"s-1","method":"ping"}"#);
-    assert_eq!(raw.answer(&json!("s-1"))["result"], json!({}));
-    raw.send(
-        r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"get-logs","arguments":{"MaxCount":1}}}"#,
-    );
-    assert_eq!(raw.answer(&json!(13))["result"]["structuredContent"]["DisplayedCount"], 1);
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn ping_is_answered_while_a_call_runs_and_cancelled_calls_get_no_answer() {
-    let project = project();
-    let _fake = fake(project.path()).await;
-    let mut raw = Raw::start(project.path(), &["--dev"]);
-    raw.initialize();
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2,"TimeoutSeconds":10}}}"#);
-    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
-    assert_eq!(raw.answer(&json!(2))["result"], json!({}), "ping is not held up by the call");
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#);
-    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2.5,"TimeoutSeconds":10}}}"#);
-    // The cancelled call's answer never comes: the next answer is call 3's.
-    let next = raw.answer(&json!(3));
-    assert_eq!(next["result"]["structuredContent"]["ActualSleepSeconds"], 2.5, "{next}");
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdin_eof_ends_the_process_promptly_even_with_calls_in_flight() {
     let project = project();
     let _fake = fake(project.path()).await;
-    let mut raw = Raw::start(project.path(), &["--dev"]);
+    let mut raw = McpClient::start(project.path(), &["--dev"]);
     raw.initialize();
     raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":30,"TimeoutSeconds":60}}}"#);
     std::thread::sleep(Duration::from_millis(200));
-    drop(raw.stdin.take());
+    raw.close_input();
     // A liveness bound, not a timing claim: the bench measures how fast.
-    let status = raw.exit_within(Duration::from_secs(5)).expect("the bridge kept running after stdin closed");
-    assert!(status.success(), "{status}");
+    let ended = raw.ended_within(Duration::from_secs(5)).expect("the bridge kept running after stdin closed");
+    assert_eq!(ended, Ok(()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdin_eof_before_initialize_ends_the_process() {
     let project = project();
-    let mut raw = Raw::start(project.path(), &[]);
-    drop(raw.stdin.take());
-    assert!(raw.exit_within(Duration::from_secs(5)).is_some());
+    let mut raw = McpClient::start(project.path(), &[]);
+    raw.close_input();
+    assert!(raw.ended_within(Duration::from_secs(5)).is_some());
 }
 
 /// The end of a client's shutdown sequence (stdin closed, then SIGTERM):
@@ -211,16 +49,16 @@ async fn sigterm_ends_the_process_cleanly_and_the_recording_says_so() {
     let _fake = fake(project.path()).await;
     let dir = tempfile::tempdir().unwrap();
     let transcript = dir.path().join("run.jsonl");
-    let mut raw = Raw::start(project.path(), &["--record", transcript.to_str().unwrap()]);
+    let mut raw = McpClient::start(project.path(), &["--record", transcript.to_str().unwrap()]);
     raw.initialize();
     raw.send(
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"MaxCount":1}}}"#,
     );
     assert_eq!(raw.answer(&json!(1))["result"]["structuredContent"]["DisplayedCount"], 1);
-    let pid = nix::unistd::Pid::from_raw(raw.child.id() as i32);
+    let pid = nix::unistd::Pid::from_raw(raw.pid().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let status = raw.exit_within(Duration::from_secs(5)).expect("the bridge kept running after SIGTERM");
-    assert!(status.success(), "{status}");
+    let ended = raw.ended_within(Duration::from_secs(5)).expect("the bridge kept running after SIGTERM");
+    assert_eq!(ended, Ok(()));
     let records = editor_link::transcript::Transcript::read(&transcript).unwrap().records;
     let last = records.last().unwrap().to_value();
     assert_eq!((&last["event"], &last["by"]), (&json!("close"), &json!("client")), "{last}");
@@ -262,32 +100,15 @@ fn is_zombie(pid: u32) -> bool {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn versions_are_echoed_when_supported_and_the_newest_answered_otherwise() {
-    let project = project();
-    for (asked, answered) in [
-        ("2024-11-05", "2024-11-05"),
-        ("2025-03-26", "2025-03-26"),
-        ("2099-01-01", "2025-11-25"),
-        ("2026-07-28", "2025-11-25"),
-    ] {
-        let mut raw = Raw::start(project.path(), &[]);
-        raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "v", "version": "1"}}}).to_string());
-        let answer = raw.answer(&json!(1));
-        assert_eq!(answer["result"]["protocolVersion"], answered, "asked {asked}");
-        assert_eq!(answer["result"]["capabilities"]["tools"]["listChanged"], true);
-    }
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn logs_can_go_to_a_file_and_never_to_stdout() {
     let project = project();
     let log = project.path().join("bridge.log");
-    let mut raw = Raw::start(project.path(), &["--log-file", log.to_str().unwrap(), "--log-level", "debug"]);
+    let mut raw = McpClient::start(project.path(), &["--log-file", log.to_str().unwrap(), "--log-level", "debug"]);
     raw.initialize();
     raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
     raw.answer(&json!(2));
-    drop(raw.stdin.take());
-    raw.exit_within(Duration::from_secs(5)).unwrap();
+    raw.close_input();
+    raw.ended_within(Duration::from_secs(5)).unwrap().unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("unity-mcp-bridge serving MCP on stdio") && text.contains("MCP client"), "{text}");
 }

@@ -1,0 +1,297 @@
+//! The input, line by line: the one place the client's JSON-RPC is read
+//! and validated before rmcp sees it, and the ids of requests in flight.
+
+use std::{
+    future::Future,
+    sync::{Arc, Mutex},
+};
+
+use futures_util::StreamExt;
+use rmcp::{
+    RoleServer,
+    model::{ClientJsonRpcMessage, ErrorCode, ServerJsonRpcMessage},
+    transport::Transport,
+};
+use serde_json::{Value, json};
+use tokio::{io::AsyncRead, sync::mpsc};
+use tokio_util::{codec::FramedRead, sync::CancellationToken};
+
+use super::{SUPPORTED_VERSIONS, out::Out};
+use editor_link::framing::{Frame, FrameDecoder, Framing};
+
+/// Largest line accepted on the input.
+const INPUT_LIMIT: usize = 16 * 1024 * 1024;
+
+/// The ids of the client's requests that are still to be answered: a second
+/// request with one of them is refused (rmcp 3.9 would run both and answer
+/// one), and an id is free again once its answer has gone out.
+#[derive(Clone, Debug, Default)]
+pub(super) struct InFlight(Arc<Mutex<std::collections::HashSet<String>>>);
+
+impl InFlight {
+    fn key(id: &Value) -> String {
+        id.to_string()
+    }
+
+    /// Takes `id`; false when a request with it is in flight.
+    pub(super) fn take(&self, id: &Value) -> bool {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(Self::key(id))
+    }
+
+    pub(super) fn release(&self, id: &Value) {
+        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&Self::key(id));
+    }
+
+    /// An answer going out frees its id.
+    pub(super) fn answered(&self, message: &ServerJsonRpcMessage) {
+        let id = match message {
+            ServerJsonRpcMessage::Response(r) => Some(&r.id),
+            ServerJsonRpcMessage::Error(e) => e.id.as_ref(),
+            _ => None,
+        };
+        if let Some(id) = id.and_then(|id| serde_json::to_value(id).ok()) {
+            self.release(&id);
+        }
+    }
+}
+
+/// Reads the client's messages from `input`, one per line, and passes rmcp
+/// those the [`Guard`] lets through; cancels `closed` at the input's end.
+pub(super) async fn read_input(
+    input: impl AsyncRead + Send + Unpin,
+    to_rmcp: mpsc::Sender<ClientJsonRpcMessage>,
+    out: Out,
+    in_flight: InFlight,
+    closed: CancellationToken,
+) {
+    let mut lines = FramedRead::new(input, FrameDecoder::new(Framing::Newline, INPUT_LIMIT));
+    let mut guard = Guard { initialize_seen: false, in_flight };
+    while let Some(frame) = lines.next().await {
+        match frame {
+            Ok(Frame::Body(line)) => {
+                if let Some(message) = guard.check(&line, &out) {
+                    if to_rmcp.send(message).await.is_err() {
+                        break;
+                    }
+                }
+            }
+            Ok(Frame::TooLarge { size, limit, .. }) => {
+                out.error(
+                    None,
+                    -32600,
+                    &format!("Invalid Request: a message of {size} bytes is over the {limit}-byte limit"),
+                    None,
+                );
+            }
+            Err(e) => {
+                tracing::debug!(%e, "the input ended");
+                break;
+            }
+        }
+    }
+    closed.cancel();
+}
+
+/// What the guard knows of the session.
+#[derive(Debug)]
+struct Guard {
+    initialize_seen: bool,
+    in_flight: InFlight,
+}
+
+impl Guard {
+    /// Checks one line: a message for rmcp, or `None` when the guard has
+    /// answered it (or dropped it) itself.
+    fn check(&mut self, line: &[u8], out: &Out) -> Option<ClientJsonRpcMessage> {
+        let value: Value = match serde_json::from_slice(line) {
+            Ok(value) => value,
+            Err(e) => {
+                out.error(None, -32700, &format!("Parse error: {e}"), None);
+                return None;
+            }
+        };
+        let obj = match &value {
+            Value::Object(obj) => obj,
+            Value::Array(_) => {
+                out.error(None, -32600, "Invalid Request: batches are not supported (removed in MCP 2025-06-18)", None);
+                return None;
+            }
+            _ => {
+                out.error(None, -32600, "Invalid Request: a message must be a JSON object", None);
+                return None;
+            }
+        };
+        let id = obj.get("id").filter(|id| !id.is_null());
+        if id.is_some_and(|id| !id.is_string() && !id.is_i64()) {
+            out.error(None, -32600, "Invalid Request: an id must be a string or a 64-bit integer", None);
+            return None;
+        }
+        if obj.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+            if id.is_some() {
+                out.error(id, -32600, "Invalid Request: \"jsonrpc\" must be \"2.0\"", None);
+            }
+            return None;
+        }
+        let method = obj.get("method").and_then(Value::as_str);
+        if method == Some("server/discover") {
+            if id.is_some() {
+                let requested = obj.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get("protocolVersion"));
+                out.error(
+                    id,
+                    i64::from(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0),
+                    "Unsupported protocol version: this server uses the initialize handshake",
+                    Some(json!({"supported": SUPPORTED_VERSIONS, "requested": requested})),
+                );
+            }
+            return None;
+        }
+        if !self.initialize_seen {
+            match (method, id) {
+                (Some("initialize"), Some(_)) => self.initialize_seen = true,
+                (Some("ping"), Some(_)) => {}
+                (Some(method), Some(id)) => {
+                    out.error(Some(id), -32600, &format!("Invalid Request: {method} before initialize"), None);
+                    return None;
+                }
+                // Notifications and stray responses before initialize: ignored.
+                _ => {
+                    tracing::debug!(?method, "message before initialize ignored");
+                    return None;
+                }
+            }
+        }
+        match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
+            // rmcp takes a known method with unreadable params for a custom
+            // request and would answer "method not found": say what it is.
+            Ok(ClientJsonRpcMessage::Request(r)) if matches!(&r.request, rmcp::model::ClientRequest::CustomRequest(c) if is_mcp_method(&c.method)) =>
+            {
+                out.error(id, -32602, &format!("Invalid params for {}", method.unwrap_or("")), None);
+                None
+            }
+            Ok(ClientJsonRpcMessage::Request(r)) => {
+                if let (Some(id), Some(method)) = (id, method) {
+                    if !self.in_flight.take(id) {
+                        out.error(
+                            Some(id),
+                            -32600,
+                            &format!(
+                                "Invalid Request: a request with id {id} is still in flight; this {method} was not run (use a new id for every request)"
+                            ),
+                            None,
+                        );
+                        return None;
+                    }
+                }
+                Some(ClientJsonRpcMessage::Request(r))
+            }
+            Ok(message) => Some(message),
+            Err(e) => {
+                match (method, id) {
+                    (Some(method), Some(id)) => {
+                        out.error(Some(id), -32602, &format!("Invalid params for {method}: {e}"), None)
+                    }
+                    (None, Some(id)) if obj.get("result").is_none() && obj.get("error").is_none() => {
+                        out.error(Some(id), -32600, "Invalid Request: no method", None);
+                    }
+                    _ => tracing::debug!(%e, "unreadable notification or response ignored"),
+                }
+                None
+            }
+        }
+    }
+}
+
+/// The methods this server serves (their params may be wrong). Any other
+/// method — including MCP's for capabilities it does not declare, such as
+/// resources, prompts, completions and logging — is not found.
+fn is_mcp_method(method: &str) -> bool {
+    matches!(method, "initialize" | "ping" | "tools/list" | "tools/call")
+}
+
+/// The transport rmcp sees: messages the guard let through, and the output.
+pub(super) struct GuardedTransport {
+    from_guard: mpsc::Receiver<ClientJsonRpcMessage>,
+    out: Out,
+    in_flight: InFlight,
+}
+
+impl Transport<RoleServer> for GuardedTransport {
+    type Error = std::io::Error;
+
+    fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let sent = self.out.line(&item);
+        self.in_flight.answered(&item);
+        std::future::ready(if sent { Ok(()) } else { Err(std::io::Error::other("the output is closed")) })
+    }
+
+    async fn receive(&mut self) -> Option<ClientJsonRpcMessage> {
+        self.from_guard.recv().await
+    }
+
+    fn close(&mut self) -> impl Future<Output = Result<(), Self::Error>> + Send {
+        self.from_guard.close();
+        std::future::ready(Ok(()))
+    }
+}
+
+impl GuardedTransport {
+    pub(super) fn new(from_guard: mpsc::Receiver<ClientJsonRpcMessage>, out: Out, in_flight: InFlight) -> Self {
+        GuardedTransport { from_guard, out, in_flight }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::mcp::out::OutItem;
+
+    fn guard_lines(lines: &[&str]) -> (Vec<String>, Vec<Value>) {
+        let (out, mut rx) = Out::new();
+        let mut guard = Guard { initialize_seen: false, in_flight: InFlight::default() };
+        let mut passed = Vec::new();
+        for line in lines {
+            if let Some(m) = guard.check(line.as_bytes(), &out) {
+                passed.push(serde_json::to_value(m).unwrap()["method"].as_str().unwrap_or("").to_owned());
+            }
+        }
+        drop(out);
+        let mut answered = Vec::new();
+        while let Ok(OutItem::Line(l)) = rx.try_recv() {
+            answered.push(serde_json::from_slice(&l).unwrap());
+        }
+        (passed, answered)
+    }
+
+    #[test]
+    fn the_guard_answers_what_rmcp_would_mishandle() {
+        let (passed, answered) = guard_lines(&[
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":4,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#,
+            r#"not json"#,
+            r#"[{"jsonrpc":"2.0","id":5,"method":"ping"}]"#,
+            r#"{"jsonrpc":"2.0","id":true,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":5}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"id":7,"method":"ping"}"#,
+        ]);
+        assert_eq!(passed, ["ping", "initialize", "notifications/initialized"]);
+        let codes: Vec<(Value, i64)> =
+            answered.iter().map(|a| (a["id"].clone(), a["error"]["code"].as_i64().unwrap())).collect();
+        assert_eq!(
+            codes,
+            [
+                (json!(1), -32022),
+                (json!(2), -32600),
+                (Value::Null, -32700),
+                (Value::Null, -32600),
+                (Value::Null, -32600),
+                (json!(6), -32602),
+                (json!(7), -32600)
+            ]
+        );
+        assert_eq!(answered[0]["error"]["data"]["supported"], json!(SUPPORTED_VERSIONS));
+    }
+}

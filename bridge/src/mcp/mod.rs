@@ -1,0 +1,116 @@
+//! The MCP side: the only module that knows rmcp (3.9).
+//!
+//! [`serve`] runs one MCP session over any pair of byte streams: the
+//! process's stdin and stdout at the binary's edge ([`stdio`]), an in-memory
+//! pipe in tests. rmcp runs the session. In front of it the [`guard`] is the
+//! one place the client's JSON-RPC is read and validated, because rmcp 3.9 on
+//! its own exits on a notification before `initialize`, drops a malformed
+//! line without an answer, runs two requests with one id, and waits up to 5 s
+//! for handlers at EOF: the guard answers those itself and hands rmcp only
+//! typed messages it has checked. [`out`] is the only writer of the output,
+//! one message per line. [`handler`] serves the MCP methods on the
+//! [`Bridge`], each in its own task so a panic becomes an error reply. When
+//! the input closes or `shutdown` resolves, the session stops at once with
+//! what is already answered flushed.
+//!
+//! - [`guard`] — the input, line by line: validation, the ids in flight.
+//! - [`out`] — the output: one writer, one message per line.
+//! - [`handler`] — `initialize`, `tools/list`, `tools/call`, list changes, progress.
+//! - [`stdio`] — stdin and stdout as async streams, and when the process must stop.
+
+mod guard;
+mod handler;
+mod out;
+pub mod stdio;
+
+use std::{future::Future, sync::Arc, time::Duration};
+
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    sync::mpsc,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::bridge::Bridge;
+use guard::{GuardedTransport, InFlight};
+use handler::Handler;
+use out::Out;
+pub use stdio::serve_stdio;
+
+/// The MCP revisions with an `initialize` handshake, newest first. The
+/// stateless 2026-07-28 lifecycle is not supported yet: its `server/discover`
+/// probe is refused so clients fall back to `initialize`.
+pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// How the MCP server behaves.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// Tools per `tools/list` page.
+    pub page_size: usize,
+    /// Exit when the parent process goes away.
+    pub exit_with_parent: bool,
+}
+
+impl Default for ServeOptions {
+    fn default() -> Self {
+        ServeOptions { page_size: 100, exit_with_parent: true }
+    }
+}
+
+/// Why the server stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// The client closed its end of the input (stdin EOF).
+    InputClosed,
+    /// The output cannot be written (the client closed stdout).
+    OutputClosed,
+    /// The process's parent is gone (see [`stdio`]).
+    ParentGone,
+    /// SIGTERM, SIGINT or SIGHUP (a client's shutdown sequence ends with SIGTERM).
+    Signal(&'static str),
+}
+
+/// Serves one MCP session: requests read from `input`, answers and
+/// notifications written to `output`, until the input closes, the output
+/// cannot be written, or `shutdown` resolves (with the reason it gives).
+/// The link to the Editor is stopped on the way out.
+pub async fn serve(
+    input: impl AsyncRead + Send + Unpin + 'static,
+    output: impl AsyncWrite + Send + Unpin + 'static,
+    bridge: Arc<Bridge>,
+    options: ServeOptions,
+    shutdown: impl Future<Output = Stop>,
+) -> Stop {
+    let (out, out_rx) = Out::new();
+    let output_closed = CancellationToken::new();
+    let writer = tokio::spawn(out::write_lines(output, out_rx, output_closed.clone()));
+    let (to_rmcp, from_guard) = mpsc::channel(64);
+    let input_closed = CancellationToken::new();
+    let in_flight = InFlight::default();
+    let reader = tokio::spawn(guard::read_input(input, to_rmcp, out.clone(), in_flight.clone(), input_closed.clone()));
+
+    let handler = Handler::new(bridge.clone(), options.clone(), in_flight.clone());
+    let transport = GuardedTransport::new(from_guard, out.clone(), in_flight);
+    let session = tokio::spawn(async move {
+        match rmcp::serve_server(handler, transport).await {
+            Ok(running) => {
+                let _ = running.waiting().await;
+            }
+            Err(e) => tracing::info!(%e, "the MCP session ended before it began"),
+        }
+    });
+
+    let stop = tokio::select! {
+        _ = input_closed.cancelled() => Stop::InputClosed,
+        _ = output_closed.cancelled() => Stop::OutputClosed,
+        stop = shutdown => stop,
+    };
+    tracing::info!(?stop, "shutting down");
+    // Calls in flight are abandoned; what is already answered still goes out.
+    bridge.link.stop();
+    reader.abort();
+    session.abort();
+    out.flush(Duration::from_millis(200)).await;
+    writer.abort();
+    stop
+}

@@ -1,0 +1,89 @@
+//! The MCP server in memory (the same server and command line the binary
+//! runs, on an in-memory pipe): bad input answered, versions negotiated,
+//! ping during a call, cancelled calls unanswered.
+
+use serde_json::{Value, json};
+
+use crate::{
+    client::McpClient,
+    service::{fake, project},
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_input_is_answered_and_the_server_keeps_running() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let mut raw = McpClient::in_memory(project.path(), &[]);
+    // Before initialize: a notification is ignored, a probe refused, garbage answered.
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
+    raw.send(
+        r#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}"#,
+    );
+    let discover = raw.answer(&json!("d"));
+    assert_eq!(discover["error"]["code"], -32022);
+    assert_eq!(discover["error"]["data"]["supported"][0], "2025-11-25");
+    raw.send(r#"{"jsonrpc":"2.0","id":"p0","method":"ping"}"#);
+    assert_eq!(raw.answer(&json!("p0"))["result"], json!({}));
+    raw.initialize();
+    for (line, code) in [
+        ("this is not json", -32700),
+        ("{\"jsonrpc\":\"2.0\",\"id\":", -32700),
+        (r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#, -32600),
+        (r#""a string""#, -32600),
+        (r#"{"jsonrpc":"2.0","id":{"nested":true},"method":"ping"}"#, -32600),
+    ] {
+        raw.send(line);
+        let answer = raw.next();
+        assert_eq!((answer["id"].clone(), answer["error"]["code"].as_i64()), (Value::Null, Some(code)), "{line}");
+    }
+    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#);
+    assert_eq!(raw.answer(&json!(9))["error"]["code"], -32602);
+    raw.send(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"not-a-cursor"}}"#);
+    assert_eq!(raw.answer(&json!(10))["error"]["code"], -32602);
+    raw.send(r#"{"jsonrpc":"2.0","id":11,"method":"no/such/method"}"#);
+    assert_eq!(raw.answer(&json!(11))["error"]["code"], -32601);
+    // Logging is not declared, so not served.
+    raw.send(r#"{"jsonrpc":"2.0","id":12,"method":"logging/setLevel","params":{"level":"debug"}}"#);
+    assert_eq!(raw.answer(&json!(12))["error"]["code"], -32601);
+    // Still serving, ids echoed exactly.
+    raw.send(r#"{"jsonrpc":"2.0","id":"s-1","method":"ping"}"#);
+    assert_eq!(raw.answer(&json!("s-1"))["result"], json!({}));
+    raw.send(
+        r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"get-logs","arguments":{"MaxCount":1}}}"#,
+    );
+    assert_eq!(raw.answer(&json!(13))["result"]["structuredContent"]["DisplayedCount"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ping_is_answered_while_a_call_runs_and_cancelled_calls_get_no_answer() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let mut raw = McpClient::in_memory(project.path(), &["--dev"]);
+    raw.initialize();
+    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2,"TimeoutSeconds":10}}}"#);
+    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
+    assert_eq!(raw.answer(&json!(2))["result"], json!({}), "ping is not held up by the call");
+    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#);
+    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2.5,"TimeoutSeconds":10}}}"#);
+    // The cancelled call's answer never comes: the next answer is call 3's.
+    let next = raw.answer(&json!(3));
+    assert_eq!(next["result"]["structuredContent"]["ActualSleepSeconds"], 2.5, "{next}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn versions_are_echoed_when_supported_and_the_newest_answered_otherwise() {
+    let project = project();
+    for (asked, answered) in [
+        ("2024-11-05", "2024-11-05"),
+        ("2025-03-26", "2025-03-26"),
+        ("2099-01-01", "2025-11-25"),
+        ("2026-07-28", "2025-11-25"),
+    ] {
+        let mut raw = McpClient::in_memory(project.path(), &[]);
+        raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "v", "version": "1"}}}).to_string());
+        let answer = raw.answer(&json!(1));
+        assert_eq!(answer["result"]["protocolVersion"], answered, "asked {asked}");
+        assert_eq!(answer["result"]["capabilities"]["tools"]["listChanged"], true);
+    }
+}
