@@ -1,0 +1,354 @@
+//! MCP through the bridge: the bridge under test is started in front of the
+//! target Editor and driven over stdio by a raw JSON-lines client
+//! ([`crate::bridge::McpProcess`]). Every case ends by checking that stdout
+//! carried nothing but JSON-RPC messages.
+
+mod jsonrpc;
+mod reloads;
+mod tools;
+
+use jsonrpc::*;
+use reloads::*;
+use tools::*;
+
+use std::time::Duration;
+
+use editor_link::framing::Framing;
+use serde_json::{Value, json};
+
+use crate::{
+    bridge::McpProcess,
+    case::{Case, CheckFuture, Finding, Level, Needs, check, violation},
+    ensure,
+    target::Session,
+};
+
+/// The MCP versions a bridge must accept as asked (mcp-stdio.md, Lifecycle).
+pub const MCP_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25"];
+
+const LIFECYCLE: &str = "MCP 2025-11-25 §basic/lifecycle; mcp-stdio.md";
+const TRANSPORT: &str = "MCP 2025-11-25 §basic/transports (stdio); mcp-stdio.md";
+const JSONRPC: &str = "MCP 2025-11-25 §basic (JSON-RPC messages); mcp-stdio.md";
+const TOOLS: &str = "MCP 2025-11-25 §server/tools; mcp-stdio.md";
+const UTILITIES: &str = "MCP 2025-11-25 §basic/utilities; mcp-stdio.md";
+
+fn case(
+    id: &'static str,
+    level: Level,
+    needs: Needs,
+    reference: &'static str,
+    requirement: &'static str,
+    f: fn(Session) -> CheckFuture,
+) -> Case {
+    Case { id: id.into(), requirement: requirement.into(), reference, level, needs, check: check(f) }
+}
+
+pub fn cases() -> Vec<Case> {
+    use Level::*;
+    use Needs::*;
+    vec![
+        case(
+            "mcp.initialize.version-echo",
+            Must,
+            Link,
+            LIFECYCLE,
+            "initialize is answered with the client's protocolVersion when the bridge supports it (2024-11-05, 2025-03-26, 2025-06-18, 2025-11-25).",
+            version_echo,
+        ),
+        case(
+            "mcp.initialize.unknown-version",
+            Must,
+            Link,
+            LIFECYCLE,
+            "An unsupported protocolVersion is answered with a version the bridge supports, never an error.",
+            unknown_version,
+        ),
+        case(
+            "mcp.initialize.capabilities",
+            Must,
+            Link,
+            LIFECYCLE,
+            "The initialize result names the server (serverInfo name and version) and declares tools with listChanged.",
+            capabilities,
+        ),
+        case(
+            "mcp.initialize.server-discover",
+            Should,
+            Link,
+            LIFECYCLE,
+            "A server/discover probe gets an error promptly (-32022 with the supported versions in data), and initialize works after it.",
+            server_discover,
+        ),
+        case(
+            "mcp.initialize.notifications-before",
+            Must,
+            Link,
+            LIFECYCLE,
+            "Notifications before initialize are ignored, never fatal.",
+            notifications_before_initialize,
+        ),
+        case(
+            "mcp.stdout-only-mcp",
+            Must,
+            Link,
+            TRANSPORT,
+            "Every line the bridge writes on stdout is one JSON-RPC message, through a session with successes, failures and bad input.",
+            stdout_only_mcp,
+        ),
+        case(
+            "mcp.stdin-eof-exits",
+            Must,
+            Link,
+            TRANSPORT,
+            "When stdin closes the bridge exits, with status 0, within 5 s.",
+            stdin_eof_exits,
+        ),
+        case(
+            "mcp.parse-error",
+            Must,
+            Link,
+            JSONRPC,
+            "A line that is not JSON gets -32700 with id null, and the bridge keeps serving.",
+            parse_error,
+        ),
+        case(
+            "mcp.batch-rejected",
+            Must,
+            Link,
+            JSONRPC,
+            "A JSON array (a batch) gets -32600, and the bridge keeps serving.",
+            batch_rejected,
+        ),
+        case(
+            "mcp.id-echo",
+            Must,
+            Link,
+            JSONRPC,
+            "Request ids are echoed exactly: integers as integers, strings as strings.",
+            id_echo,
+        ),
+        case("mcp.ping", Must, Link, UTILITIES, "ping is answered {} before initialize and after it.", ping),
+        case(
+            "mcp.ping-during-call",
+            Must,
+            Control,
+            UTILITIES,
+            "ping is answered while a tool call is still running (the call answered later).",
+            ping_during_call,
+        ),
+        case(
+            "mcp.tools-list.schemas",
+            Must,
+            Link,
+            TOOLS,
+            "Every tool has a valid name, a description and an inputSchema that is a valid JSON Schema (2020-12) of type object whose defaults satisfy their own schemas.",
+            schemas,
+        ),
+        case(
+            "mcp.tools-list.editor-tools",
+            Must,
+            Link,
+            TOOLS,
+            "tools/list offers every public tool the Editor lists in get-tool-details, in the same order each time it is asked.",
+            editor_tools,
+        ),
+        case(
+            "mcp.tools-list.invalid-cursor",
+            Must,
+            Link,
+            TOOLS,
+            "tools/list with a cursor the bridge never gave gets -32602.",
+            invalid_cursor,
+        ),
+        case(
+            "mcp.tools-call.result",
+            Must,
+            Link,
+            TOOLS,
+            "A tool's result is structuredContent (Unity's result object) and a text block holding it as JSON.",
+            call_result,
+        ),
+        case(
+            "mcp.tools-call.arguments-schema",
+            Must,
+            Link,
+            TOOLS,
+            "The arguments the suite calls each tool with are valid against the tool's advertised inputSchema, and each call succeeds.",
+            arguments_schema,
+        ),
+        case(
+            "mcp.tools-call.unknown-tool",
+            Must,
+            Link,
+            TOOLS,
+            "A call to a tool that does not exist is a JSON-RPC error -32602.",
+            unknown_tool,
+        ),
+        case(
+            "mcp.tools-call.invalid-arguments",
+            Must,
+            Link,
+            TOOLS,
+            "Invalid arguments (an enum name that does not exist) give a result with isError true and a message naming the parameter.",
+            invalid_arguments,
+        ),
+        case(
+            "mcp.tools-call.editor-failure",
+            Must,
+            Link,
+            TOOLS,
+            "A call that fails in Unity (Success false: a menu item that does not exist) gives a result with isError true and Unity's message.",
+            editor_failure,
+        ),
+        case(
+            "mcp.tools-call.image",
+            Must,
+            Link,
+            TOOLS,
+            "A screenshot comes back as MCP image content: type image, mimeType image/png, base64 PNG data.",
+            image,
+        ),
+        case(
+            "mcp.tools-call.concurrent",
+            Must,
+            Link,
+            TOOLS,
+            "32 calls in flight at once are each answered exactly once, with their own id and their own tool's result.",
+            concurrent_calls,
+        ),
+        case(
+            "mcp.progress",
+            Must,
+            Link,
+            UTILITIES,
+            "A call with _meta.progressToken gets notifications/progress with that token and increasing progress, none after the answer.",
+            progress,
+        ),
+        case(
+            "mcp.progress-only-when-asked",
+            Must,
+            Link,
+            UTILITIES,
+            "A call without a progressToken gets no notifications/progress.",
+            progress_only_when_asked,
+        ),
+        case(
+            "mcp.cancellation",
+            Must,
+            Control,
+            UTILITIES,
+            "After notifications/cancelled the bridge sends no answer for that request, and keeps serving.",
+            cancellation,
+        ),
+        case(
+            "mcp.list-changed",
+            Must,
+            Control,
+            TOOLS,
+            "When the Editor's tools change across a reload the bridge sends notifications/tools/list_changed, and tools/list shows the new set.",
+            list_changed,
+        ),
+        case(
+            "mcp.list-changed-after-initialized",
+            Must,
+            Control,
+            LIFECYCLE,
+            "notifications/tools/list_changed is never sent before notifications/initialized.",
+            list_changed_after_initialized,
+        ),
+        case(
+            "mcp.reload.call-waits",
+            Must,
+            Control,
+            "docs/editor-link-protocol.md §5; mcp-stdio.md",
+            "A call made while the Editor reloads waits for it and succeeds.",
+            reload_call_waits,
+        ),
+        case(
+            "mcp.reload.in-flight",
+            Must,
+            Control,
+            "docs/editor-link-protocol.md §5; mcp-stdio.md",
+            "Read-only calls in flight when the Editor reloads are each answered once, successfully.",
+            reload_in_flight,
+        ),
+        case(
+            "mcp.probe-start",
+            Should,
+            Link,
+            LIFECYCLE,
+            "A bridge started and stopped before initialize (a client's probe) takes nothing from the Editor: the next bridge serves at once.",
+            probe_start,
+        ),
+    ]
+}
+
+// ---- helpers ----
+
+/// A bridge, initialized.
+async fn initialized(s: &Session) -> Result<McpProcess, Finding> {
+    let mut mcp = s.mcp().await?;
+    mcp.initialize().await?;
+    Ok(mcp)
+}
+
+fn error_code(answer: &Value) -> Option<i64> {
+    answer["error"]["code"].as_i64()
+}
+
+fn is_error_result(answer: &Value) -> bool {
+    answer["result"]["isError"] == json!(true)
+}
+
+fn text_of(answer: &Value) -> String {
+    answer["result"]["content"]
+        .as_array()
+        .map(|blocks| blocks.iter().filter_map(|b| b["text"].as_str()).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default()
+}
+
+fn control_failed(e: impl std::fmt::Display) -> Finding {
+    Finding::Harness(format!("the control API: {e}"))
+}
+
+/// Adds a fault rule through the control API, replacing one of the same
+/// name (left by an earlier run against the same Editor).
+async fn add_fault(s: &Session, rule: Value) -> Result<(), Finding> {
+    let control = s.control()?;
+    if let Some(name) = rule["name"].as_str() {
+        let _ = control.delete(&format!("/faults/{name}")).await;
+    }
+    control.post("/faults", rule).await.map_err(control_failed)?;
+    Ok(())
+}
+
+/// A `get-logs` call the Editor is made to answer only after 2 s (a fault
+/// rule named `rule`, through the control API), under way; its id.
+async fn slow_call(s: &Session, mcp: &mut McpProcess, rule: &str) -> Result<Value, Finding> {
+    add_fault(
+        s,
+        json!({"name": rule, "match": {"method": "get-logs"}, "fault": {"kind": "slowTool", "ms": 2000}, "times": 1}),
+    )
+    .await?;
+    let id = mcp.request("tools/call", json!({"name": "get-logs", "arguments": {"MaxCount": 1}})).await?;
+    // Long enough for the call to reach the Editor.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    Ok(id)
+}
+
+/// Waits for a notification with `method` (already received ones count).
+async fn notification(mcp: &mut McpProcess, method: &str, within: Duration) -> Result<Option<Value>, Finding> {
+    if let Some(n) = mcp.notifications.iter().find(|n| n["method"] == method) {
+        return Ok(Some(n.clone()));
+    }
+    let deadline = tokio::time::Instant::now() + within;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match mcp.next_message(left).await? {
+            None => return Ok(None),
+            Some(m) if m["method"] == method => return Ok(Some(m)),
+            Some(m) if m.get("method").is_some() => mcp.notifications.push(m),
+            Some(m) => return violation(format!("an answer nobody asked for: {m}")),
+        }
+    }
+}

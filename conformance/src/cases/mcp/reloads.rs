@@ -1,0 +1,107 @@
+//! The `mcp` cases of domain reloads: list changes, calls that wait, calls
+//! cut off.
+
+use super::*;
+
+// ---- reloads ----
+
+/// Removes `tools` at the next reload, then reloads (and waits for it).
+pub(super) async fn reload_without(s: &Session, tools: &[&str]) -> Result<(), Finding> {
+    add_fault(
+        s,
+        json!({"name": "tools-removed", "on": "reload", "fault": {"kind": "toolsChange", "remove": tools}, "times": 1}),
+    )
+    .await?;
+    s.control()?.reload(200, false).await.map_err(control_failed)?;
+    Ok(())
+}
+
+/// Gives the Editor its tools back (the next cases share a remote Editor).
+pub(super) async fn restore_tools(s: &Session) -> Result<(), Finding> {
+    s.control()?.post("/reset", json!({})).await.map_err(control_failed)?;
+    Ok(())
+}
+
+pub(super) fn list_changed(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut mcp = initialized(&s).await?;
+        let before = mcp.list_tools().await?;
+        ensure!(before.iter().any(|t| t["name"] == "unity-search"), "unity-search is not offered to begin with");
+        reload_without(&s, &["unity-search"]).await?;
+        if notification(&mut mcp, "notifications/tools/list_changed", Duration::from_secs(10)).await?.is_none() {
+            return violation("no notifications/tools/list_changed within 10 s of a reload that removed unity-search");
+        }
+        let after = mcp.list_tools().await?;
+        restore_tools(&s).await?;
+        ensure!(
+            !after.iter().any(|t| t["name"] == "unity-search"),
+            "tools/list still offers unity-search after list_changed"
+        );
+        mcp.finish().await
+    })
+}
+
+pub(super) fn list_changed_after_initialized(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut mcp = s.mcp().await?;
+        let answer = mcp
+            .call_method(
+                "initialize",
+                json!({"protocolVersion": crate::bridge::CLIENT_VERSION, "capabilities": {},
+                       "clientInfo": {"name": "unity-conformance", "version": "1"}}),
+            )
+            .await?;
+        ensure!(answer.get("result").is_some(), "initialize: {answer}");
+        // Connected, not yet initialized: make the tools change.
+        let _ = mcp.call_method("tools/list", json!({})).await?;
+        reload_without(&s, &["unity-search"]).await?;
+        let early = notification(&mut mcp, "notifications/tools/list_changed", Duration::from_secs(2)).await;
+        restore_tools(&s).await?;
+        if let Some(early) = early? {
+            return violation(format!("list_changed before notifications/initialized: {early}"));
+        }
+        mcp.finish().await
+    })
+}
+
+pub(super) fn reload_call_waits(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut mcp = initialized(&s).await?;
+        mcp.call_ok("get-logs", json!({"MaxCount": 1})).await?;
+        s.control()?.post("/reload", json!({"downtimeMs": 1000})).await.map_err(control_failed)?;
+        let result = mcp.call_ok("get-logs", json!({"MaxCount": 1})).await?;
+        ensure!(result["structuredContent"].get("TotalCount").is_some(), "not get-logs' result: {result}");
+        mcp.finish().await
+    })
+}
+
+pub(super) fn reload_in_flight(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut mcp = initialized(&s).await?;
+        mcp.call_ok("get-logs", json!({"MaxCount": 1})).await?;
+        add_fault(
+            &s,
+            json!({"name": "mcp.reload.in-flight", "match": {"method": "get-hierarchy"},
+                   "fault": {"kind": "slowTool", "ms": 1000}, "times": 8}),
+        )
+        .await?;
+        let control = s.control()?;
+        let mut ids = Vec::new();
+        for _ in 0..8 {
+            ids.push(mcp.request("tools/call", json!({"name": "get-hierarchy", "arguments": {"MaxDepth": 1}})).await?);
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        control.post("/reload", json!({"downtimeMs": 300})).await.map_err(control_failed)?;
+        for answer in mcp.responses(&ids).await? {
+            ensure!(
+                answer.get("result").is_some() && !is_error_result(&answer),
+                "a read-only call in flight at the reload must be answered with its result (resent), got {answer}"
+            );
+        }
+        // Exactly once: nothing more for these ids.
+        if let Some(extra) = mcp.next_message(Duration::from_millis(500)).await?.filter(|m| m.get("method").is_none()) {
+            return violation(format!("a second answer: {extra}"));
+        }
+        mcp.finish().await
+    })
+}

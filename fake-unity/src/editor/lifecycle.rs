@@ -1,0 +1,151 @@
+//! The simulated Editor's lifecycle, as the server's driver runs it:
+//! listening, reloads, crashes, restarts, and the discovery file.
+
+use super::*;
+
+impl Editor {
+    // ---- lifecycle (called by the server's driver) ----
+
+    pub(super) fn discovery(&self, link: &Lifecycle) -> DiscoveryFile {
+        DiscoveryFile {
+            port: link.port,
+            pid: if self.has_defect(Defect::DiscoveryDeadPid) || link.crashed { DEAD_PID } else { std::process::id() },
+            project_path: self.project.to_string_lossy().into_owned(),
+            unity_version: Some(self.base.editor.unity_version.clone()),
+            package_version: Some(self.base.editor.package_version.clone()),
+            protocol_version: Some(PROTOCOL_VERSION).filter(|_| !self.has_defect(Defect::DiscoveryWithoutSession)),
+            server_session_id: Some(link.session_id.clone())
+                .filter(|_| !self.has_defect(Defect::DiscoveryWithoutSession)),
+            state: Some(link.phase),
+            updated_at: Some(self.timestamp()),
+        }
+    }
+
+    pub(super) fn publish(&self, phase: EditorState, port: Option<u16>, new_session: bool) {
+        let file = {
+            let mut link = lock(&self.lifecycle);
+            link.phase = phase;
+            if let Some(port) = port {
+                link.port = port;
+            }
+            if new_session {
+                link.session_id = new_session_id(&mut lock(&self.rng));
+            }
+            self.discovery(&link)
+        };
+        let mut file = file;
+        if phase == EditorState::Reloading && self.has_defect(Defect::DiscoveryStaysReady) {
+            file.state = Some(EditorState::Ready);
+        }
+        let written = match self.has_defect(Defect::DiscoveryInPlace) {
+            true => write_in_place(&DiscoveryFile::path_in(&self.project), &file),
+            false => file.write_atomic(&self.project),
+        };
+        if let Err(err) = written {
+            tracing::error!(%err, "cannot write the discovery file");
+        }
+    }
+
+    /// Bound and listening: discovery `ready`.
+    pub fn listening(&self, port: u16) {
+        self.publish(EditorState::Ready, Some(port), false);
+    }
+
+    /// Steps 1–3 of a domain reload (protocol §5): discovery `reloading`, the
+    /// shutdown notification, every connection closed, tool calls in flight
+    /// abandoned.
+    pub(crate) fn begin_shutdown(&self, reason: ShutdownReason) {
+        let reloading = reason == ShutdownReason::DomainReload;
+        if reloading {
+            self.publish(EditorState::Reloading, None, false);
+        }
+        {
+            let mut domain = lock(&self.domain);
+            domain.token.cancel();
+            domain.generation += 1;
+            domain.token = CancellationToken::new();
+        }
+        if !self.has_defect(Defect::NoShutdownNotification) {
+            self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason.as_str()}));
+        }
+        if self.has_defect(Defect::AnswersAfterShutdown) {
+            // Calls in flight get their answers out before the sockets close.
+            let clients = self.clients();
+            tokio::spawn(async move {
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                clients.iter().for_each(|c| c.end(Ending::Graceful));
+            });
+        } else {
+            for client in self.clients() {
+                client.end(Ending::Graceful);
+            }
+        }
+        if !reloading && !self.has_defect(Defect::QuitLeavesReady) {
+            self.publish(EditorState::Stopped, None, false);
+        }
+    }
+
+    /// Step 4: listening again with a new session.
+    pub(crate) fn finish_reload(&self, port: u16) {
+        let published = if self.has_defect(Defect::StaleDiscoveryPort) { None } else { Some(port) };
+        self.publish(EditorState::Ready, published, !self.has_defect(Defect::SameSessionAfterReload));
+        lock(&self.lifecycle).port = port;
+        self.stats.reloads.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The Editor process dies: tool calls in flight abandoned, no shutdown
+    /// notification, every connection closed by the "kernel" at once, the
+    /// discovery file left saying `ready` for a process that is gone.
+    pub(crate) fn crash(&self) {
+        {
+            let mut domain = lock(&self.domain);
+            domain.token.cancel();
+            domain.generation += 1;
+            domain.token = CancellationToken::new();
+        }
+        for client in self.clients() {
+            client.end(Ending::Close);
+        }
+        self.hang.end();
+        let file = {
+            let mut link = lock(&self.lifecycle);
+            link.crashed = true;
+            self.discovery(&link)
+        };
+        if let Err(err) = file.write_atomic(&self.project) {
+            tracing::error!(%err, "cannot leave the discovery file of the crashed Editor");
+        }
+        self.stats.crashes.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// A new Editor process has opened the project and listens on `port`:
+    /// a new instance and session, an empty journal (Unity's SessionState
+    /// died with the process), the scene and console as on disk; settings
+    /// (in `UserSettings/`) are kept.
+    pub(crate) fn restart(&self, port: u16) {
+        *lock(&self.journal) = Journal::default();
+        {
+            let fresh = Simulation::opened(&self.base, &self.project);
+            let mut sim = self.sim();
+            let settings = sim.settings.clone();
+            *sim = Simulation { settings, ..fresh };
+        }
+        {
+            let mut link = lock(&self.lifecycle);
+            link.crashed = false;
+            link.instance_id = new_session_id(&mut lock(&self.rng));
+        }
+        self.publish(EditorState::Ready, Some(port), true);
+        self.stats.restarts.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// The current domain's generation and token.
+    pub(super) fn domain(&self) -> (u64, CancellationToken) {
+        let domain = lock(&self.domain);
+        (domain.generation, domain.token.clone())
+    }
+
+    pub fn generation(&self) -> u64 {
+        lock(&self.domain).generation
+    }
+}

@@ -1,0 +1,355 @@
+//! One request to the simulated Editor, from its checks to its response:
+//! faults that fired on it, the resume journal, dispatch to the tool
+//! catalogue, deadlines and progress.
+
+use super::*;
+
+impl Editor {
+    // ---- requests ----
+
+    /// Handles one request and sends its response, if any (none when the
+    /// domain reloaded under it, as in Unity). `fault` is a request-level
+    /// fault that fired on it (stall, slow tool, reload, response size).
+    pub(crate) async fn handle_request(self: &Arc<Self>, client: &Arc<Client>, request: Request, fault: Option<Fired>) {
+        let method = request.method.clone();
+        let (response, after) = self.process(client, request, fault).await;
+        if let Some(response) = response {
+            client.reply(&method, response);
+        }
+        // Only once the response is queued: a reload that follows it must
+        // not overtake it.
+        if let Some(after) = after {
+            let editor = self.clone();
+            tokio::spawn(async move { tools::after_reply(&editor, after).await });
+        }
+    }
+
+    pub(super) async fn process(
+        self: &Arc<Self>,
+        client: &Arc<Client>,
+        request: Request,
+        fault: Option<Fired>,
+    ) -> (Option<Response>, Option<tools::After>) {
+        self.stats.requests.fetch_add(1, Ordering::Relaxed);
+        self.stats.count_call(&request.method);
+        let id = request.id.clone();
+        let fail = |error: ErrorObject| (Some(Response::error(Some(id.clone()), error)), None);
+        let fault = fault.map(|fired| (fired.fault().clone(), fired));
+        // A hung Editor runs nothing until the hang ends (then it does).
+        let (generation, _) = self.domain();
+        self.unhung().await;
+        if self.generation() != generation {
+            // It crashed or reloaded meanwhile: this request died with it.
+            return (None, None);
+        }
+        if let Some((Fault::MainThreadStall(crate::faults::MainThreadStall { ms }), fired)) = &fault {
+            // The main thread is busy: nothing runs, not even the checks.
+            tokio::time::sleep(fired.duration(*ms)).await;
+        }
+        match &fault {
+            Some((
+                Fault::Reload(crate::faults::Reload { downtime_ms, move_port, at: ReloadPoint::BeforeRun }),
+                fired,
+            )) => {
+                self.request_reload(
+                    ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port },
+                    None,
+                );
+                return (None, None);
+            }
+            Some((
+                Fault::Crash(crate::faults::Crash { restart_after_ms, move_port, at: ReloadPoint::BeforeRun }),
+                fired,
+            )) => {
+                self.request_crash(crash_options(fired, *restart_after_ms, *move_port), None);
+                return (None, None);
+            }
+            _ => {}
+        }
+
+        if self.has_defect(Defect::RejectsExtraFields) {
+            if let Some(field) = request.extra.keys().find(|k| !k.starts_with("x-")) {
+                return fail(ErrorObject::new(ErrorKind::InvalidRequest, format!("unknown field {field}")));
+            }
+        }
+        if !self.has_defect(Defect::IgnoresExpectations) {
+            if let Err(error) = self.check_uloop(&request) {
+                return fail(error);
+            }
+        }
+        if self.has_defect(Defect::StrictParams) && request.params.as_ref().is_none_or(Value::is_null) {
+            return fail(ErrorObject::new(ErrorKind::InvalidParams, "params must be an object"));
+        }
+        let params = match request.params_object() {
+            Ok(params) => params,
+            Err(why) => return fail(ErrorObject::new(ErrorKind::InvalidParams, why)),
+        };
+        let key = Key { client: client.name(), id: id.clone() };
+        let params_value = Value::Object(params.clone());
+        let (generation, domain) = self.domain();
+
+        if request.is_resume() && self.resume && !self.has_defect(Defect::ResumeReruns) {
+            let lookup = lock(&self.journal).lookup(&key, &request.method, &params_value, generation);
+            match lookup {
+                Lookup::NotSeen => {}
+                Lookup::Completed(response) => {
+                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
+                    return (Some(response), None);
+                }
+                Lookup::Running(mut done) => {
+                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
+                    return tokio::select! {
+                        _ = domain.cancelled() => (None, None),
+                        result = done.wait_for(Option::is_some) => match result {
+                            Ok(response) => (response.clone(), None),
+                            Err(_) => fail(interrupted(&request.method)),
+                        },
+                    };
+                }
+                Lookup::Interrupted => {
+                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
+                    return fail(interrupted(&request.method));
+                }
+                Lookup::Mismatch { method } => {
+                    return fail(ErrorObject::new(
+                        ErrorKind::InvalidRequest,
+                        format!("x-resume: id {id} was used for a different request ({method})"),
+                    ));
+                }
+            }
+        }
+
+        let Some(tool) = tools::find(&request.method).filter(|t| self.tool_available(t.name)) else {
+            let kind = if self.has_defect(Defect::UnknownToolWrongCode) {
+                ErrorKind::InvalidParams
+            } else {
+                ErrorKind::MethodNotFound
+            };
+            return fail(
+                ErrorObject::new(kind, format!("Unknown tool: {}", request.method))
+                    .with_data("method", request.method.clone()),
+            );
+        };
+        if let Err(error) = self.check_allowed(tool) {
+            return fail(error);
+        }
+        if self.has_defect(Defect::NoTimeoutParameter)
+            && params.keys().any(|k| k.eq_ignore_ascii_case("TimeoutSeconds"))
+        {
+            return fail(ErrorObject::new(ErrorKind::InvalidParams, "unknown parameter TimeoutSeconds"));
+        }
+        let case_sensitive = self.has_defect(Defect::StrictParams);
+        if let Some(key) = params.keys().find(|k| case_sensitive && !tool.params.iter().any(|p| p.name == k.as_str())) {
+            let known = tool.params.iter().any(|p| p.name.eq_ignore_ascii_case(key));
+            if known {
+                return fail(ErrorObject::new(ErrorKind::InvalidParams, format!("unknown parameter {key}")));
+            }
+        }
+        let args = match Args::parse(&tool.params, &params) {
+            Ok(args) => args,
+            Err(_) if self.has_defect(Defect::AcceptsWrongTypes) => {
+                Args::parse(&tool.params, &Map::new()).unwrap_or_default()
+            }
+            Err(error) => return fail(error),
+        };
+
+        lock(&self.journal).start(key.clone(), &request.method, params_value, generation);
+        self.stats.count_run(tool.name);
+        let deadline = editor_link::duration::saturating_seconds(args.float("TimeoutSeconds").max(0.001));
+        let call = ToolCall {
+            editor: self.clone(),
+            client: client.clone(),
+            args,
+            progress: Progress::new(client.clone(), id.clone()),
+        };
+        // The tool runs in its own task so that a panic becomes an error reply
+        // and a reload or deadline can abort it.
+        let slow = match &fault {
+            Some((Fault::SlowTool(crate::faults::SlowTool { ms, progress }), fired)) => {
+                Some((fired.duration(*ms), *progress))
+            }
+            _ => None,
+        };
+        let mut task = tokio::spawn(async move {
+            if let Some((extra, progress)) = slow {
+                work_for(&call, extra, progress).await;
+            }
+            tools::run(tool, call).await
+        });
+        let outcome = tokio::select! {
+            _ = domain.cancelled() => {
+                task.abort();
+                if self.has_defect(Defect::AnswersAfterShutdown) {
+                    return fail(interrupted(tool.name));
+                }
+                return (None, None);
+            }
+            _ = tokio::time::sleep(deadline) => {
+                task.abort();
+                Outcome::Fail(ErrorObject::new(
+                    ErrorKind::Timeout,
+                    format!("Tool '{}' timed out after {} seconds", tool.name, format_seconds(deadline)),
+                ))
+            }
+            joined = &mut task => match joined {
+                Ok(outcome) => outcome,
+                Err(err) => {
+                    tracing::error!(tool = tool.name, %err, "tool panicked");
+                    Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("Tool '{}' failed: {err}", tool.name)))
+                }
+            },
+        };
+
+        let pad_to = match &fault {
+            Some((Fault::ResponseSize(crate::faults::ResponseSize { bytes }), _)) => Some(*bytes),
+            _ => None,
+        };
+        let ok = |result: Map<String, Value>| {
+            let mut response = Response::ok(id.clone(), self.with_ver(result));
+            if let Some(bytes) = pad_to {
+                pad(&mut response, bytes);
+            }
+            response
+        };
+        let (response, mut after) = match outcome {
+            Outcome::Reply(result) => (ok(result), None),
+            Outcome::Fail(error) => (Response::error(Some(id.clone()), error), None),
+            Outcome::ReplyThen(result, after) => (ok(result), Some(after)),
+            Outcome::ReloadBeforeReply(result) => {
+                // Journaled first, so a resumed request gets it; then the
+                // domain reloads and this connection never sees the answer.
+                let response = ok(result);
+                lock(&self.journal).complete(&key, &response);
+                self.request_reload(ReloadOptions::default(), None);
+                return (None, None);
+            }
+        };
+        lock(&self.journal).complete(&key, &response);
+        if let Some((Fault::Crash(crate::faults::Crash { restart_after_ms, move_port, at }), fired)) = &fault {
+            // Ran (and, after the reply, answered) before the process died.
+            let options = crash_options(fired, *restart_after_ms, *move_port);
+            if *at == ReloadPoint::AfterRun {
+                self.request_crash(options, None);
+                return (None, None);
+            }
+            after = Some(tools::After::CrashWith(options));
+        }
+        if let Some((Fault::Reload(crate::faults::Reload { downtime_ms, move_port, at }), fired)) = &fault {
+            let options = ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port };
+            if *at == ReloadPoint::AfterRun {
+                self.request_reload(options, None);
+                return (None, None);
+            }
+            after = Some(tools::After::ReloadWith(options));
+        }
+        (Some(response), after)
+    }
+
+    pub(super) fn with_ver(&self, mut result: Map<String, Value>) -> Value {
+        if !self.has_defect(Defect::NoVer) {
+            result.insert("Ver".into(), self.package_version().into());
+        }
+        Value::Object(result)
+    }
+
+    /// uLoopMCP's `x-uloop` guard (protocol §3).
+    pub(super) fn check_uloop(&self, request: &Request) -> Result<(), ErrorObject> {
+        let Some(uloop) = request.uloop() else { return Ok(()) };
+        if let Some(expected) = uloop.get("expectedProjectRoot").and_then(Value::as_str) {
+            if !same_path(Path::new(expected), &self.project) {
+                return Err(ErrorObject::new(
+                    ErrorKind::ProjectMismatch,
+                    format!("This Editor has project {}, not {expected}", self.project.display()),
+                )
+                .with_data("actualProjectRoot", self.project.to_string_lossy().into_owned()));
+            }
+        }
+        if let Some(expected) = uloop.get("expectedServerSessionId").and_then(Value::as_str) {
+            let actual = self.session_id();
+            if expected != actual {
+                return Err(ErrorObject::new(
+                    ErrorKind::SessionChanged,
+                    format!("The Editor's session changed (now {actual}, expected {expected})"),
+                )
+                .with_data("actualServerSessionId", actual));
+            }
+        }
+        Ok(())
+    }
+
+    /// Disabled tools and the security checker (protocol §3, §6).
+    pub(super) fn check_allowed(&self, tool: &tools::ToolSpec) -> Result<(), ErrorObject> {
+        let settings = self.sim().settings.clone();
+        if !tool.dev_only && settings.disabled_tools.iter().any(|t| t == tool.name) {
+            return Err(ErrorObject::new(
+                ErrorKind::ToolDisabled,
+                format!("Tool '{}' is disabled in settings", tool.name),
+            )
+            .with_data("command", tool.name));
+        }
+        let reason = match tool.gate {
+            Gate::None => None,
+            Gate::Tests if !settings.enable_tests_execution => {
+                Some("Test execution is disabled. Enable 'Enable Tests Execution' in the security settings.")
+            }
+            Gate::MenuItems if !settings.allow_menu_item_execution => {
+                Some("Menu item execution is disabled. Enable 'Allow Menu Item Execution' in the security settings.")
+            }
+            Gate::DynamicCode if settings.dynamic_code_security_level == crate::state::SecurityLevel::Disabled => {
+                Some("Dynamic code execution is disabled (security level Disabled).")
+            }
+            _ => None,
+        };
+        match reason {
+            Some(reason) => Err(ErrorObject::new(ErrorKind::SecurityBlocked, reason)
+                .with_data("command", tool.name)
+                .with_data("reason", reason)),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A crash fault's options, its durations scaled.
+pub(super) fn crash_options(fired: &Fired, restart_after_ms: Option<u64>, move_port: bool) -> CrashOptions {
+    CrashOptions { restart_after: restart_after_ms.map(|ms| fired.duration(ms)), move_port }
+}
+
+/// The `slowTool` fault: the tool works for `extra` before its real work,
+/// reporting progress every second unless it is deadlocked.
+pub(super) async fn work_for(call: &ToolCall, extra: Duration, progress: bool) {
+    let started = tokio::time::Instant::now();
+    let mut tick = 0;
+    loop {
+        let left = extra.saturating_sub(started.elapsed());
+        if left.is_zero() {
+            return;
+        }
+        if progress {
+            call.progress.report(tick, None, &format!("Working ({tick} s)"));
+        }
+        tick += 1;
+        tokio::time::sleep(left.min(Duration::from_secs(1))).await;
+    }
+}
+
+/// The `responseSize` fault: pads the result with a `Padding` string until
+/// the response is about `bytes` long.
+pub(super) fn pad(response: &mut Response, bytes: usize) {
+    let size = Message::Response(response.clone()).to_bytes().len();
+    if let (Some(missing), Ok(Value::Object(result))) = (bytes.checked_sub(size + 14), &mut response.outcome) {
+        result.insert("Padding".into(), "x".repeat(missing).into());
+    }
+}
+
+pub(super) fn interrupted(method: &str) -> ErrorObject {
+    ErrorObject::new(
+        ErrorKind::Interrupted,
+        format!("'{method}' was interrupted by a domain reload before it completed"),
+    )
+    .with_data("reason", "DomainReload")
+}
+
+pub(super) fn format_seconds(d: Duration) -> String {
+    let secs = d.as_secs_f64();
+    if secs.fract() == 0.0 { format!("{secs:.0}") } else { format!("{secs}") }
+}
