@@ -8,5 +8,4 @@ mod mcp;
 mod promises;
 mod service;
 mod sessions;
-mod snapshots;
 mod stdio;

@@ -25,10 +25,7 @@ use fake_unity::{
 };
 use serde_json::{Value, json};
 
-use crate::{
-    e2e::{bridge, call, project},
-    snapshots::tidy,
-};
+use crate::e2e::{bridge, call, project};
 
 /// The agent workflows (`fixtures/workflows.json`); the ones recorded in
 /// `fixtures/sessions/` are replayed here.
@@ -115,6 +112,57 @@ async fn run_replayed(transcript: &Path, calls: &[(String, Value)], project: &Pa
     client.cancel().await.unwrap();
     let outcome = tokio::time::timeout(Duration::from_secs(20), replay.finished()).await.expect("the replay ends");
     (answers, outcome)
+}
+
+/// Keys whose values change from run to run.
+const VOLATILE: &[&str] = &[
+    "CompletedAt",
+    "ImagePath",
+    "XmlPath",
+    "ResultsFilePath",
+    "hierarchyFilePath",
+    "SearchDurationMs",
+    "DataPath",
+    "serverSessionId",
+    "port",
+    "project",
+    "connectedSince",
+    "uptimeSeconds",
+    "fetchedAt",
+    "startedAt",
+    "timestamp",
+];
+
+fn redact(value: &mut Value, project: &str) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map.iter_mut() {
+                if VOLATILE.contains(&k.as_str()) && !v.is_null() && v.as_str() != Some("") {
+                    *v = json!(format!("[{k}]"));
+                } else {
+                    redact(v, project);
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, project)),
+        Value::String(s) if s.contains(project) => *s = s.replace(project, "[project]"),
+        _ => {}
+    }
+}
+
+/// A result with its text block checked against its structured content.
+fn tidy(mut answer: Value, project: &str) -> Value {
+    if let Some(result) = answer.get_mut("result") {
+        if let (Some(text), Some(structured)) = (result["content"][0]["text"].as_str(), result.get("structuredContent"))
+        {
+            let parsed: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+            if &parsed == structured {
+                result["content"][0]["text"] = json!("[the structuredContent, as JSON text]");
+            }
+        }
+    }
+    redact(&mut answer, project);
+    answer
 }
 
 /// Answers with what differs between runs made equal: timestamps, and

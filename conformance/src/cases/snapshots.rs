@@ -42,6 +42,7 @@ const SNAPSHOTS: &[(&str, &str)] = &[
     ("tools-list", include_str!("../../../fixtures/snapshots/mcp/tools-list.snap")),
     ("refusals", include_str!("../../../fixtures/snapshots/mcp/refusals.snap")),
     ("scene-queries", include_str!("../../../fixtures/snapshots/mcp/scene-queries.snap")),
+    ("run-code", include_str!("../../../fixtures/snapshots/mcp/run-code.snap")),
 ];
 
 /// The snapshot of `name`, as built into this program.
