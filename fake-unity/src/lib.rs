@@ -59,7 +59,7 @@ pub use crate::{
     control::ControlClient,
     defect::Defect,
     editor::{Clock, CrashOptions, Editor, ReloadOptions, ReloadReport},
-    faults::{Fault, FaultError, FaultGuard, FrameKind, RuleSpec, Trigger},
+    faults::{Expected, Fault, FaultError, FaultGuard, FrameKind, RuleSpec, Trigger},
     scenario::Scenario,
     state::EditorStateFile,
 };
@@ -280,7 +280,9 @@ impl FakeUnity {
         self.editor.port()
     }
 
-    /// Installs a fault rule for as long as the guard lives.
+    /// Installs a fault rule for as long as the guard lives; dropping the
+    /// guard checks that the rule fired (at least once, or as many times as
+    /// [`FaultGuard::expect`] says), as wiremock's mocks check their calls.
     pub fn add_fault(&self, spec: RuleSpec) -> Result<FaultGuard, FaultError> {
         FaultGuard::install(&self.editor.faults, spec)
     }

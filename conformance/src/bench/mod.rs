@@ -271,7 +271,8 @@ impl Bench<'_> {
                 let rule = RuleSpec::new(Fault::ResponseSize(fake_unity::faults::ResponseSize { bytes }))
                     .method(&self.tool)
                     .times(1);
-                let fault = self.fake.add_fault(rule)?;
+                // Checked below, as an error rather than the guard's panic.
+                let fault = self.fake.add_fault(rule)?.expect(0..);
                 let started = Instant::now();
                 let id = child.send("tools/call", &json!({"name": self.tool, "arguments": self.arguments})).await?;
                 let answer = child.answer_to(id, mode != ResultMode::Relayed).await?;

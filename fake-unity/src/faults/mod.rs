@@ -69,7 +69,9 @@ pub use self::{
     reload::Reload,
     reset::Reset,
     response_size::ResponseSize,
-    rules::{FaultError, FaultGuard, Faults, Fired, FrameKind, Match, ReloadPoint, RuleSpec, Subject, Trigger},
+    rules::{
+        Expected, FaultError, FaultGuard, Faults, Fired, FrameKind, Match, ReloadPoint, RuleSpec, Subject, Trigger,
+    },
     slicer::Slicer,
     slow_tool::SlowTool,
     stale_discovery::StaleDiscovery,

@@ -347,11 +347,14 @@ async fn the_same_seed_and_scenario_record_the_same_transcript() {
             c.clock = fake_unity::Clock::Virtual;
         })
         .await;
+        // The first matching rule of a direction wins, so each fault has a
+        // frame of its own (a latency on responses would take them all).
         let _rules: Vec<_> = [
             RuleSpec::new(Fault::Corrupt(fake_unity::faults::Corrupt {})).method("notifications/progress"),
-            RuleSpec::new(Fault::Latency(fake_unity::faults::Latency { ms: 5, jitter_ms: 5 })),
             RuleSpec::new(Fault::Slicer(fake_unity::faults::Slicer { bytes: 64, size_variation: 32, delay_ms: 1 }))
                 .frame(FrameKind::Response),
+            RuleSpec::new(Fault::Latency(fake_unity::faults::Latency { ms: 5, jitter_ms: 5 }))
+                .on(fake_unity::Trigger::ToEditor),
         ]
         .into_iter()
         .map(|rule| editor.fake.add_fault(rule).unwrap())
