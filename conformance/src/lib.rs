@@ -18,6 +18,9 @@
 //!   stdio client the `mcp` cases drive it with.
 //! - [`bridge_defect`] — a deliberately broken bridge (one MCP rule each),
 //!   so every `mcp` case can be shown failing.
+//! - [`workflow`] — scripted agent sessions (`fixtures/workflows.json`).
+//! - [`sessions`] — workflows recorded as editor-link transcripts
+//!   (`fixtures/sessions/`, `unity-conformance record-sessions`) and their replay.
 //! - [`snapshot`] — MCP output snapshots: redaction, insta files, field
 //!   by field differences.
 //! - [`prove`] — `unity-conformance prove`: which cases each deliberate
@@ -37,5 +40,7 @@ pub mod prove;
 pub mod reference;
 pub mod report;
 pub mod runner;
+pub mod sessions;
 pub mod snapshot;
 pub mod target;
+pub mod workflow;

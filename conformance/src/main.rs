@@ -12,7 +12,7 @@ use unity_conformance::{
     bridge::BridgeCommand,
     bridge_defect::{self, BridgeDefect},
     cases, launch, report, runner,
-    target::{RemoteKind, Target},
+    target::{self, RemoteKind, Target},
 };
 
 #[derive(Parser, Debug)]
@@ -63,6 +63,17 @@ enum Command {
         /// whole suite (but the `mcp` cases) against it over TCP: it must fail.
         #[arg(long)]
         over_tcp: bool,
+    },
+    /// Record the sessions of `fixtures/sessions/` again: each workflow run
+    /// through the bridge in front of the embedded fake, the editor link
+    /// recorded (after a deliberate change to the fake or the bridge).
+    RecordSessions {
+        /// Where to write NAME.jsonl (default: the repository's fixtures/sessions).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Only these workflows (default: every recorded one).
+        #[arg(long, value_name = "NAME")]
+        name: Vec<String>,
     },
     /// List the cases: id, level, reference and requirement.
     List {
@@ -240,7 +251,62 @@ fn main() -> ExitCode {
         }
         Command::Bench(args) => bench(&args),
         Command::Prove { defect, over_tcp } => prove(&defect, over_tcp),
+        Command::RecordSessions { out, name } => record_sessions(out, &name),
     }
+}
+
+/// `unity-conformance record-sessions`.
+fn record_sessions(out: Option<PathBuf>, names: &[String]) -> ExitCode {
+    use unity_conformance::sessions;
+    let program = match std::env::current_exe() {
+        Ok(program) => program,
+        Err(e) => {
+            eprintln!("unity-conformance: cannot tell where this program is: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let out = out.unwrap_or_else(sessions::sessions_dir);
+    let unknown: Vec<&String> = names.iter().filter(|n| !sessions::RECORDED.contains(&n.as_str())).collect();
+    if !unknown.is_empty() {
+        eprintln!(
+            "unity-conformance record-sessions: not a recorded workflow: {unknown:?} (they are {:?})",
+            sessions::RECORDED
+        );
+        return ExitCode::from(2);
+    }
+    let workflows = cases::snapshots::workflows();
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            eprintln!("unity-conformance: cannot start the runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let bridge = BridgeCommand::embedded(program, None);
+    for name in sessions::RECORDED.iter().filter(|n| names.is_empty() || names.iter().any(|m| m == *n)) {
+        let Some(workflow) = workflows.iter().find(|w| w.name == *name) else {
+            eprintln!("unity-conformance record-sessions: {name} is not in fixtures/workflows.json");
+            return ExitCode::from(2);
+        };
+        let recorded = runtime.block_on(async {
+            let project = target::fixture_copy()?;
+            let file = out.join(format!("{name}.jsonl"));
+            sessions::record(workflow, &bridge, project.path(), &file, fake_unity::Scenario::default())
+                .await
+                .map_err(|e| format!("{e:?}"))?;
+            Ok::<_, String>(file)
+        });
+        match recorded {
+            Ok(file) => {
+                let _ = writeln!(std::io::stdout(), "wrote {}", file.display());
+            }
+            Err(e) => {
+                eprintln!("unity-conformance record-sessions: {name}: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// `unity-conformance prove`.

@@ -24,9 +24,6 @@
 //! timestamps — into placeholders (`${PROJECT}`, `${SESSION_1}`, `${PORT_1}`,
 //! `${TIME}` …) as records are written; a [`Substitution`] fills them in
 //! again at replay.
-//!
-//! A [`Workflow`] is the other side of a recorded session: what an agent
-//! did (`fixtures/workflows.json`), step by step.
 
 use std::{
     fs::File,
@@ -262,61 +259,6 @@ impl Transcript {
             calls.push((method.to_owned(), message.get("params").cloned().unwrap_or_else(|| json!({}))));
         }
         calls
-    }
-}
-
-/// A scripted agent session: what a client does, step by step.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct Workflow {
-    pub name: String,
-    /// What it does, in words.
-    pub what: String,
-    pub steps: Vec<Step>,
-}
-
-/// One step of a [`Workflow`].
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(untagged, deny_unknown_fields)]
-pub enum Step {
-    /// An MCP tool call.
-    Call { call: String, arguments: Value },
-    /// A file written into the project (the agent editing), relative to it.
-    Write { write: String, text: String },
-    /// The Editor reloads on its own (a play-mode change, an import).
-    Reload { reload: ReloadStep },
-    /// `tools/list`, every page.
-    ListTools {
-        #[serde(rename = "listTools")]
-        list_tools: bool,
-    },
-}
-
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ReloadStep {
-    #[serde(default)]
-    pub move_port: bool,
-}
-
-impl Workflow {
-    /// The workflows of a `workflows.json` document.
-    pub fn parse_all(text: &str) -> Result<Vec<Workflow>, serde_json::Error> {
-        #[derive(Deserialize)]
-        struct Document {
-            workflows: Vec<Workflow>,
-        }
-        serde_json::from_str::<Document>(text).map(|d| d.workflows)
-    }
-
-    /// The tool calls, in order.
-    pub fn tool_calls(&self) -> Vec<(String, Value)> {
-        self.steps
-            .iter()
-            .filter_map(|s| match s {
-                Step::Call { call, arguments } => Some((call.clone(), arguments.clone())),
-                _ => None,
-            })
-            .collect()
     }
 }
 

@@ -7,5 +7,4 @@ mod link;
 mod mcp;
 mod promises;
 mod service;
-mod sessions;
 mod stdio;

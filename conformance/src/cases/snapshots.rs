@@ -7,12 +7,11 @@
 
 use serde_json::{Value, json};
 
-use editor_link::transcript::{Step, Workflow};
-
 use crate::{
     case::{Case, Finding, Level, Needs, check},
     snapshot,
     target::Session,
+    workflow::{Step, Workflow},
 };
 
 /// The workflows of `fixtures/workflows.json` (built in); the first five
