@@ -74,11 +74,14 @@ fn the_bridge_exits_when_its_parent_dies() {
     let mut shell = Command::new("sh")
         .arg("-c")
         .arg(format!(
-            "sleep 60 | {} --project {} --log-level error >/dev/null 2>&1 & echo $!; wait",
+            "sleep 60 2>/dev/null | {} --project {} --log-level error >/dev/null 2>&1 & echo $!; wait",
             env!("CARGO_BIN_EXE_unity-mcp-bridge"),
             project.path().display()
         ))
         .stdout(Stdio::piped())
+        // Nothing left behind (the sleep outlives the test) holds the
+        // test's own output open.
+        .stderr(Stdio::null())
         .spawn()
         .unwrap();
     let mut line = String::new();
