@@ -91,60 +91,25 @@ pub fn parse_insta(text: &str) -> Result<Value, String> {
     serde_json::from_str(body).map_err(|e| format!("the snapshot is not JSON: {e}"))
 }
 
-/// Where `actual` differs from `expected`, as `/json/pointer: expected …,
-/// got …` (at most `limit` of them).
+/// Where `actual` differs from `expected`, as `[0].answer.result.field:
+/// expected …, got …` (at most `limit` of them). The differ is the replay's
+/// (`fake_unity::replay::matching::diff`, numbers compared as numbers), in
+/// a snapshot's words.
 pub fn differences(expected: &Value, actual: &Value, limit: usize) -> Vec<String> {
-    let mut out = Vec::new();
-    diff(expected, actual, &mut String::new(), &mut out, limit);
-    out
+    fake_unity::replay::matching::diff(expected, actual, &[])
+        .into_iter()
+        .take(limit)
+        .map(|d| match (&d.recorded, &d.received) {
+            (Some(e), Some(a)) => format!("{}: expected {}, got {}", d.path, short(e), short(a)),
+            (Some(e), None) => format!("{}: missing (expected {})", d.path, short(e)),
+            (None, Some(a)) => format!("{}: not expected (got {})", d.path, short(a)),
+            (None, None) => d.path,
+        })
+        .collect()
 }
 
 fn short(value: &Value) -> String {
     crate::target::excerpt(value.to_string().as_bytes()).chars().take(160).collect()
-}
-
-fn diff(expected: &Value, actual: &Value, path: &mut String, out: &mut Vec<String>, limit: usize) {
-    if out.len() >= limit {
-        return;
-    }
-    let at = |path: &str| if path.is_empty() { "/".to_owned() } else { path.to_owned() };
-    match (expected, actual) {
-        (Value::Object(e), Value::Object(a)) => {
-            for (key, ev) in e {
-                let len = path.len();
-                path.push('/');
-                path.push_str(&key.replace('~', "~0").replace('/', "~1"));
-                match a.get(key) {
-                    Some(av) => diff(ev, av, path, out, limit),
-                    None if out.len() < limit => out.push(format!("{}: missing (expected {})", at(path), short(ev))),
-                    None => {}
-                }
-                path.truncate(len);
-            }
-            for key in a.keys().filter(|k| !e.contains_key(*k)) {
-                if out.len() < limit {
-                    out.push(format!(
-                        "{}/{key}: not expected (got {})",
-                        at(path).trim_end_matches('/'),
-                        short(&a[key])
-                    ));
-                }
-            }
-        }
-        (Value::Array(e), Value::Array(a)) => {
-            for (n, (ev, av)) in e.iter().zip(a).enumerate() {
-                let len = path.len();
-                path.push_str(&format!("/{n}"));
-                diff(ev, av, path, out, limit);
-                path.truncate(len);
-            }
-            if e.len() != a.len() && out.len() < limit {
-                out.push(format!("{}: {} items expected, got {}", at(path), e.len(), a.len()));
-            }
-        }
-        (e, a) if e != a => out.push(format!("{}: expected {}, got {}", at(path), short(e), short(a))),
-        _ => {}
-    }
 }
 
 #[cfg(test)]
@@ -171,12 +136,15 @@ mod tests {
         assert_eq!(
             d,
             vec![
-                "/0/result/a: expected 1, got 2",
-                "/0/result/list: 2 items expected, got 3",
-                "/0/result/gone: missing (expected true)",
-                "/0/result/new: not expected (got 0)",
+                "[0].result.a: expected 1, got 2",
+                "[0].result.list[2]: not expected (got 3)",
+                "[0].result.gone: missing (expected true)",
+                "[0].result.new: not expected (got 0)",
             ]
         );
+        assert_eq!(differences(&expected, &actual, 2).len(), 2);
+        // Numbers compare as numbers, as JSON means them.
+        assert!(differences(&json!({"n": 1.0}), &json!({"n": 1}), 10).is_empty());
         assert!(differences(&expected, &expected, 10).is_empty());
     }
 

@@ -154,7 +154,8 @@ pub fn cases() -> Vec<Case> {
 
 /// A difference with the step it is in named (`step 2 (get-logs)`).
 fn describe(actual: &Value, difference: &str) -> String {
-    let step = difference.trim_start_matches('/').split('/').next().and_then(|n| n.parse::<usize>().ok());
+    let step =
+        difference.strip_prefix('[').and_then(|rest| rest.split(']').next()).and_then(|n| n.parse::<usize>().ok());
     match step.and_then(|n| actual.get(n).map(|a| (n, a))) {
         Some((n, a)) => {
             let what = a["call"].as_str().or(a["list"].as_str()).unwrap_or("?");
