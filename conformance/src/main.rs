@@ -255,15 +255,29 @@ fn main() -> ExitCode {
     }
 }
 
+/// This program, whose embedded bridge and fake the suite starts; or exit 2
+/// saying why it cannot be found.
+fn this_program() -> Result<PathBuf, ExitCode> {
+    std::env::current_exe().map_err(|e| {
+        eprintln!("unity-conformance: cannot tell where this program is (for the embedded bridge and fake): {e}");
+        ExitCode::from(2)
+    })
+}
+
+/// The runtime the commands run on; or exit 2 saying why it cannot start.
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().map_err(|e| {
+        eprintln!("unity-conformance: cannot start the runtime: {e}");
+        ExitCode::from(2)
+    })
+}
+
 /// `unity-conformance record-sessions`.
 fn record_sessions(out: Option<PathBuf>, names: &[String]) -> ExitCode {
     use unity_conformance::sessions;
-    let program = match std::env::current_exe() {
+    let program = match this_program() {
         Ok(program) => program,
-        Err(e) => {
-            eprintln!("unity-conformance: cannot tell where this program is: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let out = out.unwrap_or_else(sessions::sessions_dir);
     let unknown: Vec<&String> = names.iter().filter(|n| !sessions::RECORDED.contains(&n.as_str())).collect();
@@ -275,12 +289,9 @@ fn record_sessions(out: Option<PathBuf>, names: &[String]) -> ExitCode {
         return ExitCode::from(2);
     }
     let workflows = cases::snapshots::workflows();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("unity-conformance: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let bridge = BridgeCommand::embedded(program, None);
     for name in sessions::RECORDED.iter().filter(|n| names.is_empty() || names.iter().any(|m| m == *n)) {
@@ -312,12 +323,9 @@ fn record_sessions(out: Option<PathBuf>, names: &[String]) -> ExitCode {
 /// `unity-conformance prove`.
 fn prove(names: &[String], over_tcp: bool) -> ExitCode {
     use unity_conformance::prove::{self, Broken, Coverage};
-    let program = match prove::this_program() {
+    let program = match this_program() {
         Ok(program) => program,
-        Err(e) => {
-            eprintln!("unity-conformance: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let all = Broken::all();
     let mut chosen: Vec<Broken> = Vec::new();
@@ -351,12 +359,9 @@ fn prove(names: &[String], over_tcp: bool) -> ExitCode {
         chosen = all;
     }
     let catalogue = cases::catalogue();
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("unity-conformance: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let mut stdout = std::io::stdout().lock();
     let mut failed = 0;
@@ -449,12 +454,9 @@ fn embedded_bridge(defect: Option<BridgeDefect>, args: Vec<OsString>) -> ExitCod
     let Some(defect) = defect else {
         return unity_mcp_bridge::cli::main(std::iter::once(OsString::from("unity-mcp-bridge")).chain(args));
     };
-    let program = match std::env::current_exe() {
+    let program = match this_program() {
         Ok(program) => program,
-        Err(e) => {
-            eprintln!("unity-conformance bridge: cannot tell where this program is: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     match tokio::runtime::Builder::new_multi_thread().worker_threads(2).enable_all().build() {
         Ok(runtime) => ExitCode::from(runtime.block_on(bridge_defect::relay(defect, program, args)) as u8),
@@ -474,12 +476,9 @@ fn run(args: RunArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
         },
-        None => match std::env::current_exe() {
+        None => match this_program() {
             Ok(program) => BridgeCommand::embedded(program, args.bridge_defect),
-            Err(e) => {
-                eprintln!("unity-conformance: cannot tell where this program is (for the embedded bridge): {e}");
-                return ExitCode::from(2);
-            }
+            Err(code) => return code,
         },
     };
     let target = match (args.target, args.defect) {
@@ -563,12 +562,9 @@ fn run(args: RunArgs) -> ExitCode {
         eprintln!("unity-conformance: the selection is empty (filter {:?}, exclude {:?})", args.filter, args.exclude);
         return ExitCode::from(2);
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("unity-conformance: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let name = target.to_string();
     let mut stdout = std::io::stdout().lock();
@@ -614,12 +610,9 @@ fn run(args: RunArgs) -> ExitCode {
 
 fn bench(args: &BenchArgs) -> ExitCode {
     use unity_conformance::bench::{self, BenchOptions, BridgeUnderTest};
-    let program = match std::env::current_exe() {
+    let program = match this_program() {
         Ok(program) => program,
-        Err(e) => {
-            eprintln!("unity-conformance: cannot tell where this program is (for the embedded bridge): {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     // Absolute, since the bridge is started in the project's folder. By
     // default the unity-mcp-bridge built beside this program (what users
@@ -672,12 +665,9 @@ fn bench(args: &BenchArgs) -> ExitCode {
             None => BridgeCommand::embedded(program, None),
         }),
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(e) => {
-            eprintln!("unity-conformance: cannot start the runtime: {e}");
-            return ExitCode::from(2);
-        }
+        Err(code) => return code,
     };
     let figures = match runtime.block_on(bench::run(&options)) {
         Ok(figures) => figures,

@@ -17,7 +17,7 @@
 use std::{
     collections::BTreeSet,
     io::{BufRead, BufReader},
-    path::{Path, PathBuf},
+    path::Path,
     process::{Child, Command, Stdio},
 };
 
@@ -336,11 +336,6 @@ pub async fn suite_over_tcp(program: &Path, defect: Defect, cases: &[Case]) -> R
     }
     drop(served);
     Ok(results.into_iter().filter(|r| r.status != Status::Pass).collect())
-}
-
-/// This program, for the embedded fake and bridge.
-pub fn this_program() -> Result<PathBuf, String> {
-    std::env::current_exe().map_err(|e| format!("cannot tell where this program is: {e}"))
 }
 
 #[cfg(test)]
