@@ -31,12 +31,11 @@ impl Behaviour for Bandwidth {
 
     fn outbound<'a>(
         &'a self,
-        fired: &'a Fired,
-        wire: &'a Wire,
+        _fired: &'a Fired,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             let bytes = sink.encode(&out.body)?;
             let slice = (self.bytes_per_second / 20).max(1) as usize;
@@ -48,8 +47,7 @@ impl Behaviour for Bandwidth {
         })
     }
 
-    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
+    fn inbound<'a>(&'a self, _fired: &'a Fired, _wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
         Box::pin(async move {
             tokio::time::sleep(self.time_for(body.len())).await;
             Inbound::Frames(vec![body])

@@ -69,12 +69,11 @@ pub trait Behaviour: Send + Sync + std::fmt::Debug {
     /// connection goes on. Default: as it is.
     fn outbound<'a>(
         &'a self,
-        fired: &'a Fired,
-        wire: &'a Wire,
+        _fired: &'a Fired,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             sink.frame(&out.body).await?;
             Ok((true, Flow::Continue))
@@ -83,8 +82,7 @@ pub trait Behaviour: Send + Sync + std::fmt::Debug {
 
     /// A frame from the client, fired on `toEditor`: what is handled
     /// instead. Default: the frame, with the fault attached.
-    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
+    fn inbound<'a>(&'a self, _fired: &'a Fired, _wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
         Box::pin(std::future::ready(Inbound::WithFault(body)))
     }
 }

@@ -36,7 +36,6 @@ impl Behaviour for BlackHole {
         _out: &'a Outgoing,
         _sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             self.start(fired, wire);
             Ok((false, Flow::Continue))
@@ -44,7 +43,6 @@ impl Behaviour for BlackHole {
     }
 
     fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, _body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
         Box::pin(async move {
             self.start(fired, wire);
             Inbound::Frames(Vec::new())

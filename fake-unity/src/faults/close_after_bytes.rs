@@ -28,12 +28,11 @@ impl Behaviour for CloseAfterBytes {
 
     fn outbound<'a>(
         &'a self,
-        fired: &'a Fired,
-        wire: &'a Wire,
+        _fired: &'a Fired,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             let bytes = sink.encode(&out.body)?;
             sink.raw(&bytes[..self.bytes.min(bytes.len())]).await?;

@@ -29,11 +29,10 @@ impl Behaviour for Corrupt {
     fn outbound<'a>(
         &'a self,
         fired: &'a Fired,
-        wire: &'a Wire,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             let mut body = out.body.to_vec();
             corrupt(fired, &mut body);
@@ -42,8 +41,7 @@ impl Behaviour for Corrupt {
         })
     }
 
-    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
+    fn inbound<'a>(&'a self, fired: &'a Fired, _wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
         Box::pin(async move {
             let mut body = body.to_vec();
             corrupt(fired, &mut body);

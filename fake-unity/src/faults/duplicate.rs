@@ -25,12 +25,11 @@ impl Behaviour for Duplicate {
 
     fn outbound<'a>(
         &'a self,
-        fired: &'a Fired,
-        wire: &'a Wire,
+        _fired: &'a Fired,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             sink.frame(&out.body).await?;
             sink.frame(&out.body).await?;
@@ -38,8 +37,7 @@ impl Behaviour for Duplicate {
         })
     }
 
-    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
+    fn inbound<'a>(&'a self, _fired: &'a Fired, _wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
         Box::pin(async move { Inbound::Frames(vec![body.clone(), body]) })
     }
 }

@@ -32,11 +32,10 @@ impl Behaviour for Garbage {
     fn outbound<'a>(
         &'a self,
         fired: &'a Fired,
-        wire: &'a Wire,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             let garbage: Vec<u8> = fired.with_rng(|rng| (0..self.bytes).map(|_| rng.random()).collect());
             sink.raw(&garbage).await?;

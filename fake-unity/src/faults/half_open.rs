@@ -27,20 +27,18 @@ impl Behaviour for HalfOpen {
 
     fn outbound<'a>(
         &'a self,
-        fired: &'a Fired,
+        _fired: &'a Fired,
         wire: &'a Wire,
         _out: &'a Outgoing,
         _sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             wire.set_silence(Silence::HalfOpen, None);
             Ok((false, Flow::Continue))
         })
     }
 
-    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, _body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
+    fn inbound<'a>(&'a self, _fired: &'a Fired, wire: &'a Wire, _body: Bytes) -> BoxFuture<'a, Inbound> {
         Box::pin(async move {
             wire.set_silence(Silence::HalfOpen, None);
             wire.sender.closed().await;

@@ -30,7 +30,6 @@ impl Behaviour for Hang {
     }
 
     fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
         Box::pin(async move {
             wire.hang.start(&wire.faults, self.ms.map(|ms| fired.duration(ms)), Some(fired.name().to_owned()));
             Inbound::Frames(vec![body])

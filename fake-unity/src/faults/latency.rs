@@ -31,11 +31,10 @@ impl Behaviour for Latency {
     fn outbound<'a>(
         &'a self,
         fired: &'a Fired,
-        wire: &'a Wire,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             tokio::time::sleep(fired.jittered(self.ms, self.jitter_ms)).await;
             sink.frame(&out.body).await?;
@@ -43,8 +42,7 @@ impl Behaviour for Latency {
         })
     }
 
-    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
+    fn inbound<'a>(&'a self, fired: &'a Fired, _wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
         Box::pin(async move {
             tokio::time::sleep(fired.jittered(self.ms, self.jitter_ms)).await;
             Inbound::Frames(vec![body])

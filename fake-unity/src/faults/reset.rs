@@ -26,17 +26,15 @@ impl Behaviour for Reset {
 
     fn outbound<'a>(
         &'a self,
-        fired: &'a Fired,
-        wire: &'a Wire,
+        _fired: &'a Fired,
+        _wire: &'a Wire,
         _out: &'a Outgoing,
         _sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move { Ok((false, Flow::End(Ending::Reset))) })
     }
 
-    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, _body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
+    fn inbound<'a>(&'a self, _fired: &'a Fired, wire: &'a Wire, _body: Bytes) -> BoxFuture<'a, Inbound> {
         Box::pin(async move {
             wire.end(Ending::Reset);
             Inbound::Stop

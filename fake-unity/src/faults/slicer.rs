@@ -43,11 +43,10 @@ impl Behaviour for Slicer {
     fn outbound<'a>(
         &'a self,
         fired: &'a Fired,
-        wire: &'a Wire,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             let bytes = sink.encode(&out.body)?;
             let delay = fired.duration(self.delay_ms);

@@ -29,12 +29,11 @@ impl Behaviour for Truncate {
 
     fn outbound<'a>(
         &'a self,
-        fired: &'a Fired,
-        wire: &'a Wire,
+        _fired: &'a Fired,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             let keep = self.keep.unwrap_or(out.body.len() / 2).min(out.body.len());
             sink.frame(&out.body[..keep]).await?;
@@ -42,8 +41,7 @@ impl Behaviour for Truncate {
         })
     }
 
-    fn inbound<'a>(&'a self, fired: &'a Fired, wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
-        let _ = (fired, wire);
+    fn inbound<'a>(&'a self, _fired: &'a Fired, _wire: &'a Wire, body: Bytes) -> BoxFuture<'a, Inbound> {
         Box::pin(async move {
             let keep = self.keep.unwrap_or(body.len() / 2).min(body.len());
             Inbound::Frames(vec![body.slice(..keep)])

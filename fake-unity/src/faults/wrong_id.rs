@@ -25,12 +25,11 @@ impl Behaviour for WrongId {
 
     fn outbound<'a>(
         &'a self,
-        fired: &'a Fired,
-        wire: &'a Wire,
+        _fired: &'a Fired,
+        _wire: &'a Wire,
         out: &'a Outgoing,
         sink: &'a mut FrameSink,
     ) -> BoxFuture<'a, std::io::Result<(bool, Flow)>> {
-        let _ = (fired, wire);
         Box::pin(async move {
             let body = match serde_json::from_slice::<Value>(&out.body) {
                 Ok(mut message) => {
