@@ -8,10 +8,13 @@
 //! - [`params`] — schema-driven tool parameters: one declaration gives the
 //!   `get-tool-details` schema and the validation.
 //! - [`tools`] — the tool catalogue of protocol §6, one file per area.
-//! - [`editor`] — the Editor: simulation, clients, lifecycle, request processing.
+//! - [`editor`] — the Editor: simulation, clients, connections, lifecycle
+//!   driver, request processing; where the fault rules are carried out.
 //! - [`journal`] — the resume journal (`x-resume`, protocol §5).
-//! - [`server`] — binding, the accept loop, connections, the reload driver;
-//!   where the fault rules are carried out.
+//! - [`server`] — the one server of everything that listens: binding, the
+//!   accept loop, connection tracking, listening again; each listener's
+//!   behaviour is a [`server::Responder`] (the Editor, a replay, the proxy,
+//!   the recorder).
 //! - [`faults`] — fault rules: what they match, what they do, their counters.
 //! - [`stall`] — conditions that hold the whole Editor: a hang, a dead listener.
 //! - [`scenario`] — scenario files: state, faults, timeline, exercise.
@@ -250,7 +253,7 @@ impl FakeUnity {
             driving.listening(port);
             listening_tx.send_replace(Listening::Port(port));
             scenario::play_timeline(&driving, timeline);
-            server::drive(driving, listener, preferred, commands).await;
+            editor::driver::drive(driving, listener, preferred, commands).await;
         });
         let mut fake = FakeUnity { editor, listening, control_addr, driver, control, control_stop };
         if delay.is_zero() {
@@ -382,7 +385,7 @@ async fn start_faults(editor: &Arc<Editor>, preferred: u16) {
                 if preferred != 0 =>
             {
                 match tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, preferred)).await {
-                    Ok(listener) => server::hold_port(listener, &fired, &editor.hold_token()),
+                    Ok(listener) => editor::driver::hold_port(listener, &fired, &editor.hold_token()),
                     Err(err) => tracing::warn!(%err, port = preferred, "cannot hold the port"),
                 }
             }

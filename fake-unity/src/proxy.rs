@@ -13,6 +13,7 @@
 
 use std::{
     collections::HashMap,
+    future::Future,
     io,
     net::{Ipv4Addr, SocketAddr},
     sync::{
@@ -30,13 +31,14 @@ use editor_link::{
 };
 use serde_json::{Value, json};
 use tokio::net::{TcpListener, TcpStream};
-use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tokio_util::sync::CancellationToken;
 
 use crate::{
     control::{self, Host},
     editor::lock,
     faults::{BoxFuture, Fault, Faults, FrameKind, Inbound, RuleSpec, Scope, Silence, Subject, Trigger, Wire},
     scenario::{Action, Scenario},
+    server::{Accepted, Responder, Server},
     stall::Stall,
 };
 
@@ -207,7 +209,7 @@ impl Proxy {
             }
         });
         play_timeline(&state, config.scenario.timeline);
-        let task = tokio::spawn(accept_loop(listener, state.clone()));
+        let task = tokio::spawn(serve(listener, state.clone()));
         Ok(Proxy { state, port, control_addr, task })
     }
 
@@ -276,43 +278,46 @@ fn play_timeline(state: &Arc<ProxyState>, mut timeline: Vec<crate::scenario::Tim
     });
 }
 
-async fn accept_loop(listener: TcpListener, state: Arc<ProxyState>) {
-    let connections = TaskTracker::new();
-    let mut number = 0;
-    loop {
-        tokio::select! {
-            _ = state.quit.cancelled() => break,
-            _ = state.hang.cleared() => {}
-        }
-        let accepted = tokio::select! {
-            _ = state.quit.cancelled() => break,
-            accepted = listener.accept() => accepted,
-        };
-        let Ok((client, _)) = accepted else {
-            tokio::time::sleep(Duration::from_millis(50)).await;
-            continue;
-        };
-        number += 1;
-        state.counters.connections.fetch_add(1, Ordering::Relaxed);
-        if let Some(fired) = state.faults.connect(number) {
-            refuse(client, fired.fault(), &state);
-            continue;
-        }
-        connections.spawn(relay(client, number, state.clone()));
+impl Responder for ProxyState {
+    /// A hung proxy accepts nothing.
+    fn ready(&self) -> impl Future<Output = ()> + Send {
+        self.hang.cleared()
     }
-    connections.close();
-    let _ = tokio::time::timeout(Duration::from_secs(2), connections.wait()).await;
+
+    fn admit(&self, accepted: Accepted) -> impl Future<Output = Option<Accepted>> + Send {
+        self.counters.connections.fetch_add(1, Ordering::Relaxed);
+        let admitted = match self.faults.connect(accepted.number) {
+            Some(fired) => {
+                refuse(accepted.stream, fired.fault(), &self.quit);
+                None
+            }
+            None => Some(accepted),
+        };
+        std::future::ready(admitted)
+    }
+
+    fn serve(self: Arc<Self>, accepted: Accepted) -> impl Future<Output = ()> + Send + 'static {
+        relay(accepted.stream, accepted.number, self)
+    }
+}
+
+/// Serves until the proxy quits, then waits a little for its connections.
+async fn serve(listener: TcpListener, state: Arc<ProxyState>) {
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let server = Server::start(state.clone(), listener, port, false);
+    state.quit.cancelled().await;
+    server.shutdown(Some(Duration::from_secs(2))).await;
 }
 
 /// A `connect` fault: the connection is never relayed.
-fn refuse(client: TcpStream, fault: &Fault, state: &Arc<ProxyState>) {
+fn refuse(client: TcpStream, fault: &Fault, quit: &CancellationToken) {
     match fault {
         Fault::RefuseConnections(_) | Fault::Reset(_) => {
             let _ = client.set_zero_linger();
         }
         Fault::HalfOpen(_) | Fault::BlackHole(_) => {
             // Held open, never answered.
-            let quit = state.quit.clone();
+            let quit = quit.clone();
             tokio::spawn(async move {
                 quit.cancelled().await;
                 drop(client);

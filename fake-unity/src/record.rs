@@ -4,7 +4,7 @@
 //! every logical frame is written to a transcript — the same format as the
 //! bridge's `--record`, redacted the same way.
 
-use std::{path::PathBuf, sync::Arc, time::Duration};
+use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
 
 use bytes::BytesMut;
 use editor_link::{
@@ -20,6 +20,8 @@ use tokio::{
     },
 };
 use tokio_util::sync::CancellationToken;
+
+use crate::server::{Accepted, Responder, Server};
 
 /// Frames larger than this are forwarded but recorded as an event only.
 const RECORD_LIMIT: usize = 256 * 1024 * 1024;
@@ -61,7 +63,7 @@ impl RecordProxy {
         let upstream_port: serde_json::Value = upstream_port.parse::<u16>().map_or(json!(upstream_port), |p| json!(p));
         recorder.event(0, "listen", json!({"port": port, "upstreamHost": host, "upstreamPort": upstream_port}));
         let stop = CancellationToken::new();
-        let task = tokio::spawn(accept_loop(listener, config.upstream, recorder, stop.clone()));
+        let task = tokio::spawn(serve(listener, Recording { upstream: config.upstream, recorder, stop: stop.clone() }));
         Ok(RecordProxy { port, stop, task })
     }
 
@@ -77,28 +79,30 @@ impl RecordProxy {
     }
 }
 
-async fn accept_loop(listener: TcpListener, upstream: String, recorder: Arc<Recorder>, stop: CancellationToken) -> u64 {
-    let connections = tokio_util::task::TaskTracker::new();
-    let mut count = 0;
-    loop {
-        let accepted = tokio::select! {
-            _ = stop.cancelled() => break,
-            accepted = listener.accept() => accepted,
-        };
-        match accepted {
-            Ok((client, _)) => {
-                count += 1;
-                connections.spawn(proxy(client, upstream.clone(), count, recorder.clone(), stop.clone()));
-            }
-            Err(err) => {
-                tracing::warn!(%err, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
+/// What the recorder's server answers with: each connection relayed to
+/// the upstream Editor and recorded.
+struct Recording {
+    upstream: String,
+    recorder: Arc<Recorder>,
+    stop: CancellationToken,
+}
+
+impl Responder for Recording {
+    fn serve(self: Arc<Self>, accepted: Accepted) -> impl Future<Output = ()> + Send + 'static {
+        proxy(accepted.stream, self.upstream.clone(), accepted.number, self.recorder.clone(), self.stop.clone())
     }
-    connections.close();
-    connections.wait().await;
-    count
+}
+
+/// Serves until stopped, then waits for the open connections to end (each
+/// records its close); how many were accepted.
+async fn serve(listener: TcpListener, recording: Recording) -> u64 {
+    let stop = recording.stop.clone();
+    let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+    let server = Server::start(Arc::new(recording), listener, port, false);
+    stop.cancelled().await;
+    let accepted = server.accepted();
+    server.shutdown(None).await;
+    accepted
 }
 
 async fn proxy(client: TcpStream, upstream: String, conn: u64, recorder: Arc<Recorder>, stop: CancellationToken) {

@@ -9,6 +9,8 @@
 //! - [`request`] — one request from its checks to its response.
 
 mod client;
+mod connection;
+pub mod driver;
 mod lifecycle;
 mod request;
 mod stats;
@@ -39,7 +41,7 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde_json::{Map, Value, json};
 use tokio::sync::{mpsc, oneshot};
-use tokio_util::{sync::CancellationToken, task::TaskTracker};
+use tokio_util::sync::CancellationToken;
 
 use crate::{
     defect::Defect,
@@ -264,10 +266,7 @@ pub struct Editor {
     journal: Mutex<Journal>,
     domain: Mutex<Domain>,
     rng: Mutex<ChaCha8Rng>,
-    next_client_id: AtomicU64,
     commands: mpsc::UnboundedSender<Command>,
-    /// Every connection task, so a reload can wait for them to close.
-    pub(crate) connections: TaskTracker,
     started: SystemTime,
     /// The `hang` fault: nothing read, written, accepted or run.
     pub hang: Arc<Stall>,
@@ -313,9 +312,7 @@ impl Editor {
             journal: Mutex::new(Journal::default()),
             domain: Mutex::new(Domain { generation: 0, token: CancellationToken::new() }),
             rng: Mutex::new(rng),
-            next_client_id: AtomicU64::new(1),
             commands,
-            connections: TaskTracker::new(),
             started: match config.clock {
                 Clock::Real => SystemTime::now(),
                 Clock::Virtual => SystemTime::UNIX_EPOCH + Duration::from_secs(VIRTUAL_EPOCH_SECS),
@@ -414,11 +411,9 @@ impl Editor {
 
     // ---- clients ----
 
-    /// Numbers an accepted connection (1, 2, …): its client id, and what
-    /// the fault rules' `match.connection` counts.
-    pub(crate) fn next_connection(&self) -> u64 {
+    /// Counts an accepted connection (the server numbers it: its client id).
+    pub(crate) fn count_accepted(&self) {
         self.stats.connections_accepted.fetch_add(1, Ordering::Relaxed);
-        self.next_client_id.fetch_add(1, Ordering::Relaxed)
     }
 
     pub(crate) fn add_client(&self, id: u64, peer: SocketAddr, wire: Wire) -> Arc<Client> {

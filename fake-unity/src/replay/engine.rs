@@ -30,12 +30,14 @@ impl Engine {
 
     /// Where to listen in `period`: the same port unless the recording's
     /// connections went elsewhere.
-    pub(super) fn next_port(&self, period: usize) -> (u16, Option<u16>) {
+    /// Where the Editor listens in listening period `period`: another port
+    /// when the recording's Editor moved, else the same.
+    pub(super) fn next_port(&self, period: usize) -> NextPort {
         let before = self.script.period_port(period - 1);
         let now = self.script.period_port(period);
         match (before, now) {
-            (Some(a), Some(b)) if a != b => (0, Some(self.port)),
-            _ => (self.port, None),
+            (Some(a), Some(b)) if a != b => NextPort::Move,
+            _ => NextPort::Same,
         }
     }
 

@@ -12,15 +12,14 @@
 //! recorded down time, then the Editor listens again — on another port when
 //! the recording's next connection went to another port.
 
+mod connection;
 mod engine;
 pub mod matching;
 pub mod script;
-mod server;
-
-use server::accept_loop;
 
 use std::{
     collections::{BTreeMap, HashMap},
+    future::Future,
     net::SocketAddr,
     path::PathBuf,
     sync::{Arc, Mutex},
@@ -39,13 +38,15 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::{
-    io::AsyncReadExt,
     net::{TcpListener, TcpStream},
     sync::{mpsc, watch},
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::editor::lock;
+use crate::{
+    editor::lock,
+    server::{Accepted, NextPort, Responder, Server},
+};
 
 use self::script::{Action, Away, Emission, Expected};
 pub use self::{
@@ -333,12 +334,12 @@ impl Replay {
             pings_answered: 0,
             background_repeats: 0,
             cut_at,
-            commands: commands.clone(),
+            commands,
         }));
         lock(&engine).listening(port);
         let (port_tx, port_rx) = watch::channel(port);
         let stop = CancellationToken::new();
-        let done = tokio::spawn(drive(engine.clone(), listener, port_tx, stop.clone(), (commands, commands_rx)));
+        let done = tokio::spawn(drive(engine.clone(), listener, port_tx, stop.clone(), commands_rx));
         Ok(Replay { engine, port: port_rx, done, stop })
     }
 
@@ -375,11 +376,13 @@ async fn drive(
     listener: TcpListener,
     port_tx: watch::Sender<u16>,
     stop: CancellationToken,
-    (commands_tx, mut commands): (mpsc::UnboundedSender<Command>, mpsc::UnboundedReceiver<Command>),
+    mut commands: mpsc::UnboundedReceiver<Command>,
 ) -> Outcome {
-    let mut accepting = CancellationToken::new();
-    tokio::spawn(accept_loop(listener, engine.clone(), commands_tx.clone(), accepting.clone()));
-    let idle_timeout = lock(&engine).config.idle_timeout;
+    let (preferred, idle_timeout) = {
+        let engine = lock(&engine);
+        (engine.config.port, engine.config.idle_timeout)
+    };
+    let mut server = Server::start(engine.clone(), listener, preferred, false);
     let mut idle_since: Option<tokio::time::Instant> = None;
     loop {
         let command = tokio::select! {
@@ -408,7 +411,7 @@ async fn drive(
                 }
             }
             Some(Command::Away { away }) => {
-                accepting.cancel();
+                drop(server.stop_accepting().await);
                 let period = {
                     let mut engine = lock(&engine);
                     for live in engine.live.values() {
@@ -426,27 +429,25 @@ async fn drive(
                 let wait = lock(&engine).scaled(downtime);
                 tracing::info!(?wait, quit = away.quit, "the Editor is away");
                 tokio::time::sleep(wait).await;
-                let (want, avoid) = lock(&engine).next_port(period);
-                let listener = match crate::server::bind(want, avoid, false).await {
+                let next = lock(&engine).next_port(period);
+                let listener = match server.rebind(next).await {
                     Ok(listener) => listener,
                     Err(err) => {
                         tracing::error!(%err, "cannot listen again");
                         break;
                     }
                 };
-                let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+                server.listen(listener);
                 {
                     let mut engine = lock(&engine);
                     engine.away = false;
-                    engine.listening(port);
+                    engine.listening(server.port());
                 }
-                let _ = port_tx.send(port);
-                accepting = CancellationToken::new();
-                tokio::spawn(accept_loop(listener, engine.clone(), commands_tx.clone(), accepting.clone()));
+                let _ = port_tx.send(server.port());
             }
         }
     }
-    accepting.cancel();
+    drop(server.stop_accepting().await);
     let engine = lock(&engine);
     for live in engine.live.values() {
         live.sender.end(Ending::Graceful);

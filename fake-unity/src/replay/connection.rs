@@ -1,37 +1,17 @@
-//! The replay's listener and connections: accepts clients, hands each
-//! frame to the engine, and sends what it plays.
+//! A replay's connections: each frame a client sends goes to the engine,
+//! which plays what the recording has after it.
 
 use super::*;
 
-pub(super) async fn accept_loop(
-    listener: TcpListener,
-    engine: Arc<Mutex<Engine>>,
-    commands: mpsc::UnboundedSender<Command>,
-    stop: CancellationToken,
-) {
-    loop {
-        let accepted = tokio::select! {
-            _ = stop.cancelled() => return,
-            accepted = listener.accept() => accepted,
-        };
-        match accepted {
-            Ok((stream, peer)) => {
-                tokio::spawn(serve(stream, peer, engine.clone(), commands.clone()));
-            }
-            Err(err) => {
-                tracing::warn!(%err, "accept failed");
-                tokio::time::sleep(Duration::from_millis(50)).await;
-            }
-        }
+/// The replay's engine, behind its lock, is what answers the server's
+/// connections.
+impl Responder for Mutex<Engine> {
+    fn serve(self: Arc<Self>, accepted: Accepted) -> impl Future<Output = ()> + Send + 'static {
+        serve(accepted.stream, accepted.peer, self)
     }
 }
 
-pub(super) async fn serve(
-    stream: TcpStream,
-    peer: SocketAddr,
-    engine: Arc<Mutex<Engine>>,
-    commands: mpsc::UnboundedSender<Command>,
-) {
+async fn serve(stream: TcpStream, peer: SocketAddr, engine: Arc<Mutex<Engine>>) {
     let Connection { sender, mut receiver, writer } = Connection::tcp(stream, Options::editor(DEFAULT_RESPONSE_LIMIT));
     let (live_no, start) = {
         let mut engine = lock(&engine);
@@ -93,12 +73,12 @@ pub(super) async fn serve(
     sender.end(Ending::Graceful);
     let _ = writer.await;
     let (mut read, _) = receiver.into_inner();
-    let _ = tokio::time::timeout(Duration::from_millis(100), async {
-        let mut sink = [0u8; 4096];
-        while matches!(read.read(&mut sink).await, Ok(n) if n > 0) {}
-    })
-    .await;
-    lock(&engine).live.remove(&live_no);
+    crate::server::linger(&mut read).await;
+    let commands = {
+        let mut engine = lock(&engine);
+        engine.live.remove(&live_no);
+        engine.commands.clone()
+    };
     tracing::info!(live = live_no, "client disconnected");
     let _ = commands.send(Command::Check);
 }

@@ -17,10 +17,10 @@ use editor_link::{
     framing::{Frame, FrameDecoder, FrameError, Framing, FramingError},
     jsonrpc::{ErrorKind, ErrorObject, Message, ParseFailure, Response},
 };
-use tokio::{io::AsyncReadExt, net::TcpStream};
+use tokio::net::TcpStream;
 use tokio_util::task::TaskTracker;
 
-use super::{IN_FLIGHT_LIMIT, LINGER};
+use super::driver::IN_FLIGHT_LIMIT;
 use crate::{
     defect::Defect,
     editor::{Client, Editor},
@@ -154,14 +154,8 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
     }
     let (mut read_half, _) = receiver.into_inner();
     if client.ending() == Ending::Graceful {
-        // Read (and drop) what the peer still sends for a moment: closing a
-        // socket with unread input sends a reset, which can destroy the
-        // shutdown notification before the peer reads it.
-        let _ = tokio::time::timeout(LINGER, async {
-            let mut sink = [0u8; 4096];
-            while matches!(read_half.read(&mut sink).await, Ok(n) if n > 0) {}
-        })
-        .await;
+        // The shutdown notification must not be destroyed by a reset.
+        crate::server::linger(&mut read_half).await;
     }
     drop(read_half);
     editor.remove_client(client.id);
