@@ -1,31 +1,23 @@
-//! The bridge under test: how to start it, and a raw MCP stdio client that
-//! speaks to it line by line and keeps every line for the report.
-//!
-//! The client is deliberately minimal (JSON lines, no SDK): the `mcp` cases
-//! judge the exact bytes on the bridge's stdout, and an SDK would hide them.
+//! The bridge under test: how to start it, and the session the cases drive
+//! it with (the project's one MCP client, [`mcp_client`], whose errors are
+//! findings here). The client is raw (JSON lines, no SDK): the `mcp` cases
+//! judge the exact bytes on the bridge's stdout, which an SDK would hide.
 
 use std::{
     ffi::OsString,
     path::{Path, PathBuf},
-    process::{ExitStatus, Stdio},
-    sync::{Arc, Mutex},
+    process::ExitStatus,
     time::Duration,
 };
 
-use serde_json::{Value, json};
-use tokio::{
-    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
-    process::{Child, ChildStdin, Command},
-    sync::mpsc,
-};
+use mcp_client::{CLIENT_VERSION, Direction, McpClient, Stderr};
+use serde_json::Value;
+use tokio::process::Command;
 
 use crate::{case::Finding, target::WireLog};
 
 /// How long the client waits for any one answer of the bridge.
 pub const MCP_TIMEOUT: Duration = Duration::from_secs(20);
-
-/// The protocol version the client asks for.
-pub const CLIENT_VERSION: &str = "2025-11-25";
 
 /// How to start the bridge under test. It is started in the Unity project's
 /// folder (so it finds the Editor the way it does for users) or, when the
@@ -69,38 +61,18 @@ impl std::fmt::Display for BridgeCommand {
     }
 }
 
-/// What the bridge wrote on stdout that is not one JSON-RPC message per
-/// line, and its stderr's last lines.
-#[derive(Debug, Default)]
-struct Captured {
-    stray: Vec<String>,
-    stderr: Vec<String>,
-}
-
-/// The bridge as a child process, driven over stdio.
+/// The bridge as a child process, driven over stdio by the project's one
+/// MCP client, which keeps every line for the report; its errors become
+/// findings (the bridge's doing: violations; the suite's: harness errors),
+/// with the bridge's last stderr lines.
 pub struct McpProcess {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    messages: mpsc::UnboundedReceiver<Value>,
-    captured: Arc<Mutex<Captured>>,
-    log: WireLog,
-    next_id: i64,
-    /// Notifications received so far (in order), while waiting for answers.
-    pub notifications: Vec<Value>,
+    client: McpClient,
 }
 
 impl std::fmt::Debug for McpProcess {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpProcess").field("pid", &self.child.id()).finish_non_exhaustive()
+        f.debug_struct("McpProcess").field("pid", &self.client.pid()).finish_non_exhaustive()
     }
-}
-
-/// Is this a JSON-RPC 2.0 message (request, notification or response)?
-fn is_jsonrpc_message(value: &Value) -> bool {
-    let Some(object) = value.as_object() else { return false };
-    object.get("jsonrpc") == Some(&json!("2.0"))
-        && (object.get("method").is_some_and(Value::is_string)
-            || (object.contains_key("id") && (object.contains_key("result") ^ object.contains_key("error"))))
 }
 
 impl McpProcess {
@@ -112,12 +84,7 @@ impl McpProcess {
         log: WireLog,
     ) -> Result<McpProcess, Finding> {
         let mut cmd = Command::new(&command.program);
-        cmd.args(&command.args)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .env("UNITY_MCP_BRIDGE_LOG", "info,rmcp=error")
-            .kill_on_drop(true);
+        cmd.args(&command.args).env("UNITY_MCP_BRIDGE_LOG", "info,rmcp=error");
         match project {
             Some(project) => {
                 cmd.current_dir(project).env_remove("UNITY_TCP_PORT");
@@ -126,58 +93,37 @@ impl McpProcess {
                 cmd.current_dir(std::env::temp_dir()).env("UNITY_TCP_PORT", port.to_string());
             }
         }
-        let mut child =
-            cmd.spawn().map_err(|e| Finding::Harness(format!("cannot start the bridge ({command}): {e}")))?;
+        let client = McpClient::spawn(cmd, Stderr::Tail(40))
+            .map_err(|e| Finding::Harness(format!("cannot start the bridge ({command}): {e}")))?;
         log.push(format!("bridge started: {command}"));
-        let stdin = child.stdin.take();
-        let stdout = child.stdout.take().ok_or_else(|| Finding::Harness("the bridge has no stdout".into()))?;
-        let stderr = child.stderr.take().ok_or_else(|| Finding::Harness("the bridge has no stderr".into()))?;
-        let captured = Arc::new(Mutex::new(Captured::default()));
-        let (tx, messages) = mpsc::unbounded_channel();
-        let (out_log, out_captured) = (log.clone(), captured.clone());
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stdout).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                out_log.push(format!("mcp< {}", crate::target::excerpt(line.as_bytes())));
-                match serde_json::from_str::<Value>(&line) {
-                    Ok(value) if is_jsonrpc_message(&value) => {
-                        let _ = tx.send(value);
-                    }
-                    _ => {
-                        if let Ok(mut t) = out_captured.lock() {
-                            t.stray.push(line);
-                        }
-                    }
-                }
-            }
+        let client = client.named("unity-conformance").log_to(move |direction, line| {
+            let arrow = match direction {
+                Direction::ToServer => "mcp>",
+                Direction::FromServer => "mcp<",
+            };
+            log.push(format!("{arrow} {}", crate::target::excerpt(line)));
         });
-        let err_captured = captured.clone();
-        tokio::spawn(async move {
-            let mut lines = BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                if let Ok(mut t) = err_captured.lock() {
-                    if t.stderr.len() == 40 {
-                        t.stderr.remove(0);
-                    }
-                    t.stderr.push(line);
-                }
+        Ok(McpProcess { client })
+    }
+
+    /// The client's error as a finding, with the bridge's last stderr lines.
+    fn finding(&self, error: &mcp_client::Error) -> Finding {
+        if error.is_client_side() {
+            return Finding::Harness(error.to_string());
+        }
+        let text = match error {
+            mcp_client::Error::Failed { method, answer } if method.starts_with("tools/call ") => {
+                format!("{} failed through the bridge: {answer}", &method["tools/call ".len()..])
             }
-        });
-        Ok(McpProcess { child, stdin, messages, captured, log, next_id: 1, notifications: Vec::new() })
+            _ => error.to_string(),
+        };
+        Finding::Violation(format!("{text}{}", self.stderr_tail()))
     }
 
     /// Writes one line (a newline is added).
     pub async fn send_line(&mut self, line: &str) -> Result<(), Finding> {
-        self.log.push(format!("mcp> {}", crate::target::excerpt(line.as_bytes())));
-        let stdin = self.stdin.as_mut().ok_or_else(|| Finding::Harness("stdin is already closed".into()))?;
-        let written = async {
-            stdin.write_all(line.as_bytes()).await?;
-            stdin.write_all(b"\n").await?;
-            stdin.flush().await
-        };
-        written
-            .await
-            .map_err(|e| Finding::Violation(format!("the bridge stopped reading stdin: {e}{}", self.stderr_tail())))
+        let sent = self.client.send_line(line).await;
+        sent.map_err(|e| self.finding(&e))
     }
 
     pub async fn send(&mut self, message: &Value) -> Result<(), Finding> {
@@ -186,40 +132,20 @@ impl McpProcess {
 
     /// Sends a request with a fresh integer id; returns the id.
     pub async fn request(&mut self, method: &str, params: Value) -> Result<Value, Finding> {
-        let id = json!(self.next_id);
-        self.next_id += 1;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await?;
-        Ok(id)
+        let sent = self.client.request(method, params).await;
+        sent.map_err(|e| self.finding(&e))
     }
 
     pub async fn notify(&mut self, method: &str, params: Value) -> Result<(), Finding> {
-        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params})).await
+        let sent = self.client.notify(method, params).await;
+        sent.map_err(|e| self.finding(&e))
     }
 
     /// The next message within `timeout`, or `None`. Requests from the
     /// bridge are answered "method not found" (this client offers nothing).
     pub async fn next_message(&mut self, timeout: Duration) -> Result<Option<Value>, Finding> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let message = match tokio::time::timeout(left, self.messages.recv()).await {
-                Err(_) => return Ok(None),
-                Ok(None) => {
-                    return Err(Finding::Violation(format!(
-                        "the bridge closed its stdout (exited?){}",
-                        self.stderr_tail()
-                    )));
-                }
-                Ok(Some(message)) => message,
-            };
-            if message.get("method").is_some() && message.get("id").is_some() {
-                let id = message["id"].clone();
-                self.send(&json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32601, "message": "not offered"}}))
-                    .await?;
-                continue;
-            }
-            return Ok(Some(message));
-        }
+        let next = self.client.next_message(timeout).await;
+        next.map_err(|e| self.finding(&e))
     }
 
     /// The answer to `id` (notifications on the way are kept).
@@ -228,80 +154,31 @@ impl McpProcess {
     }
 
     pub async fn response_within(&mut self, id: &Value, timeout: Duration) -> Result<Value, Finding> {
-        let deadline = tokio::time::Instant::now() + timeout;
-        loop {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            match self.next_message(left).await? {
-                None => {
-                    return Err(Finding::Violation(format!(
-                        "no answer to request {id} within {timeout:?}{}",
-                        self.stderr_tail()
-                    )));
-                }
-                Some(message) if message.get("method").is_some() => self.notifications.push(message),
-                Some(message) if message.get("id") == Some(id) => return Ok(message),
-                Some(message) => {
-                    return Err(Finding::Violation(format!(
-                        "an answer to an id that was not asked for (or twice): {message}"
-                    )));
-                }
-            }
-        }
+        let answer = self.client.response_within(id, timeout).await;
+        answer.map_err(|e| self.finding(&e))
     }
 
     /// The answers to `ids`, in that order, whatever order they come in.
     pub async fn responses(&mut self, ids: &[Value]) -> Result<Vec<Value>, Finding> {
-        let mut answers: Vec<Option<Value>> = vec![None; ids.len()];
-        let deadline = tokio::time::Instant::now() + MCP_TIMEOUT;
-        while answers.iter().any(Option::is_none) {
-            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
-            let Some(message) = self.next_message(left).await? else {
-                let missing = answers.iter().filter(|a| a.is_none()).count();
-                return Err(Finding::Violation(format!(
-                    "{missing} of {} requests unanswered after {MCP_TIMEOUT:?}{}",
-                    ids.len(),
-                    self.stderr_tail()
-                )));
-            };
-            if message.get("method").is_some() {
-                self.notifications.push(message);
-                continue;
-            }
-            match ids.iter().position(|id| message.get("id") == Some(id)) {
-                Some(n) if answers[n].is_none() => answers[n] = Some(message),
-                _ => {
-                    return Err(Finding::Violation(format!(
-                        "an answer to an id that was not asked for (or twice): {message}"
-                    )));
-                }
-            }
-        }
-        Ok(answers.into_iter().flatten().collect())
+        let answers = self.client.responses(ids).await;
+        answers.map_err(|e| self.finding(&e))
+    }
+
+    /// Notifications received while waiting for answers, in order.
+    pub fn notifications(&mut self) -> &mut Vec<Value> {
+        &mut self.client.notifications
     }
 
     /// Sends a request and returns its answer.
     pub async fn call_method(&mut self, method: &str, params: Value) -> Result<Value, Finding> {
-        let id = self.request(method, params).await?;
-        self.response(&id).await
+        let answer = self.client.call_method(method, params).await;
+        answer.map_err(|e| self.finding(&e))
     }
 
     /// `initialize` with `version`, then `notifications/initialized`.
     pub async fn initialize_with(&mut self, version: &str) -> Result<Value, Finding> {
-        let answer = self
-            .call_method(
-                "initialize",
-                json!({
-                    "protocolVersion": version,
-                    "capabilities": {},
-                    "clientInfo": {"name": "unity-conformance", "version": env!("CARGO_PKG_VERSION")},
-                }),
-            )
-            .await?;
-        if answer.get("result").is_none() {
-            return Err(Finding::Violation(format!("initialize failed: {answer}")));
-        }
-        self.notify("notifications/initialized", json!({})).await?;
-        Ok(answer["result"].clone())
+        let result = self.client.initialize_with(version).await;
+        result.map_err(|e| self.finding(&e))
     }
 
     pub async fn initialize(&mut self) -> Result<Value, Finding> {
@@ -310,68 +187,42 @@ impl McpProcess {
 
     /// `tools/call`; the whole answer.
     pub async fn call(&mut self, tool: &str, arguments: Value) -> Result<Value, Finding> {
-        self.call_method("tools/call", json!({"name": tool, "arguments": arguments})).await
+        let answer = self.client.call(tool, arguments).await;
+        answer.map_err(|e| self.finding(&e))
     }
 
     /// `tools/call` that must succeed; its result.
     pub async fn call_ok(&mut self, tool: &str, arguments: Value) -> Result<Value, Finding> {
-        let answer = self.call(tool, arguments).await?;
-        match answer.get("result") {
-            Some(result) if result["isError"] != json!(true) => Ok(result.clone()),
-            _ => Err(Finding::Violation(format!("{tool} failed through the bridge: {answer}"))),
-        }
+        let result = self.client.call_ok(tool, arguments).await;
+        result.map_err(|e| self.finding(&e))
     }
 
     /// Every tool of `tools/list`, following `nextCursor`.
     pub async fn list_tools(&mut self) -> Result<Vec<Value>, Finding> {
-        let mut tools = Vec::new();
-        let mut cursor: Option<Value> = None;
-        for _ in 0..100 {
-            let params = match &cursor {
-                Some(c) => json!({"cursor": c}),
-                None => json!({}),
-            };
-            let answer = self.call_method("tools/list", params).await?;
-            let result =
-                answer.get("result").ok_or_else(|| Finding::Violation(format!("tools/list failed: {answer}")))?;
-            let page = result["tools"]
-                .as_array()
-                .ok_or_else(|| Finding::Violation(format!("tools/list has no tools array: {result}")))?;
-            tools.extend(page.iter().cloned());
-            match result.get("nextCursor") {
-                Some(next) if !next.is_null() => cursor = Some(next.clone()),
-                _ => return Ok(tools),
-            }
-        }
-        Err(Finding::Violation("tools/list pages never end (100 pages)".into()))
+        let tools = self.client.list_tools().await;
+        tools.map_err(|e| self.finding(&e))
     }
 
     /// Closes stdin (end of the session, as a client leaving does).
     pub fn close_stdin(&mut self) {
-        self.log.push("mcp> (stdin closed)".into());
-        self.stdin = None;
+        self.client.close_input();
     }
 
     /// The exit status, if the bridge exits within `timeout`.
     pub async fn exits_within(&mut self, timeout: Duration) -> Option<ExitStatus> {
-        tokio::time::timeout(timeout, self.child.wait()).await.ok().and_then(Result::ok)
+        self.client.exits_within(timeout).await
     }
 
     /// Checks what every session must hold (stdout carried only JSON-RPC
     /// messages) and stops the bridge.
     pub async fn finish(mut self) -> Result<(), Finding> {
-        self.close_stdin();
-        if self.exits_within(Duration::from_secs(5)).await.is_none() {
-            let _ = self.child.kill().await;
-        }
-        // Let the stdout reader take the last lines.
-        tokio::time::sleep(Duration::from_millis(20)).await;
+        self.client.finish(Duration::from_secs(5)).await;
         self.stdout_clean()
     }
 
     /// A violation naming each stdout line that is not a JSON-RPC message.
     pub fn stdout_clean(&self) -> Result<(), Finding> {
-        let stray = self.captured.lock().map(|t| t.stray.clone()).unwrap_or_default();
+        let stray = self.client.stray();
         if stray.is_empty() {
             return Ok(());
         }
@@ -385,11 +236,11 @@ impl McpProcess {
 
     /// The bridge's last stderr lines, for a failure's detail.
     pub fn stderr_tail(&self) -> String {
-        let lines = self.captured.lock().map(|t| t.stderr.clone()).unwrap_or_default();
+        let lines = self.client.stderr_tail();
         if lines.is_empty() {
             return String::new();
         }
-        let tail: Vec<&String> = lines.iter().rev().take(5).collect::<Vec<_>>().into_iter().rev().collect();
+        let tail = &lines[lines.len().saturating_sub(5)..];
         format!(
             "\n  bridge stderr (last lines):\n{}",
             tail.iter().map(|l| format!("    {l}")).collect::<Vec<_>>().join("\n")

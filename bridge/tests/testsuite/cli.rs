@@ -1,7 +1,5 @@
 //! The bridge's subcommands as a user runs them: tools, call, status, setup.
 
-use std::process::Command;
-
 use assert_cmd::Command as Cmd;
 use serde_json::Value;
 
@@ -88,23 +86,14 @@ fn setup_writes_each_clients_config_and_merges() {
     assert!(project.path().join(".gemini/settings.json").exists());
 
     // The configuration it wrote starts a working server: initialize answers.
-    let command = entry["command"].as_str().unwrap();
-    let mut child = Command::new(command)
-        .args(entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()))
-        .args(["--log-level", "error"])
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    use std::io::{BufRead, Write};
-    let mut stdin = child.stdin.take().unwrap();
-    stdin.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},\"clientInfo\":{\"name\":\"setup-check\",\"version\":\"1\"}}}\n").unwrap();
-    let mut line = String::new();
-    std::io::BufReader::new(child.stdout.take().unwrap()).read_line(&mut line).unwrap();
-    let answer: Value = serde_json::from_str(&line).unwrap();
-    assert_eq!(answer["result"]["serverInfo"]["name"], "unity-mcp-bridge");
-    drop(stdin);
-    let _ = child.wait();
+    let mut command = tokio::process::Command::new(entry["command"].as_str().unwrap());
+    command.args(entry["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap())).args(["--log-level", "error"]);
+    tokio::runtime::Runtime::new().unwrap().block_on(async move {
+        let mut client = mcp_client::McpClient::spawn(command, mcp_client::Stderr::Discard).unwrap().strict();
+        let result = client.initialize().await.unwrap();
+        assert_eq!(result["serverInfo"]["name"], "unity-mcp-bridge");
+        client.finish(crate::e2e::WAIT).await;
+    });
 
     // A broken file is reported and left alone.
     std::fs::write(project.path().join(".mcp.json"), "{ broken").unwrap();

@@ -1,44 +1,17 @@
-//! The one MCP test client of the bridge's tests: JSON-RPC lines to and
-//! from a bridge, which is either served in this process over an in-memory
-//! pipe ([`McpClient::in_memory`], for what the MCP server does) or a child
-//! process on its stdio ([`McpClient::start`], for what the process does:
-//! exiting, signals, logs, stdout). Every line the bridge writes must be a
-//! JSON-RPC 2.0 message. Reads block the calling thread (with a deadline),
-//! so tests that also run a fake in-process use a multi-threaded runtime.
-//! (rmcp's own client drives the process in `e2e`: a client we did not write.)
+//! The bridge under the project's one MCP client ([`mcp_client::McpClient`]),
+//! strict (every line the bridge writes must be a JSON-RPC message): served
+//! in this process over in-memory pipes ([`in_memory`], for what the MCP
+//! server does) or as a child process on its stdio ([`start`], for what the
+//! process does: exiting, signals, logs, stdout). [`Expect`] is what the
+//! tests do with it, failing the test on any error. (rmcp's own client
+//! drives the process in `e2e`: a client we did not write.)
 
-use std::{
-    io::{BufRead, BufReader, Write},
-    path::Path,
-    process::{Child, ChildStdin, Command, Stdio},
-    sync::mpsc,
-    time::{Duration, Instant},
-};
+use std::path::Path;
 
+use mcp_client::{McpClient, Stderr};
 use serde_json::{Value, json};
 
 use crate::e2e::WAIT;
-
-/// Where the client's lines go.
-enum Input {
-    Pipe(ChildStdin),
-    Memory(tokio::sync::mpsc::UnboundedSender<Vec<u8>>),
-}
-
-/// The bridge being driven.
-enum Server {
-    Process(Child),
-    /// Served on a thread of its own; `ended` says how `serve` returned.
-    Memory {
-        ended: mpsc::Receiver<Result<unity_mcp_bridge::mcp::Stop, String>>,
-    },
-}
-
-pub struct McpClient {
-    input: Option<Input>,
-    lines: mpsc::Receiver<String>,
-    server: Server,
-}
 
 /// The bridge's command line for `project` with `extra`, as tests run it.
 fn arguments(project: &Path, extra: &[&str], logs: &str) -> Vec<std::ffi::OsString> {
@@ -61,148 +34,62 @@ fn arguments(project: &Path, extra: &[&str], logs: &str) -> Vec<std::ffi::OsStri
     args
 }
 
-impl McpClient {
-    /// The bridge binary as a child process, with these arguments.
-    pub fn start(project: &Path, extra: &[&str]) -> McpClient {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"))
-            .args(arguments(project, extra, "process"))
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
-        let stdout = child.stdout.take().unwrap();
-        let (tx, lines) = mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { return };
-                if tx.send(line).is_err() {
-                    return;
-                }
-            }
-        });
-        McpClient { input: child.stdin.take().map(Input::Pipe), lines, server: Server::Process(child) }
-    }
-
-    /// The same MCP server, with the same command line, served in this
-    /// process over an in-memory pipe. (Its logs are not kept.)
-    pub fn in_memory(project: &Path, extra: &[&str]) -> McpClient {
-        let mut args = vec![std::ffi::OsString::from("unity-mcp-bridge")];
-        args.extend(arguments(project, extra, "memory"));
-        let (to_server, mut from_client) = tokio::sync::mpsc::unbounded_channel::<Vec<u8>>();
-        let (tx, lines) = mpsc::channel();
-        let (ended_tx, ended) = mpsc::channel();
-        std::thread::spawn(move || {
-            let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-            runtime.block_on(async move {
-                use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
-                let (client, server) = tokio::io::duplex(1 << 20);
-                let (server_in, server_out) = tokio::io::split(server);
-                let (client_in, mut client_out) = tokio::io::split(client);
-                tokio::spawn(async move {
-                    while let Some(bytes) = from_client.recv().await {
-                        if client_out.write_all(&bytes).await.is_err() {
-                            return;
-                        }
-                    }
-                    // The client closed its input: the server reads EOF.
-                    let _ = client_out.shutdown().await;
-                });
-                tokio::spawn(async move {
-                    let mut reader = tokio::io::BufReader::new(client_in).lines();
-                    while let Ok(Some(line)) = reader.next_line().await {
-                        if tx.send(line).is_err() {
-                            return;
-                        }
-                    }
-                });
-                let stop = unity_mcp_bridge::cli::serve_streams(args, server_in, server_out).await;
-                let _ = ended_tx.send(stop.map_err(|e| format!("{e:#}")));
-            });
-        });
-        McpClient { input: Some(Input::Memory(to_server)), lines, server: Server::Memory { ended } }
-    }
-
-    pub fn send(&mut self, line: &str) {
-        let mut bytes = line.as_bytes().to_vec();
-        bytes.push(b'\n');
-        match self.input.as_mut().expect("the input is closed") {
-            Input::Pipe(stdin) => {
-                stdin.write_all(&bytes).unwrap();
-                stdin.flush().unwrap();
-            }
-            Input::Memory(tx) => tx.send(bytes).expect("the in-memory bridge stopped reading"),
-        }
-    }
-
-    /// Closes the bridge's input (stdin EOF).
-    pub fn close_input(&mut self) {
-        self.input = None;
-    }
-
-    /// The next line the bridge wrote, which must be a JSON-RPC 2.0 message.
-    pub fn next(&self) -> Value {
-        let line = self.lines.recv_timeout(WAIT).unwrap_or_else(|e| match e {
-            mpsc::RecvTimeoutError::Timeout => panic!("nothing on stdout within {WAIT:?}"),
-            mpsc::RecvTimeoutError::Disconnected => panic!("the bridge closed its stdout (it exited)"),
-        });
-        let message: Value =
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("stdout carried a non-JSON line {line:?}: {e}"));
-        assert_eq!(message["jsonrpc"], "2.0", "stdout carried {line}");
-        message
-    }
-
-    /// The answer to `id`, skipping notifications.
-    pub fn answer(&self, id: &Value) -> Value {
-        loop {
-            let message = self.next();
-            if message.get("method").is_some() {
-                continue;
-            }
-            assert_eq!(&message["id"], id, "expected the answer to {id}, got {message}");
-            return message;
-        }
-    }
-
-    pub fn initialize(&mut self) {
-        self.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#);
-        assert_eq!(self.answer(&json!("init"))["result"]["protocolVersion"], "2025-06-18");
-        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    }
-
-    /// The process, for signals; `None` in memory.
-    pub fn pid(&self) -> Option<u32> {
-        match &self.server {
-            Server::Process(child) => Some(child.id()),
-            Server::Memory { .. } => None,
-        }
-    }
-
-    /// Waits until the bridge has stopped: whether it stopped cleanly (exit
-    /// status 0, or `serve` returning), `None` if it still runs at `within`.
-    pub fn ended_within(&mut self, within: Duration) -> Option<Result<(), String>> {
-        let deadline = Instant::now() + within;
-        match &mut self.server {
-            Server::Process(child) => {
-                while Instant::now() < deadline {
-                    if let Some(status) = child.try_wait().unwrap() {
-                        return Some(if status.success() { Ok(()) } else { Err(status.to_string()) });
-                    }
-                    std::thread::sleep(Duration::from_millis(10));
-                }
-                None
-            }
-            Server::Memory { ended } => ended.recv_timeout(within).ok().map(|stop| stop.map(|_| ())),
-        }
-    }
+/// The bridge binary as a child process, with these arguments.
+pub fn start(project: &Path, extra: &[&str]) -> McpClient {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"));
+    command.args(arguments(project, extra, "process"));
+    McpClient::spawn(command, Stderr::Discard).unwrap().strict()
 }
 
-impl Drop for McpClient {
-    fn drop(&mut self) {
-        self.input = None;
-        if let Server::Process(child) = &mut self.server {
-            let _ = child.kill();
-            let _ = child.wait();
+/// The same MCP server, with the same command line, served in this
+/// process over in-memory pipes, on a runtime of its own (a test's
+/// blocking waits do not stall it). Its logs are not kept.
+pub fn in_memory(project: &Path, extra: &[&str]) -> McpClient {
+    let mut args = vec![std::ffi::OsString::from("unity-mcp-bridge")];
+    args.extend(arguments(project, extra, "memory"));
+    let (client_side, server_side) = tokio::io::duplex(1 << 20);
+    let (server_in, server_out) = tokio::io::split(server_side);
+    let (client_in, client_out) = tokio::io::split(client_side);
+    let serving = tokio::task::spawn_blocking(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let stop = runtime.block_on(unity_mcp_bridge::cli::serve_streams(args, server_in, server_out));
+        stop.map(|_| ()).map_err(|e| format!("{e:#}"))
+    });
+    McpClient::over(client_in, client_out, Some(serving)).strict()
+}
+
+/// What the tests do with a client; any error fails the test.
+pub(crate) trait Expect {
+    /// Writes one line.
+    async fn line(&mut self, line: &str);
+    /// The next message, within [`WAIT`].
+    async fn next_json(&mut self) -> Value;
+    /// The answer to `id`, within [`WAIT`] (notifications are passed over).
+    async fn answer(&mut self, id: &Value) -> Value;
+    /// `initialize` at 2025-06-18 (which must be echoed), then `initialized`.
+    async fn handshake(&mut self);
+}
+
+impl Expect for McpClient {
+    async fn line(&mut self, line: &str) {
+        self.send_line(line).await.unwrap_or_else(|e| panic!("cannot send {line}: {e}"));
+    }
+
+    async fn next_json(&mut self) -> Value {
+        match self.next_message(WAIT).await {
+            Ok(Some(message)) => message,
+            Ok(None) => panic!("nothing on stdout within {WAIT:?}"),
+            Err(e) => panic!("{e}"),
         }
+    }
+
+    async fn answer(&mut self, id: &Value) -> Value {
+        self.response_within(id, WAIT).await.unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    async fn handshake(&mut self) {
+        self.line(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#).await;
+        assert_eq!(self.answer(&json!("init")).await["result"]["protocolVersion"], "2025-06-18");
+        self.line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     }
 }

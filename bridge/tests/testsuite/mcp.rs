@@ -5,7 +5,7 @@
 use serde_json::{Value, json};
 
 use crate::{
-    client::McpClient,
+    client::{self, Expect},
     service::{fake, project},
 };
 
@@ -13,19 +13,20 @@ use crate::{
 async fn bad_input_is_answered_and_the_server_keeps_running() {
     let project = project();
     let _fake = fake(project.path()).await;
-    let mut raw = McpClient::in_memory(project.path(), &[]);
+    let mut raw = client::in_memory(project.path(), &[]);
     // Before initialize: a notification is ignored, a probe refused, garbage answered.
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#);
-    raw.send(
+    raw.line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    raw.line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
+    raw.line(
         r#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}"#,
-    );
-    let discover = raw.answer(&json!("d"));
+    )
+    .await;
+    let discover = raw.answer(&json!("d")).await;
     assert_eq!(discover["error"]["code"], -32022);
     assert_eq!(discover["error"]["data"]["supported"][0], "2025-11-25");
-    raw.send(r#"{"jsonrpc":"2.0","id":"p0","method":"ping"}"#);
-    assert_eq!(raw.answer(&json!("p0"))["result"], json!({}));
-    raw.initialize();
+    raw.line(r#"{"jsonrpc":"2.0","id":"p0","method":"ping"}"#).await;
+    assert_eq!(raw.answer(&json!("p0")).await["result"], json!({}));
+    raw.handshake().await;
     for (line, code) in [
         ("this is not json", -32700),
         ("{\"jsonrpc\":\"2.0\",\"id\":", -32700),
@@ -33,41 +34,42 @@ async fn bad_input_is_answered_and_the_server_keeps_running() {
         (r#""a string""#, -32600),
         (r#"{"jsonrpc":"2.0","id":{"nested":true},"method":"ping"}"#, -32600),
     ] {
-        raw.send(line);
-        let answer = raw.next();
+        raw.line(line).await;
+        let answer = raw.next_json().await;
         assert_eq!((answer["id"].clone(), answer["error"]["code"].as_i64()), (Value::Null, Some(code)), "{line}");
     }
-    raw.send(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#);
-    assert_eq!(raw.answer(&json!(9))["error"]["code"], -32602);
-    raw.send(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"not-a-cursor"}}"#);
-    assert_eq!(raw.answer(&json!(10))["error"]["code"], -32602);
-    raw.send(r#"{"jsonrpc":"2.0","id":11,"method":"no/such/method"}"#);
-    assert_eq!(raw.answer(&json!(11))["error"]["code"], -32601);
+    raw.line(r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":7}}"#).await;
+    assert_eq!(raw.answer(&json!(9)).await["error"]["code"], -32602);
+    raw.line(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list","params":{"cursor":"not-a-cursor"}}"#).await;
+    assert_eq!(raw.answer(&json!(10)).await["error"]["code"], -32602);
+    raw.line(r#"{"jsonrpc":"2.0","id":11,"method":"no/such/method"}"#).await;
+    assert_eq!(raw.answer(&json!(11)).await["error"]["code"], -32601);
     // Logging is not declared, so not served.
-    raw.send(r#"{"jsonrpc":"2.0","id":12,"method":"logging/setLevel","params":{"level":"debug"}}"#);
-    assert_eq!(raw.answer(&json!(12))["error"]["code"], -32601);
+    raw.line(r#"{"jsonrpc":"2.0","id":12,"method":"logging/setLevel","params":{"level":"debug"}}"#).await;
+    assert_eq!(raw.answer(&json!(12)).await["error"]["code"], -32601);
     // Still serving, ids echoed exactly.
-    raw.send(r#"{"jsonrpc":"2.0","id":"s-1","method":"ping"}"#);
-    assert_eq!(raw.answer(&json!("s-1"))["result"], json!({}));
-    raw.send(
+    raw.line(r#"{"jsonrpc":"2.0","id":"s-1","method":"ping"}"#).await;
+    assert_eq!(raw.answer(&json!("s-1")).await["result"], json!({}));
+    raw.line(
         r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"get-logs","arguments":{"MaxCount":1}}}"#,
-    );
-    assert_eq!(raw.answer(&json!(13))["result"]["structuredContent"]["DisplayedCount"], 1);
+    )
+    .await;
+    assert_eq!(raw.answer(&json!(13)).await["result"]["structuredContent"]["DisplayedCount"], 1);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn ping_is_answered_while_a_call_runs_and_cancelled_calls_get_no_answer() {
     let project = project();
     let _fake = fake(project.path()).await;
-    let mut raw = McpClient::in_memory(project.path(), &["--dev"]);
-    raw.initialize();
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2,"TimeoutSeconds":10}}}"#);
-    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
-    assert_eq!(raw.answer(&json!(2))["result"], json!({}), "ping is not held up by the call");
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#);
-    raw.send(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2.5,"TimeoutSeconds":10}}}"#);
+    let mut raw = client::in_memory(project.path(), &["--dev"]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2,"TimeoutSeconds":10}}}"#).await;
+    raw.line(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
+    assert_eq!(raw.answer(&json!(2)).await["result"], json!({}), "ping is not held up by the call");
+    raw.line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1,"reason":"user"}}"#).await;
+    raw.line(r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":2.5,"TimeoutSeconds":10}}}"#).await;
     // The cancelled call's answer never comes: the next answer is call 3's.
-    let next = raw.answer(&json!(3));
+    let next = raw.answer(&json!(3)).await;
     assert_eq!(next["result"]["structuredContent"]["ActualSleepSeconds"], 2.5, "{next}");
 }
 
@@ -80,9 +82,9 @@ async fn versions_are_echoed_when_supported_and_the_newest_answered_otherwise() 
         ("2099-01-01", "2025-11-25"),
         ("2026-07-28", "2025-11-25"),
     ] {
-        let mut raw = McpClient::in_memory(project.path(), &[]);
-        raw.send(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "v", "version": "1"}}}).to_string());
-        let answer = raw.answer(&json!(1));
+        let mut raw = client::in_memory(project.path(), &[]);
+        raw.line(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": asked, "capabilities": {}, "clientInfo": {"name": "v", "version": "1"}}}).to_string()).await;
+        let answer = raw.answer(&json!(1)).await;
         assert_eq!(answer["result"]["protocolVersion"], answered, "asked {asked}");
         assert_eq!(answer["result"]["capabilities"]["tools"]["listChanged"], true);
     }

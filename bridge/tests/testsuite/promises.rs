@@ -13,8 +13,10 @@ use std::time::{Duration, Instant};
 use fake_unity::{CrashOptions, FakeUnity, Fault, RuleSpec, Trigger, faults::ReloadPoint};
 use serde_json::{Value, json};
 
+use mcp_client::McpClient;
+
 use crate::{
-    client::McpClient,
+    client::{self, Expect},
     e2e::WAIT,
     service::{fake, project},
 };
@@ -48,18 +50,19 @@ fn says_it_did_not_run(answer: &Value) {
     assert!(!text.contains("may have run") && !text.contains("may or may not"), "{text}");
 }
 
-fn tools_call(raw: &mut McpClient, id: &Value, tool: &str, arguments: &Value) {
-    raw.send(
+async fn tools_call(raw: &mut McpClient, id: &Value, tool: &str, arguments: &Value) {
+    raw.line(
         &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
             .to_string(),
-    );
+    )
+    .await;
 }
 
 /// Calls and times the answer.
-fn timed_call(raw: &mut McpClient, id: &str, tool: &str, arguments: &Value) -> (Value, Duration) {
+async fn timed_call(raw: &mut McpClient, id: &str, tool: &str, arguments: &Value) -> (Value, Duration) {
     let started = Instant::now();
-    tools_call(raw, &json!(id), tool, arguments);
-    let answer = raw.answer(&json!(id));
+    tools_call(raw, &json!(id), tool, arguments).await;
+    let answer = raw.answer(&json!(id)).await;
     (answer, started.elapsed())
 }
 
@@ -86,16 +89,16 @@ async fn a_mutating_call_cut_off_by_a_crash_is_never_sent_to_the_new_editor() {
             .times(1),
         )
         .unwrap();
-    let mut raw = McpClient::in_memory(project.path(), &[]);
-    raw.initialize();
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
     let (answer, _) =
-        timed_call(&mut raw, "menu", "execute-menu-item", &json!({"MenuItemPath": "Tools/Fixture/Log Hello"}));
+        timed_call(&mut raw, "menu", "execute-menu-item", &json!({"MenuItemPath": "Tools/Fixture/Log Hello"})).await;
     says_it_may_have_run(&answer);
     assert!(text(&answer).contains("restarted"), "names what happened: {}", text(&answer));
     assert_eq!(fake.editor().stats.restarts.load(std::sync::atomic::Ordering::Relaxed), 1);
     assert_eq!(runs(&fake, "execute-menu-item"), 1, "run once, by the Editor that crashed; never again");
     // The bridge serves the new Editor.
-    let (answer, _) = timed_call(&mut raw, "logs", "get-logs", &json!({}));
+    let (answer, _) = timed_call(&mut raw, "logs", "get-logs", &json!({})).await;
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
 }
 
@@ -114,9 +117,9 @@ async fn a_read_only_call_cut_off_by_a_crash_is_sent_again_and_answered() {
             .times(1),
         )
         .unwrap();
-    let mut raw = McpClient::in_memory(project.path(), &[]);
-    raw.initialize();
-    let (answer, _) = timed_call(&mut raw, "tree", "get-hierarchy", &json!({}));
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    let (answer, _) = timed_call(&mut raw, "tree", "get-hierarchy", &json!({})).await;
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
     assert_eq!(runs(&fake, "get-hierarchy"), 1);
 }
@@ -125,19 +128,19 @@ async fn a_read_only_call_cut_off_by_a_crash_is_sent_again_and_answered() {
 async fn a_call_to_a_hung_editor_is_answered_at_its_deadline_saying_it_may_have_run() {
     let project = project();
     let fake = fake(project.path()).await;
-    let mut raw = McpClient::in_memory(project.path(), &[]);
-    raw.initialize();
-    let (answer, _) = timed_call(&mut raw, "warm", "get-logs", &json!({}));
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    let (answer, _) = timed_call(&mut raw, "warm", "get-logs", &json!({})).await;
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
     fake.hang(None);
-    let (answer, took) = timed_call(&mut raw, "clear", "clear-console", &json!({"TimeoutSeconds": 2}));
+    let (answer, took) = timed_call(&mut raw, "clear", "clear-console", &json!({"TimeoutSeconds": 2})).await;
     says_it_may_have_run(&answer);
     assert!(took < Duration::from_secs(2) + LATE, "answered after {took:?}");
     assert_eq!(runs(&fake, "clear-console"), 0);
     fake.end_hang();
     // Once awake the Editor runs what it had read: once.
     eventually("the call to run after the hang", || runs(&fake, "clear-console") == 1).await;
-    let (answer, _) = timed_call(&mut raw, "after", "get-logs", &json!({}));
+    let (answer, _) = timed_call(&mut raw, "after", "get-logs", &json!({})).await;
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(runs(&fake, "clear-console"), 1, "never run a second time");
@@ -154,12 +157,12 @@ async fn a_call_no_editor_accepts_is_answered_at_its_deadline_saying_it_did_not_
     ];
     let fake = FakeUnity::start(config).await.unwrap();
     // A long wait for the tool list: a call must not spend its deadline on it.
-    let mut raw = McpClient::in_memory(project.path(), &["--tools-wait", "30"]);
-    raw.initialize();
-    let (answer, took) = timed_call(&mut raw, "clear", "clear-console", &json!({"TimeoutSeconds": 2}));
+    let mut raw = client::in_memory(project.path(), &["--tools-wait", "30"]);
+    raw.handshake().await;
+    let (answer, took) = timed_call(&mut raw, "clear", "clear-console", &json!({"TimeoutSeconds": 2})).await;
     says_it_did_not_run(&answer);
     assert!(took < Duration::from_secs(2) + LATE, "answered after {took:?}");
-    let (answer, took) = timed_call(&mut raw, "wait", "wait-for-editor-ready", &json!({"timeout_seconds": 5}));
+    let (answer, took) = timed_call(&mut raw, "wait", "wait-for-editor-ready", &json!({"timeout_seconds": 5})).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(took < Duration::from_secs(5) + LATE, "answered after {took:?}");
     assert_eq!(runs(&fake, "clear-console"), 0);
@@ -169,16 +172,16 @@ async fn a_call_no_editor_accepts_is_answered_at_its_deadline_saying_it_did_not_
 async fn wait_for_editor_ready_keeps_its_deadline_against_a_hung_editor() {
     let project = project();
     let fake = fake(project.path()).await;
-    let mut raw = McpClient::in_memory(project.path(), &[]);
-    raw.initialize();
-    let (answer, _) = timed_call(&mut raw, "warm", "get-logs", &json!({}));
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    let (answer, _) = timed_call(&mut raw, "warm", "get-logs", &json!({})).await;
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
     fake.hang(None);
-    let (answer, took) = timed_call(&mut raw, "wait", "wait-for-editor-ready", &json!({"timeout_seconds": 5}));
+    let (answer, took) = timed_call(&mut raw, "wait", "wait-for-editor-ready", &json!({"timeout_seconds": 5})).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(took < Duration::from_secs(5) + LATE, "answered after {took:?}");
     // Unity's own spelling of the parameter means the same.
-    let (answer, took) = timed_call(&mut raw, "wait2", "wait-for-editor-ready", &json!({"TimeoutSeconds": 5}));
+    let (answer, took) = timed_call(&mut raw, "wait2", "wait-for-editor-ready", &json!({"TimeoutSeconds": 5})).await;
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(took < Duration::from_secs(5) + LATE, "answered after {took:?}");
     fake.end_hang();
@@ -194,12 +197,12 @@ async fn a_second_request_with_the_id_of_one_in_flight_is_refused_and_runs_nothi
                 .method("clear-console"),
         )
         .unwrap();
-    let mut raw = McpClient::in_memory(project.path(), &[]);
-    raw.initialize();
-    tools_call(&mut raw, &json!(7), "clear-console", &json!({}));
-    tools_call(&mut raw, &json!(7), "clear-console", &json!({}));
-    let first = raw.answer(&json!(7));
-    let second = raw.answer(&json!(7));
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    tools_call(&mut raw, &json!(7), "clear-console", &json!({})).await;
+    tools_call(&mut raw, &json!(7), "clear-console", &json!({})).await;
+    let first = raw.answer(&json!(7)).await;
+    let second = raw.answer(&json!(7)).await;
     let (refused, answered) = if first.get("error").is_some() { (first, second) } else { (second, first) };
     assert_eq!(refused["error"]["code"], -32600, "{refused}");
     assert!(refused["error"]["message"].as_str().unwrap().contains("in flight"), "{refused}");
@@ -207,24 +210,24 @@ async fn a_second_request_with_the_id_of_one_in_flight_is_refused_and_runs_nothi
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(runs(&fake, "clear-console"), 1);
     // Once answered, the id can be used again.
-    tools_call(&mut raw, &json!(7), "get-logs", &json!({}));
-    assert_eq!(raw.answer(&json!(7))["result"]["isError"], Value::Null);
+    tools_call(&mut raw, &json!(7), "get-logs", &json!({})).await;
+    assert_eq!(raw.answer(&json!(7)).await["result"]["isError"], Value::Null);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn any_timeout_seconds_gets_a_clear_answer_and_the_bridge_keeps_serving() {
     let project = project();
     let fake = fake(project.path()).await;
-    let mut raw = McpClient::in_memory(project.path(), &[]);
-    raw.initialize();
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
     for (n, value) in [json!(1e19), json!(1e300), json!(-5), json!(0), json!("ten")].into_iter().enumerate() {
         let id = format!("t{n}");
-        let (answer, _) = timed_call(&mut raw, &id, "clear-console", &json!({"TimeoutSeconds": value}));
+        let (answer, _) = timed_call(&mut raw, &id, "clear-console", &json!({"TimeoutSeconds": value})).await;
         assert_eq!(answer["result"]["isError"], true, "{value}: {answer}");
         assert!(text(&answer).contains("TimeoutSeconds"), "{value}: {answer}");
     }
     assert_eq!(runs(&fake, "clear-console"), 0, "refused before it was sent");
-    let (answer, _) = timed_call(&mut raw, "ok", "clear-console", &json!({"TimeoutSeconds": 86400}));
+    let (answer, _) = timed_call(&mut raw, "ok", "clear-console", &json!({"TimeoutSeconds": 86400})).await;
     assert_eq!(answer["result"]["isError"], Value::Null, "{answer}");
 }
 
@@ -232,10 +235,10 @@ async fn any_timeout_seconds_gets_a_clear_answer_and_the_bridge_keeps_serving() 
 async fn methods_the_bridge_does_not_serve_are_not_found() {
     let project = project();
     let _fake = fake(project.path()).await;
-    let mut raw = McpClient::in_memory(project.path(), &[]);
-    raw.send(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#);
-    let capabilities = raw.answer(&json!("init"))["result"]["capabilities"].clone();
-    raw.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.line(r#"{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw-test","version":"1"}}}"#).await;
+    let capabilities = raw.answer(&json!("init")).await["result"]["capabilities"].clone();
+    raw.line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     for (n, (method, capability)) in [
         ("tools/foo", None),
         ("resources/list", Some("resources")),
@@ -247,8 +250,8 @@ async fn methods_the_bridge_does_not_serve_are_not_found() {
     .enumerate()
     {
         let params = if method == "logging/setLevel" { json!({"level": "info"}) } else { json!({}) };
-        raw.send(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).to_string());
-        let answer = raw.answer(&json!(n));
+        raw.line(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": params}).to_string()).await;
+        let answer = raw.answer(&json!(n)).await;
         match capability.and_then(|c| capabilities.get(c)) {
             Some(_) => assert!(answer.get("result").is_some(), "{method} is declared, so served: {answer}"),
             None => assert_eq!(answer["error"]["code"], -32601, "{method}: {answer}"),
@@ -268,13 +271,13 @@ async fn a_call_cut_off_by_a_crash_with_no_editor_back_may_have_run() {
                 .method("clear-console"),
         )
         .unwrap();
-    let mut raw = McpClient::in_memory(project.path(), &[]);
-    raw.initialize();
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
     let started = Instant::now();
-    tools_call(&mut raw, &json!("c"), "clear-console", &json!({"TimeoutSeconds": 3}));
+    tools_call(&mut raw, &json!("c"), "clear-console", &json!({"TimeoutSeconds": 3})).await;
     eventually("the call to start", || runs(&fake, "clear-console") == 1).await;
     fake.crash(CrashOptions::default()).await;
-    let answer = raw.answer(&json!("c"));
+    let answer = raw.answer(&json!("c")).await;
     says_it_may_have_run(&answer);
     assert!(started.elapsed() < Duration::from_secs(3) + LATE, "answered after {:?}", started.elapsed());
 }

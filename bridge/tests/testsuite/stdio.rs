@@ -4,15 +4,16 @@
 //! in `mcp`.)
 
 use std::{
-    io::{BufRead, BufReader, Write},
+    io::{BufRead, BufReader},
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
+use mcp_client::McpClient;
 use serde_json::{Value, json};
 
 use crate::{
-    client::McpClient,
+    client::{self, Expect},
     e2e::WAIT,
     service::{fake, project},
 };
@@ -21,22 +22,22 @@ use crate::{
 async fn stdin_eof_ends_the_process_promptly_even_with_calls_in_flight() {
     let project = project();
     let _fake = fake(project.path()).await;
-    let mut raw = McpClient::start(project.path(), &["--dev"]);
-    raw.initialize();
-    raw.send(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":30,"TimeoutSeconds":60}}}"#);
-    std::thread::sleep(Duration::from_millis(200));
+    let mut raw = client::start(project.path(), &["--dev"]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"debug-sleep","arguments":{"SleepSeconds":30,"TimeoutSeconds":60}}}"#).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
     raw.close_input();
     // A liveness bound, not a timing claim: the bench measures how fast.
-    let ended = raw.ended_within(Duration::from_secs(5)).expect("the bridge kept running after stdin closed");
+    let ended = raw.ended_within(Duration::from_secs(5)).await.expect("the bridge kept running after stdin closed");
     assert_eq!(ended, Ok(()));
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdin_eof_before_initialize_ends_the_process() {
     let project = project();
-    let mut raw = McpClient::start(project.path(), &[]);
+    let mut raw = client::start(project.path(), &[]);
     raw.close_input();
-    assert!(raw.ended_within(Duration::from_secs(5)).is_some());
+    assert!(raw.ended_within(Duration::from_secs(5)).await.is_some());
 }
 
 /// The end of a client's shutdown sequence (stdin closed, then SIGTERM):
@@ -49,15 +50,16 @@ async fn sigterm_ends_the_process_cleanly_and_the_recording_says_so() {
     let _fake = fake(project.path()).await;
     let dir = tempfile::tempdir().unwrap();
     let transcript = dir.path().join("run.jsonl");
-    let mut raw = McpClient::start(project.path(), &["--record", transcript.to_str().unwrap()]);
-    raw.initialize();
-    raw.send(
+    let mut raw = client::start(project.path(), &["--record", transcript.to_str().unwrap()]);
+    raw.handshake().await;
+    raw.line(
         r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"MaxCount":1}}}"#,
-    );
-    assert_eq!(raw.answer(&json!(1))["result"]["structuredContent"]["DisplayedCount"], 1);
+    )
+    .await;
+    assert_eq!(raw.answer(&json!(1)).await["result"]["structuredContent"]["DisplayedCount"], 1);
     let pid = nix::unistd::Pid::from_raw(raw.pid().unwrap() as i32);
     nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM).unwrap();
-    let ended = raw.ended_within(Duration::from_secs(5)).expect("the bridge kept running after SIGTERM");
+    let ended = raw.ended_within(Duration::from_secs(5)).await.expect("the bridge kept running after SIGTERM");
     assert_eq!(ended, Ok(()));
     let records = editor_link::transcript::Transcript::read(&transcript).unwrap().records;
     let last = records.last().unwrap().to_value();
@@ -106,12 +108,12 @@ fn is_zombie(pid: u32) -> bool {
 async fn logs_can_go_to_a_file_and_never_to_stdout() {
     let project = project();
     let log = project.path().join("bridge.log");
-    let mut raw = McpClient::start(project.path(), &["--log-file", log.to_str().unwrap(), "--log-level", "debug"]);
-    raw.initialize();
-    raw.send(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#);
-    raw.answer(&json!(2));
+    let mut raw = client::start(project.path(), &["--log-file", log.to_str().unwrap(), "--log-level", "debug"]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#).await;
+    raw.answer(&json!(2)).await;
     raw.close_input();
-    raw.ended_within(Duration::from_secs(5)).unwrap().unwrap();
+    raw.ended_within(Duration::from_secs(5)).await.unwrap().unwrap();
     let text = std::fs::read_to_string(&log).unwrap();
     assert!(text.contains("unity-mcp-bridge serving MCP on stdio") && text.contains("MCP client"), "{text}");
 }
@@ -120,42 +122,32 @@ async fn logs_can_go_to_a_file_and_never_to_stdout() {
 /// some launchers one socket for both stdin and stdout: the bridge serves
 /// over them, and reaching stdin's end does not shut stdout's side.
 #[cfg(unix)]
-#[test]
-fn stdio_over_one_socket_pair_is_served() {
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stdio_over_one_socket_pair_is_served() {
     use std::os::unix::net::UnixStream;
     let project = project();
     let (ours, theirs) = UnixStream::pair().unwrap();
-    let mut child = Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"))
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"))
         .arg("--project")
         .arg(project.path())
         .args(["--log-level", "warn"])
         .stdin(Stdio::from(std::os::fd::OwnedFd::from(theirs.try_clone().unwrap())))
         .stdout(Stdio::from(std::os::fd::OwnedFd::from(theirs)))
         .stderr(Stdio::null())
+        .kill_on_drop(true)
         .spawn()
         .unwrap();
-    ours.set_read_timeout(Some(WAIT)).unwrap();
-    let mut reader = BufReader::new(ours.try_clone().unwrap());
-    let mut writer = ours;
-    let mut ask = |line: &str| {
-        writer.write_all(format!("{line}\n").as_bytes()).unwrap();
-        let mut answer = String::new();
-        reader.read_line(&mut answer).unwrap();
-        serde_json::from_str::<Value>(&answer).unwrap_or_else(|e| panic!("{answer:?}: {e}"))
-    };
-    let init = ask(
-        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"socket-test","version":"1"}}}"#,
-    );
-    assert_eq!(init["result"]["protocolVersion"], "2025-06-18", "{init}");
-    for id in 2..5 {
-        assert_eq!(ask(&format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#))["id"], id);
+    ours.set_nonblocking(true).unwrap();
+    let (from_bridge, to_bridge) = tokio::net::UnixStream::from_std(ours).unwrap().into_split();
+    let mut raw = McpClient::over(from_bridge, to_bridge, None).strict();
+    raw.handshake().await;
+    for _ in 2..5 {
+        raw.call_method("ping", json!({})).await.unwrap();
     }
-    writer.shutdown(std::net::Shutdown::Write).unwrap();
-    let deadline = Instant::now() + WAIT;
-    while child.try_wait().unwrap().is_none() {
-        assert!(Instant::now() < deadline, "the bridge did not exit at stdin EOF within {WAIT:?}");
-        std::thread::sleep(Duration::from_millis(10));
-    }
+    // Dropping the writing half shuts the socket down for writing: EOF.
+    raw.close_input();
+    let status = tokio::time::timeout(WAIT, child.wait()).await;
+    assert!(status.is_ok(), "the bridge did not exit at stdin EOF within {WAIT:?}");
 }
 
 /// stdin from a file (neither pipe nor socket) is read through tokio's

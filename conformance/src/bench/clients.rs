@@ -7,21 +7,21 @@ use std::{
     collections::HashMap,
     ffi::OsString,
     path::{Path, PathBuf},
-    process::Stdio,
     time::{Duration, Instant},
 };
 
 use bytes::BytesMut;
 use editor_link::framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame};
 use futures_util::StreamExt;
+use mcp_client::{McpClient, Stderr};
 use serde_json::{Value, json};
 use tokio::{
-    io::{AsyncBufReadExt, AsyncWriteExt, BufReader},
+    io::AsyncWriteExt,
     net::{
         TcpStream,
         tcp::{OwnedReadHalf, OwnedWriteHalf},
     },
-    process::{Child, ChildStdin, ChildStdout, Command},
+    process::Command,
 };
 use tokio_util::codec::FramedRead;
 
@@ -80,16 +80,11 @@ impl BridgeUnderTest {
                 command
             }
         };
-        command
-            .current_dir(project)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .kill_on_drop(true);
-        let mut child = command.spawn().map_err(|e| anyhow::anyhow!("cannot start {}: {e}", self.label))?;
-        let stdin = child.stdin.take().ok_or_else(|| anyhow::anyhow!("{}: no stdin", self.label))?;
-        let stdout = child.stdout.take().ok_or_else(|| anyhow::anyhow!("{}: no stdout", self.label))?;
-        Ok(McpChild { child, stdin, stdout: BufReader::with_capacity(1 << 16, stdout), next_id: 1, line: Vec::new() })
+        command.current_dir(project);
+        let client = McpClient::spawn(command, Stderr::Discard)
+            .map_err(|e| anyhow::anyhow!("cannot start {}: {e}", self.label))?
+            .named("unity-conformance-bench");
+        Ok(McpChild { client })
     }
 }
 
@@ -105,50 +100,35 @@ pub struct Answer {
     pub value: Option<Value>,
 }
 
-/// A bridge started by the benchmark.
+/// A bridge started by the benchmark, spoken to by the project's one MCP
+/// client; answers are read as lines and judged from their head, so a
+/// large result is never built.
 pub struct McpChild {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    next_id: u64,
-    line: Vec<u8>,
+    client: McpClient,
 }
 
 impl std::fmt::Debug for McpChild {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("McpChild").field("pid", &self.child.id()).finish_non_exhaustive()
+        f.debug_struct("McpChild").field("pid", &self.client.pid()).finish_non_exhaustive()
     }
 }
 
 impl McpChild {
     /// Writes a request; returns its id.
     pub async fn send(&mut self, method: &str, params: &Value) -> anyhow::Result<u64> {
-        let id = self.next_id;
-        self.next_id += 1;
-        let mut line = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
-        line.push(b'\n');
-        self.stdin.write_all(&line).await.map_err(|e| anyhow::anyhow!("the bridge stopped reading stdin: {e}"))?;
-        Ok(id)
-    }
-
-    async fn notify(&mut self, method: &str) -> anyhow::Result<()> {
-        let mut line = serde_json::to_vec(&json!({"jsonrpc": "2.0", "method": method}))?;
-        line.push(b'\n');
-        self.stdin.write_all(&line).await?;
-        Ok(())
+        let id = self.client.request(method, params.clone()).await?;
+        id.as_u64().ok_or_else(|| anyhow::anyhow!("the client made a non-integer id {id}"))
     }
 
     /// The next answer to one of our requests (notifications and the
     /// server's own requests are passed over). `parse` keeps the answer.
     pub async fn next_answer(&mut self, parse: bool) -> anyhow::Result<Answer> {
         loop {
-            self.line.clear();
-            let read = tokio::time::timeout(ANSWER_TIMEOUT, self.stdout.read_until(b'\n', &mut self.line))
-                .await
-                .map_err(|_| anyhow::anyhow!("no answer within {ANSWER_TIMEOUT:?}"))??;
-            if read == 0 {
-                anyhow::bail!("the bridge closed stdout (it exited?)");
-            }
+            let line = self
+                .client
+                .next_line(ANSWER_TIMEOUT)
+                .await?
+                .ok_or_else(|| anyhow::anyhow!("no answer within {ANSWER_TIMEOUT:?}"))?;
             // Enough of the message to judge it without building a tree of
             // a 64 MiB result.
             #[derive(serde::Deserialize)]
@@ -163,12 +143,12 @@ impl McpChild {
                 #[serde(rename = "isError", default)]
                 is_error: bool,
             }
-            let head: Head = serde_json::from_slice(&self.line)
+            let head: Head = serde_json::from_slice(line)
                 .map_err(|e| anyhow::anyhow!("the bridge wrote a line that is not JSON-RPC: {e}"))?;
             let Some(id) = head.id.as_ref().and_then(Value::as_u64).filter(|_| head.method.is_none()) else {
                 continue;
             };
-            let value = if parse { Some(serde_json::from_slice::<Value>(&self.line)?) } else { None };
+            let value = if parse { Some(serde_json::from_slice::<Value>(line)?) } else { None };
             let error = match (&head.error, &head.result) {
                 (Some(error), _) => Some(error.to_string()),
                 (None, Some(result)) if result.is_error => Some(match &value {
@@ -178,7 +158,8 @@ impl McpChild {
                 (None, Some(_)) => None,
                 (None, None) => Some("an answer with neither result nor error".to_owned()),
             };
-            return Ok(Answer { id, error, bytes: self.line.len(), value });
+            // The line with its newline, as the bridge wrote it.
+            return Ok(Answer { id, error, bytes: line.len() + 1, value });
         }
     }
 
@@ -200,12 +181,8 @@ impl McpChild {
 
     /// `initialize`, then `notifications/initialized`.
     pub async fn initialize(&mut self) -> anyhow::Result<()> {
-        let params = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "unity-conformance-bench", "version": env!("CARGO_PKG_VERSION")}});
-        let answer = self.request("initialize", &params).await?;
-        if let Some(error) = answer.error {
-            anyhow::bail!("initialize failed: {error}");
-        }
-        self.notify("notifications/initialized").await
+        self.client.initialize().await?;
+        Ok(())
     }
 
     /// Every tool's name (all pages of `tools/list`).
@@ -267,7 +244,7 @@ impl McpChild {
     }
 
     pub fn pid(&self) -> anyhow::Result<u32> {
-        self.child.id().ok_or_else(|| anyhow::anyhow!("the bridge has exited"))
+        self.client.pid().ok_or_else(|| anyhow::anyhow!("the bridge has exited"))
     }
 
     /// Resident memory of the bridge and the processes it started, KiB.

@@ -59,7 +59,7 @@ async fn answers_to(mcp: &mut crate::bridge::McpProcess, id: &Value, wait: Durat
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         match mcp.next_message(left).await? {
             None => return Ok(answers),
-            Some(m) if m.get("method").is_some() => mcp.notifications.push(m),
+            Some(m) if m.get("method").is_some() => mcp.notifications().push(m),
             Some(m) if m.get("id") == Some(id) => answers.push(m),
             Some(m) => return violation(format!("an answer to an id that was not asked for: {m}")),
         }

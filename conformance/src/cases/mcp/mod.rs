@@ -338,7 +338,7 @@ async fn slow_call(s: &Session, mcp: &mut McpProcess, rule: &str) -> Result<Valu
 
 /// Waits for a notification with `method` (already received ones count).
 async fn notification(mcp: &mut McpProcess, method: &str, within: Duration) -> Result<Option<Value>, Finding> {
-    if let Some(n) = mcp.notifications.iter().find(|n| n["method"] == method) {
+    if let Some(n) = mcp.notifications().iter().find(|n| n["method"] == method) {
         return Ok(Some(n.clone()));
     }
     let deadline = tokio::time::Instant::now() + within;
@@ -347,7 +347,7 @@ async fn notification(mcp: &mut McpProcess, method: &str, within: Duration) -> R
         match mcp.next_message(left).await? {
             None => return Ok(None),
             Some(m) if m["method"] == method => return Ok(Some(m)),
-            Some(m) if m.get("method").is_some() => mcp.notifications.push(m),
+            Some(m) if m.get("method").is_some() => mcp.notifications().push(m),
             Some(m) => return violation(format!("an answer nobody asked for: {m}")),
         }
     }

@@ -47,7 +47,7 @@ pub(super) fn list_changed_after_initialized(s: Session) -> CheckFuture {
         let answer = mcp
             .call_method(
                 "initialize",
-                json!({"protocolVersion": crate::bridge::CLIENT_VERSION, "capabilities": {},
+                json!({"protocolVersion": mcp_client::CLIENT_VERSION, "capabilities": {},
                        "clientInfo": {"name": "unity-conformance", "version": "1"}}),
             )
             .await?;

@@ -244,7 +244,7 @@ pub(super) fn progress(s: Session) -> CheckFuture {
         let answer = mcp.response(&id).await?;
         ensure!(answer.get("result").is_some(), "run-tests: {answer}");
         let during: Vec<Value> =
-            mcp.notifications.drain(..).filter(|n| n["method"] == "notifications/progress").collect();
+            mcp.notifications().drain(..).filter(|n| n["method"] == "notifications/progress").collect();
         ensure!(
             !during.is_empty(),
             "no notifications/progress for a call that asked for it (run-tests reports progress)"
@@ -272,7 +272,7 @@ pub(super) fn progress_only_when_asked(s: Session) -> CheckFuture {
         ensure!(answer.get("result").is_some(), "run-tests: {answer}");
         let _ = notification(&mut mcp, "notifications/progress", Duration::from_millis(300)).await?;
         let progress: Vec<&Value> =
-            mcp.notifications.iter().filter(|n| n["method"] == "notifications/progress").collect();
+            mcp.notifications().iter().filter(|n| n["method"] == "notifications/progress").collect();
         ensure!(progress.is_empty(), "progress sent for a call without a progressToken: {}", progress[0]);
         mcp.finish().await
     })
