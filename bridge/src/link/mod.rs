@@ -7,7 +7,9 @@
 //! - [`socket`] — one TCP connection: framing, matching answers to requests,
 //!   and how far each request got.
 //! - [`call`] — one call, answered once, by its deadline, honestly.
-//! - [`supervisor`] — finding the Editor, connecting, the handshake, and
+//! - [`handshake`] — connecting to one candidate: framing, `get-version`
+//!   (is it this project's Editor), `set-client-name`.
+//! - [`supervisor`] — finding the Editor (discovery), reconnecting, and
 //!   following it through reloads.
 //! - [`watchdog`] — noticing an Editor that stopped answering.
 //!
@@ -15,6 +17,7 @@
 //! is the one way requests reach the Editor.
 
 mod call;
+mod handshake;
 mod socket;
 mod supervisor;
 mod watchdog;

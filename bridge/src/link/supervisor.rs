@@ -1,54 +1,18 @@
-//! Keeping the connection: find the Editor (discovery), connect, shake hands
-//! (`get-version`: is it this project's Editor, which Editor process, what
-//! can it do), serve until the connection ends, and start again — at the
-//! fast reload pace while the Editor is expected back, with backoff while it
-//! is absent.
-//!
-//! Framing: header framing first; the legacy newline framing only when the
-//! Editor gave a verdict against header framing (it closed the connection
-//! or sent something that is not a header). An Editor that says nothing is
-//! busy or hung, not old: a timeout changes nothing.
+//! Keeping the connection: find the Editor (discovery), connect and shake
+//! hands ([`super::handshake`]), serve until the connection ends, and start
+//! again — at the fast reload pace while the Editor is expected back, with
+//! backoff while it is absent.
 
 use std::{
-    sync::{Arc, atomic::Ordering},
+    sync::Arc,
     time::{Duration, Instant, SystemTime},
 };
 
-use serde_json::json;
-
 use super::{
-    EditorInfo, FramingChoice, Link, LinkEvent, LinkState, Phase, ReloadRecord,
-    socket::{CloseReason, EditorConnection, ExchangeError, lock},
+    Link, LinkEvent, LinkState, Phase, ReloadRecord,
+    socket::{CloseReason, EditorConnection, lock},
 };
-use editor_link::{
-    discovery::{Candidate, Candidates, iso_timestamp, same_folder},
-    framing::Framing,
-    jsonrpc::ErrorKind,
-};
-
-/// Why one candidate could not be used.
-#[derive(Debug)]
-enum ConnectError {
-    /// Nothing to connect to, or the connection failed.
-    Unreachable(String),
-    /// Connected, and the Editor said nothing: busy or hung.
-    Silent(String),
-    /// Another project's Editor.
-    OtherProject(String),
-    /// It answered in a way that rules this framing out.
-    WrongFraming(String),
-}
-
-impl std::fmt::Display for ConnectError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            ConnectError::Unreachable(why)
-            | ConnectError::Silent(why)
-            | ConnectError::OtherProject(why)
-            | ConnectError::WrongFraming(why) => f.write_str(why),
-        }
-    }
-}
+use editor_link::discovery::{Candidates, iso_timestamp};
 
 impl Link {
     /// The background task: find, connect, serve until closed, repeat.
@@ -150,86 +114,5 @@ impl Link {
         };
         self.phase.send_replace(next);
         let _ = self.events.send(LinkEvent::Disconnected);
-    }
-
-    /// The framings to try, in order.
-    fn framings(&self) -> Vec<Framing> {
-        match self.config.framing {
-            FramingChoice::Header => vec![Framing::Header],
-            FramingChoice::Newline => vec![Framing::Newline],
-            FramingChoice::Auto => match lock(&self.memory).last.as_ref().map(|c| c.framing) {
-                Some(Framing::Newline) => vec![Framing::Newline, Framing::Header],
-                _ => vec![Framing::Header, Framing::Newline],
-            },
-        }
-    }
-
-    /// Connects to one candidate and shakes hands; checks it is this
-    /// project's Editor.
-    async fn connect(&self, candidate: &Candidate) -> Result<Arc<EditorConnection>, ConnectError> {
-        let mut last = None;
-        for framing in self.framings() {
-            match self.connect_with(candidate, framing).await {
-                Err(ConnectError::WrongFraming(why)) => last = Some(ConnectError::WrongFraming(why)),
-                other => return other,
-            }
-        }
-        Err(last.unwrap_or_else(|| ConnectError::Unreachable("no framing to try".into())))
-    }
-
-    async fn connect_with(
-        &self,
-        candidate: &Candidate,
-        framing: Framing,
-    ) -> Result<Arc<EditorConnection>, ConnectError> {
-        let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        let connection = EditorConnection::open(
-            candidate.port,
-            framing,
-            number,
-            &self.config,
-            self.recorder.clone(),
-            self.events.clone(),
-        )
-        .await
-        .map_err(ConnectError::Unreachable)?;
-        let limit = self.config.connect_timeout;
-        match connection.exchange(self.fresh_id(), "get-version", json!({}), limit).await {
-            Ok(version) => {
-                let info = EditorInfo::from_version(&version);
-                if let (Some(project), Some(data_path)) = (&self.config.locator.project, &info.data_path) {
-                    if !same_folder(std::path::Path::new(data_path), &project.join("Assets")) {
-                        connection.close(CloseReason::Stopped);
-                        return Err(ConnectError::OtherProject(format!(
-                            "that Editor has another project open ({data_path})"
-                        )));
-                    }
-                }
-                *lock(&connection.info) = info;
-            }
-            // An Editor without get-version, or one that refuses it: it
-            // speaks this framing; serve it all the same.
-            Err(ExchangeError::Editor(e)) => {
-                if e.kind() != ErrorKind::MethodNotFound {
-                    tracing::warn!(%e, "the Editor answered get-version with an error");
-                }
-            }
-            Err(ExchangeError::NoAnswer) => {
-                connection.close(CloseReason::Stopped);
-                return Err(ConnectError::Silent(format!(
-                    "connected, but no answer to get-version within {limit:?} (Unity busy or hung)"
-                )));
-            }
-            Err(e @ (ExchangeError::Closed(_) | ExchangeError::Unusable(_))) => {
-                connection.close(CloseReason::Stopped);
-                return Err(ConnectError::WrongFraming(format!("{e} ({framing} framing)")));
-            }
-        }
-        lock(&connection.session_id).clone_from(&candidate.session_id);
-        let name = lock(&self.memory).client_name.clone();
-        if let Some(name) = name {
-            let _ = connection.exchange(self.fresh_id(), "set-client-name", json!({"ClientName": name}), limit).await;
-        }
-        Ok(connection)
     }
 }
