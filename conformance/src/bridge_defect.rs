@@ -98,6 +98,16 @@ pub enum BridgeDefect {
     /// Fails with a JSON-RPC error (a panicked task) on a TimeoutSeconds of
     /// 1e18 or more.
     FailsOnHugeTimeout,
+    /// Serves only after `initialize`: a 2026-07-28 request before it gets
+    /// -32600 "before initialize" (the bridge before it spoke 2026-07-28).
+    RequiresHandshake,
+    /// Says `"requested": null` in its -32022 refusal.
+    NullRequested,
+    /// Answers the methods 2026-07-28 removed (ping, logging/setLevel) in
+    /// that revision as if they were still there.
+    AnswersRemovedMethods,
+    /// Leaves `resultType` out of its results.
+    NoResultType,
 }
 
 impl BridgeDefect {
@@ -264,7 +274,22 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                 asked["params"]["_meta"] = json!({"progressToken": format!("relay-{relay_tokens}")});
                 line = asked.to_string();
             }
+            let stateless = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].is_string();
             let dropped = match defect {
+                BridgeDefect::RequiresHandshake if stateless && id.is_some() && !initialize_seen => {
+                    let _ = out_up.send(
+                        json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32600,
+                        "message": format!("Invalid Request: {method} before initialize")}})
+                        .to_string(),
+                    );
+                    true
+                }
+                BridgeDefect::AnswersRemovedMethods
+                    if stateless && id.is_some() && matches!(method.as_str(), "ping" | "logging/setLevel") =>
+                {
+                    let _ = out_up.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}).to_string());
+                    true
+                }
                 BridgeDefect::IgnoresBatches => message.is_array(),
                 BridgeDefect::IgnoresPing => method == "ping",
                 BridgeDefect::AnswersUndeclaredMethods if id.is_some() && !method.is_empty() => {
@@ -421,6 +446,14 @@ fn tool_text(message: &Value) -> String {
 fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Option<String> {
     let notification = message.get("method").and_then(Value::as_str).unwrap_or("");
     match defect {
+        BridgeDefect::NullRequested if message["error"]["code"] == json!(-32022) => {
+            message["error"]["data"]["requested"] = Value::Null;
+        }
+        BridgeDefect::NoResultType => {
+            if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
+                result.remove("resultType");
+            }
+        }
         BridgeDefect::PinsVersion if method == "initialize" => {
             message["result"]["protocolVersion"] = json!("2024-11-05");
         }

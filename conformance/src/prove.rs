@@ -137,6 +137,15 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         D::RunsDuplicateIds => &["mcp.duplicate-id"],
         D::AnswersUndeclaredMethods => &["mcp.unknown-method"],
         D::FailsOnHugeTimeout => &["mcp.tools-call.timeout-range"],
+        D::RequiresHandshake => &[
+            "mcp.stateless.call",
+            "mcp.stateless.unsupported-version",
+            "mcp.stateless.removed-method",
+            "mcp.stateless.missing-meta",
+        ],
+        D::NullRequested => &["mcp.stateless.unsupported-version"],
+        D::AnswersRemovedMethods => &["mcp.stateless.removed-method"],
+        D::NoResultType => &["mcp.stateless.call", "mcp.initialize.server-discover"],
     }
 }
 

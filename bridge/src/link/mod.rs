@@ -356,7 +356,15 @@ impl Link {
 
     /// The name sent with `set-client-name` on every connect.
     pub fn set_client_name(self: &Arc<Self>, name: &str) {
-        lock(&self.memory).client_name = Some(name.to_owned());
+        {
+            // A 2026-07-28 client names itself on every request: Unity is
+            // told once, and again on each connect.
+            let mut memory = lock(&self.memory);
+            if memory.client_name.as_deref() == Some(name) {
+                return;
+            }
+            memory.client_name = Some(name.to_owned());
+        }
         if let Some(conn) = self.current() {
             let link = self.clone();
             let name = name.to_owned();

@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::{io::AsyncRead, sync::mpsc};
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
 
-use super::{SUPPORTED_VERSIONS, out::Out};
+use super::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, STATELESS_VERSION, SUPPORTED_VERSIONS, out::Out};
 use editor_link::framing::{Frame, FrameDecoder, Framing};
 
 /// Largest line accepted on the input.
@@ -65,7 +65,7 @@ pub(super) async fn read_input(
     closed: CancellationToken,
 ) {
     let mut lines = FramedRead::new(input, FrameDecoder::new(Framing::Newline, INPUT_LIMIT));
-    let mut guard = Guard { initialize_seen: false, in_flight };
+    let mut guard = Guard { initialize_seen: false, stateless_seen: false, in_flight };
     while let Some(frame) = lines.next().await {
         match frame {
             Ok(Frame::Body(line)) => {
@@ -95,8 +95,75 @@ pub(super) async fn read_input(
 /// What the guard knows of the session.
 #[derive(Debug)]
 struct Guard {
+    /// A handshake-era session began (`initialize`).
     initialize_seen: bool,
+    /// A 2026-07-28 request was served: rmcp runs its stateless lifecycle.
+    stateless_seen: bool,
     in_flight: InFlight,
+}
+
+/// The revision a message says it speaks: a request carrying
+/// `_meta["io.modelcontextprotocol/protocolVersion"]` is 2026-07-28-style
+/// (stateless); anything else belongs to the handshake revisions.
+#[derive(Debug)]
+enum Era<'a> {
+    Handshake,
+    Stateless(&'a serde_json::Map<String, Value>),
+}
+
+impl<'a> Era<'a> {
+    fn of(message: &'a serde_json::Map<String, Value>) -> Era<'a> {
+        match message.get("params").and_then(|p| p.get("_meta")).and_then(Value::as_object) {
+            Some(meta) if meta.contains_key(PROTOCOL_VERSION_KEY) => Era::Stateless(meta),
+            _ => Era::Handshake,
+        }
+    }
+}
+
+/// What 2026-07-28 removed, answered "method not found" for its requests.
+const REMOVED_IN_STATELESS: &[&str] = &[
+    "initialize",
+    "ping",
+    "logging/setLevel",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "tasks/get",
+    "tasks/result",
+    "tasks/list",
+    "tasks/cancel",
+];
+
+type Refusal = (i64, String, Option<Value>);
+
+/// Checks a 2026-07-28 request's `_meta` and method: the revision's own
+/// errors for a version not served (-32022, with the supported list), a
+/// required key missing or mistyped (-32602), a removed method (-32601).
+fn check_stateless(meta: &serde_json::Map<String, Value>, method: &str) -> Result<(), Refusal> {
+    let Some(requested) = meta.get(PROTOCOL_VERSION_KEY).and_then(Value::as_str) else {
+        return Err((-32602, format!("Invalid params: _meta[\"{PROTOCOL_VERSION_KEY}\"] must be a string"), None));
+    };
+    if !SUPPORTED_VERSIONS.contains(&requested) {
+        return Err((
+            i64::from(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0),
+            "Unsupported protocol version".into(),
+            Some(json!({"supported": SUPPORTED_VERSIONS, "requested": requested})),
+        ));
+    }
+    if !meta.get(CLIENT_CAPABILITIES_KEY).is_some_and(Value::is_object) {
+        return Err((
+            -32602,
+            format!("Invalid params: _meta is missing the required key {CLIENT_CAPABILITIES_KEY} (an object)"),
+            None,
+        ));
+    }
+    if requested == STATELESS_VERSION && REMOVED_IN_STATELESS.contains(&method) {
+        return Err((
+            -32601,
+            format!("Method not found: {method} is not part of MCP {STATELESS_VERSION}"),
+            Some(json!(method)),
+        ));
+    }
+    Ok(())
 }
 
 impl Guard {
@@ -133,31 +200,41 @@ impl Guard {
             return None;
         }
         let method = obj.get("method").and_then(Value::as_str);
-        if method == Some("server/discover") {
-            if id.is_some() {
-                let requested = obj.get("params").and_then(|p| p.get("_meta")).and_then(|m| m.get("protocolVersion"));
-                out.error(
-                    id,
-                    i64::from(ErrorCode::UNSUPPORTED_PROTOCOL_VERSION.0),
-                    "Unsupported protocol version: this server uses the initialize handshake",
-                    Some(json!({"supported": SUPPORTED_VERSIONS, "requested": requested})),
-                );
+        let era = Era::of(obj);
+        match (era, method, id) {
+            // A 2026-07-28 request is answered on its own: checked here,
+            // then served by rmcp with no handshake.
+            (Era::Stateless(meta), Some(method), Some(id)) => {
+                if let Err((code, message, data)) = check_stateless(meta, method) {
+                    out.error(Some(id), code, &message, data);
+                    return None;
+                }
+                if method != "server/discover" {
+                    // The probe chooses nothing; a request served starts
+                    // rmcp's stateless lifecycle, and notifications may follow.
+                    self.stateless_seen = true;
+                }
             }
-            return None;
-        }
-        if !self.initialize_seen {
-            match (method, id) {
-                (Some("initialize"), Some(_)) => self.initialize_seen = true,
-                (Some("ping"), Some(_)) => {}
-                (Some(method), Some(id)) => {
-                    out.error(Some(id), -32600, &format!("Invalid Request: {method} before initialize"), None);
-                    return None;
-                }
-                // Notifications and stray responses before initialize: ignored.
-                _ => {
-                    tracing::debug!(?method, "message before initialize ignored");
-                    return None;
-                }
+            (Era::Handshake, Some("server/discover"), Some(id)) => {
+                out.error(
+                    Some(id),
+                    -32602,
+                    &format!("Invalid params: server/discover needs params._meta with {PROTOCOL_VERSION_KEY} and {CLIENT_CAPABILITIES_KEY}"),
+                    None,
+                );
+                return None;
+            }
+            _ if self.initialize_seen || self.stateless_seen => {}
+            (_, Some("initialize"), Some(_)) => self.initialize_seen = true,
+            (_, Some("ping"), Some(_)) => {}
+            (_, Some(method), Some(id)) => {
+                out.error(Some(id), -32600, &format!("Invalid Request: {method} before initialize"), None);
+                return None;
+            }
+            // Notifications and stray responses before the session began: ignored.
+            _ => {
+                tracing::debug!(?method, "message before initialize ignored");
+                return None;
             }
         }
         match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
@@ -205,7 +282,7 @@ impl Guard {
 /// method — including MCP's for capabilities it does not declare, such as
 /// resources, prompts, completions and logging — is not found.
 fn is_mcp_method(method: &str) -> bool {
-    matches!(method, "initialize" | "ping" | "tools/list" | "tools/call")
+    matches!(method, "initialize" | "ping" | "tools/list" | "tools/call" | "server/discover")
 }
 
 /// The transport rmcp sees: messages the guard let through, and the output.
@@ -247,7 +324,7 @@ mod tests {
 
     fn guard_lines(lines: &[&str]) -> (Vec<String>, Vec<Value>) {
         let (out, mut rx) = Out::new();
-        let mut guard = Guard { initialize_seen: false, in_flight: InFlight::default() };
+        let mut guard = Guard { initialize_seen: false, stateless_seen: false, in_flight: InFlight::default() };
         let mut passed = Vec::new();
         for line in lines {
             if let Some(m) = guard.check(line.as_bytes(), &out) {
@@ -283,7 +360,7 @@ mod tests {
         assert_eq!(
             codes,
             [
-                (json!(1), -32022),
+                (json!(1), -32602),
                 (json!(2), -32600),
                 (Value::Null, -32700),
                 (Value::Null, -32600),
@@ -292,6 +369,42 @@ mod tests {
                 (json!(7), -32600)
             ]
         );
-        assert_eq!(answered[0]["error"]["data"]["supported"], json!(SUPPORTED_VERSIONS));
+        assert!(answered[0]["error"]["message"].as_str().unwrap().contains(PROTOCOL_VERSION_KEY), "{}", answered[0]);
+    }
+
+    fn stateless(id: u32, method: &str, meta: &Value) -> String {
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"_meta": meta}}).to_string()
+    }
+
+    #[test]
+    fn a_2026_07_28_request_is_served_without_a_handshake_or_refused_by_the_revisions_rules() {
+        let meta = json!({PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}});
+        let lines = [
+            stateless(1, "server/discover", &meta),
+            stateless(2, "tools/list", &json!({PROTOCOL_VERSION_KEY: "2099-01-01", CLIENT_CAPABILITIES_KEY: {}})),
+            stateless(3, "tools/list", &json!({PROTOCOL_VERSION_KEY: "2026-07-28"})),
+            stateless(4, "tools/list", &json!({PROTOCOL_VERSION_KEY: 20260728, CLIENT_CAPABILITIES_KEY: {}})),
+            stateless(5, "ping", &meta),
+            stateless(6, "logging/setLevel", &meta),
+            // Before any request is served, a notification is not passed on
+            // (rmcp would end the session); after one, it is.
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 1, "_meta": meta}})
+                .to_string(),
+            stateless(7, "tools/list", &meta),
+            json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 7, "_meta": meta}})
+                .to_string(),
+        ];
+        let lines: Vec<&str> = lines.iter().map(String::as_str).collect();
+        let (passed, answered) = guard_lines(&lines);
+        assert_eq!(passed, ["server/discover", "tools/list", "notifications/cancelled"]);
+        let codes: Vec<(Value, i64)> =
+            answered.iter().map(|a| (a["id"].clone(), a["error"]["code"].as_i64().unwrap())).collect();
+        assert_eq!(
+            codes,
+            [(json!(2), -32022), (json!(3), -32602), (json!(4), -32602), (json!(5), -32601), (json!(6), -32601)]
+        );
+        // The refusal names what was asked, as a string, beside what is served.
+        assert_eq!(answered[0]["error"]["data"], json!({"supported": SUPPORTED_VERSIONS, "requested": "2099-01-01"}));
+        assert!(answered[1]["error"]["message"].as_str().unwrap().contains(CLIENT_CAPABILITIES_KEY));
     }
 }

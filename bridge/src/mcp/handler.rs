@@ -15,7 +15,7 @@ use rmcp::{
     ErrorData as McpError, Peer, RoleServer, ServerHandler,
     model::{
         CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod, CompleteRequestParams,
-        CompleteResult, DiscoverResult, ErrorCode, InitializeRequestParams, InitializeResult, ListPromptsRequestMethod,
+        CompleteResult, DiscoverResult, InitializeRequestParams, InitializeResult, ListPromptsRequestMethod,
         ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
         ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
         ProtocolVersion, Tool,
@@ -25,7 +25,7 @@ use rmcp::{
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{SUPPORTED_VERSIONS, ServeOptions, guard::InFlight};
+use super::{HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, ServeOptions, guard::InFlight};
 use crate::bridge::{Bridge, CallRefused, Progress, ProgressSink};
 
 pub(super) struct Handler {
@@ -82,9 +82,17 @@ impl Handler {
         handler
     }
 
+    /// A 2026-07-28 request names its client in `_meta` (there is no
+    /// initialize to do it): Unity is told, as after an initialize.
+    fn note_client(&self, context: &RequestContext<RoleServer>) {
+        if let Some(client) = context.meta.client_info() {
+            self.bridge.link.set_client_name(&client.name);
+        }
+    }
+
     fn info(&self) -> InitializeResult {
         let info = json!({
-            "protocolVersion": SUPPORTED_VERSIONS[0],
+            "protocolVersion": HANDSHAKE_VERSIONS[0],
             "capabilities": {"tools": {"listChanged": true}},
             "serverInfo": {"name": "unity-mcp-bridge", "title": "Unity Editor", "version": crate::VERSION},
             "instructions": "Tools of the Unity Editor that has this project open. After changing C# scripts, call compile (or wait-for-editor-ready): Unity recompiles and reloads, and the bridge reconnects on its own. bridge-status says whether Unity is reachable.",
@@ -133,12 +141,20 @@ impl ServerHandler for Handler {
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
-        // The guard answers server/discover; this is never reached.
-        Err(McpError::new(
-            ErrorCode::UNSUPPORTED_PROTOCOL_VERSION,
-            "Unsupported protocol version",
-            Some(json!({"supported": SUPPORTED_VERSIONS})),
-        ))
+        // In 2026-07-28, `tools/list_changed` reaches only a client that
+        // subscribed (`subscriptions/listen`, not served yet): the tools
+        // capability is declared without it there.
+        let info = self.info();
+        let mut result = json!({
+            "resultType": "complete",
+            "supportedVersions": SUPPORTED_VERSIONS,
+            "capabilities": {"tools": {}},
+            "instructions": info.instructions,
+            "ttlMs": 0,
+            "cacheScope": "private",
+        });
+        result["_meta"] = json!({"io.modelcontextprotocol/serverInfo": info.server_info});
+        to_rmcp(result)
     }
 
     async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
@@ -185,6 +201,7 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let _release_if_cancelled = ReleaseIfCancelled::new(&self.in_flight, &context);
+        self.note_client(&context);
         let bridge = self.bridge.clone();
         let page_size = self.options.page_size.max(1);
         let cursor = request.and_then(|r| r.cursor);
@@ -207,7 +224,9 @@ impl ServerHandler for Handler {
                 ));
             }
             let end = (start + page_size).min(tools.len());
-            let mut result = json!({"tools": tools[start..end]});
+            // rmcp drops resultType for handshake-era clients, and adds the
+            // cache hints (ttlMs, cacheScope) for 2026-07-28 ones.
+            let mut result = json!({"resultType": "complete", "tools": tools[start..end]});
             if end < tools.len() {
                 result["nextCursor"] = end.to_string().into();
             }
@@ -221,6 +240,7 @@ impl ServerHandler for Handler {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
+        self.note_client(&context);
         let bridge = self.bridge.clone();
         let name = request.name.to_string();
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
@@ -229,7 +249,13 @@ impl ServerHandler for Handler {
         let _release_if_cancelled = ReleaseIfCancelled::new(&self.in_flight, &context);
         guarded("tools/call", async move {
             match bridge.call_tool(&name, arguments, progress, cancel).await {
-                Ok(result) => Ok(CallToolResponse::from(to_rmcp::<CallToolResult>(result.0)?)),
+                Ok(result) => {
+                    let mut result = result.0;
+                    if let Some(object) = result.as_object_mut() {
+                        object.entry("resultType").or_insert_with(|| json!("complete"));
+                    }
+                    Ok(CallToolResponse::from(to_rmcp::<CallToolResult>(result)?))
+                }
                 Err(CallRefused::UnknownTool(name)) => {
                     Err(McpError::invalid_params(format!("Unknown tool: {name}"), None))
                 }

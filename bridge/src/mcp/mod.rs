@@ -37,10 +37,20 @@ use handler::Handler;
 use out::Out;
 pub use stdio::serve_stdio;
 
-/// The MCP revisions with an `initialize` handshake, newest first. The
-/// stateless 2026-07-28 lifecycle is not supported yet: its `server/discover`
-/// probe is refused so clients fall back to `initialize`.
-pub const SUPPORTED_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+/// The MCP revisions with an `initialize` handshake, newest first.
+pub const HANDSHAKE_VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The stateless revision: no handshake, `server/discover`, and the version
+/// and client capabilities in every request's `_meta`.
+pub const STATELESS_VERSION: &str = "2026-07-28";
+
+/// Every revision served, newest first: what `server/discover` and the
+/// unsupported-version error list.
+pub const SUPPORTED_VERSIONS: [&str; 5] = [STATELESS_VERSION, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
+
+/// The `_meta` keys of a 2026-07-28 request (both required).
+pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
+pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
 
 /// How the MCP server behaves.
 #[derive(Clone, Debug)]

@@ -6,7 +6,9 @@ tools and calls each one, checking the results.
     python3 python_mcp_client.py --bridge PATH/unity-mcp-bridge --project DIR
 
 The SDK's Client starts in "auto" mode: it probes with server/discover and
-falls back to initialize when the bridge refuses the probe. Exit status 0
+speaks 2026-07-28 when the bridge answers the probe (falling back to
+initialize otherwise); `--mode legacy` forces the handshake, `--mode
+2026-07-28` pins the stateless revision. Exit status 0
 when every check passed; the last line is a summary.
 """
 import argparse
@@ -17,6 +19,7 @@ import sys
 from mcp import Client, StdioServerParameters
 
 CHECKS = {"passed": 0, "failed": 0}
+ERA = {"version": None}
 
 
 def check(condition, what):
@@ -31,10 +34,17 @@ def structured(result):
     return result.structured_content or {}
 
 
-async def run(bridge, project):
+async def run(bridge, project, mode, expect_version):
     params = StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn,rmcp=error"])
-    async with Client(params, read_timeout_seconds=60) as client:
-        check(client.server_info.name == "unity-mcp-bridge", "server name %s" % client.server_info.name)
+    async with Client(params, read_timeout_seconds=60, mode=mode) as client:
+        ERA["version"] = client.protocol_version
+        check(client.protocol_version == expect_version,
+              "mode %s: protocol version %s, expected %s" % (mode, client.protocol_version, expect_version))
+        # Pinned to 2026-07-28 the SDK sends no server/discover, so it is
+        # never told who the server is.
+        if client.server_info is not None or mode == "auto" or mode == "legacy":
+            name = client.server_info.name if client.server_info else None
+            check(name == "unity-mcp-bridge", "server name %s" % name)
         tools = await client.list_tools()
         names = sorted(t.name for t in tools.tools)
         expected = sorted([
@@ -91,9 +101,14 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bridge", required=True)
     parser.add_argument("--project", required=True)
+    parser.add_argument("--mode", default="auto",
+                        help='the Client\'s mode: "auto" (its default), "legacy", or a version to pin ("2026-07-28")')
+    parser.add_argument("--expect-version", default="2026-07-28",
+                        help="the protocol version the session must end up with")
     args = parser.parse_args()
-    asyncio.run(run(args.bridge, args.project))
-    print("python mcp client: %d checks passed, %d failed" % (CHECKS["passed"], CHECKS["failed"]))
+    asyncio.run(run(args.bridge, args.project, args.mode, args.expect_version))
+    print("python mcp client (mode %s, spoke %s): %d checks passed, %d failed"
+          % (args.mode, ERA["version"], CHECKS["passed"], CHECKS["failed"]))
     return 1 if CHECKS["failed"] else 0
 
 

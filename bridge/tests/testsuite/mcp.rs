@@ -18,12 +18,13 @@ async fn bad_input_is_answered_and_the_server_keeps_running() {
     raw.line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
     raw.line(r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#).await;
     raw.line(
-        r#"{"jsonrpc":"2.0","id":"d","method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}"#,
+        &json!({"jsonrpc": "2.0", "id": "d", "method": "server/discover", "params": {"_meta": stateless_meta()}})
+            .to_string(),
     )
     .await;
     let discover = raw.answer(&json!("d")).await;
-    assert_eq!(discover["error"]["code"], -32022);
-    assert_eq!(discover["error"]["data"]["supported"][0], "2025-11-25");
+    assert_eq!(discover["result"]["supportedVersions"][0], "2026-07-28", "{discover}");
+    assert_eq!(discover["result"]["resultType"], "complete");
     raw.line(r#"{"jsonrpc":"2.0","id":"p0","method":"ping"}"#).await;
     assert_eq!(raw.answer(&json!("p0")).await["result"], json!({}));
     raw.handshake().await;
@@ -88,4 +89,41 @@ async fn versions_are_echoed_when_supported_and_the_newest_answered_otherwise() 
         assert_eq!(answer["result"]["protocolVersion"], answered, "asked {asked}");
         assert_eq!(answer["result"]["capabilities"]["tools"]["listChanged"], true);
     }
+}
+
+/// The `_meta` every MCP 2026-07-28 request carries.
+fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "stateless-test", "version": "1"},
+    })
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_2026_07_28_client_is_served_with_no_handshake_and_a_handshake_client_after_it() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let mut raw = client::in_memory(project.path(), &["--dev"]);
+    let request = |id: u32, method: &str, mut params: Value| {
+        params["_meta"] = stateless_meta();
+        json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}).to_string()
+    };
+    raw.line(&request(1, "tools/list", json!({}))).await;
+    let list = raw.answer(&json!(1)).await;
+    assert_eq!((&list["result"]["resultType"], &list["result"]["cacheScope"]), (&json!("complete"), &json!("private")));
+    assert!(list["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "get-logs"));
+    // Progress reaches a 2026-07-28 call that asks for it (run-tests reports it).
+    let mut call = request(2, "tools/call", json!({"name": "run-tests", "arguments": {"TestMode": "EditMode"}}));
+    call = call.replace(r#""_meta":{"#, r#""_meta":{"progressToken":"p2","#);
+    raw.line(&call).await;
+    let answer = raw.answer(&json!(2)).await;
+    assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    let progress: Vec<&Value> = raw.notifications.iter().filter(|n| n["method"] == "notifications/progress").collect();
+    assert!(!progress.is_empty() && progress.iter().all(|n| n["params"]["progressToken"] == "p2"), "{progress:?}");
+    raw.line(&request(3, "ping", json!({}))).await;
+    assert_eq!(raw.answer(&json!(3)).await["error"]["code"], -32601);
+    // An initialize on the same process is still answered (a dual-era
+    // server may serve both eras on one stdio connection).
+    raw.handshake().await;
 }

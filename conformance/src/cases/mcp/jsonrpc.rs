@@ -61,15 +61,34 @@ pub(super) fn capabilities(s: Session) -> CheckFuture {
 pub(super) fn server_discover(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut mcp = s.mcp().await?;
-        let id = mcp.request("server/discover", json!({})).await?;
+        let id = mcp.request("server/discover", json!({"_meta": stateless_meta()})).await?;
         let answer = mcp.response_within(&id, Duration::from_secs(5)).await?;
-        ensure!(error_code(&answer) == Some(-32022), "server/discover: expected error -32022, got {answer}");
+        let result = &answer["result"];
+        ensure!(result.is_object(), "server/discover: expected a DiscoverResult, got {answer}");
+        let versions = &result["supportedVersions"];
         ensure!(
-            answer["error"]["data"].to_string().contains("2025-11-25"),
-            "the error's data must name the supported versions: {answer}"
+            versions.as_array().is_some_and(|v| v.contains(&json!("2026-07-28")) && v.contains(&json!("2025-11-25"))),
+            "supportedVersions must name 2026-07-28 and the handshake revisions: {versions}"
         );
+        ensure!(
+            result["resultType"] == "complete"
+                && result["ttlMs"].is_u64()
+                && matches!(result["cacheScope"].as_str(), Some("public" | "private"))
+                && result["capabilities"]["tools"].is_object(),
+            "a DiscoverResult needs resultType, ttlMs, cacheScope and capabilities.tools: {result}"
+        );
+        // A client that probes and then falls back does so on the same process.
         mcp.initialize().await?;
         mcp.finish().await
+    })
+}
+
+/// The `_meta` a 2026-07-28 request carries.
+pub(super) fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "unity-conformance", "version": env!("CARGO_PKG_VERSION")},
     })
 }
 

@@ -5,6 +5,7 @@
 
 mod jsonrpc;
 mod reloads;
+mod stateless;
 mod tools;
 
 use jsonrpc::*;
@@ -76,7 +77,7 @@ pub fn cases() -> Vec<Case> {
             Should,
             Link,
             LIFECYCLE,
-            "A server/discover probe gets an error promptly (-32022 with the supported versions in data), and initialize works after it.",
+            "A server/discover probe (MCP 2026-07-28) gets a DiscoverResult naming 2026-07-28 and the handshake revisions, with resultType, ttlMs, cacheScope and the tools capability; initialize still works after it.",
             server_discover,
         ),
         case(
@@ -281,6 +282,9 @@ pub fn cases() -> Vec<Case> {
             probe_start,
         ),
     ]
+    .into_iter()
+    .chain(stateless::cases())
+    .collect()
 }
 
 // ---- helpers ----
