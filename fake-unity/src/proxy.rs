@@ -36,7 +36,7 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     control::{self, Host},
     editor::lock,
-    faults::{BoxFuture, Fault, Faults, FrameKind, Inbound, RuleSpec, Scope, Silence, Subject, Trigger, Wire},
+    faults::{BoxFuture, Fault, Faults, Inbound, RuleSpec, Scope, Silence, Subject, Trigger, Wire},
     scenario::{Action, Scenario},
     server::{Accepted, Responder, Server},
     stall::Stall,
@@ -372,7 +372,7 @@ async fn relay(client: TcpStream, number: u64, state: Arc<ProxyState>) {
         let Some((to_editor, _)) = &upstream else { break };
         state.counters.to_editor.fetch_add(1, Ordering::Relaxed);
         let parsed = Message::parse(&body);
-        let frames = match state.faults.frame(Trigger::ToEditor, subject(number, &parsed)) {
+        let frames = match state.faults.frame(Trigger::ToEditor, Subject::of_frame(number, &parsed)) {
             None => vec![body],
             Some(fired) => match fired.fault().behaviour().inbound(&fired, &wire, body).await {
                 Inbound::Frames(frames) => frames,
@@ -458,16 +458,6 @@ fn outgoing(body: &Bytes, methods: &Methods) -> Outgoing {
         }
         Err(_) => Outgoing::body(body.clone()),
     }
-}
-
-fn subject(connection: u64, parsed: &Result<Message, editor_link::jsonrpc::ParseFailure>) -> Subject<'_> {
-    let (frame, is_error, method) = match parsed {
-        Ok(Message::Request(r)) => (FrameKind::Request, false, Some(r.method.as_str())),
-        Ok(Message::Notification(n)) => (FrameKind::Notification, false, Some(n.method.as_str())),
-        Ok(Message::Response(r)) => (FrameKind::Response, r.outcome.is_err(), None),
-        Err(_) => (FrameKind::Invalid, false, None),
-    };
-    Subject { connection: Some(connection), frame: Some(frame), is_error, method }
 }
 
 /// The `fromEditor` rules on what the Editor sends, as the client

@@ -24,7 +24,7 @@ use super::driver::IN_FLIGHT_LIMIT;
 use crate::{
     defect::Defect,
     editor::{Client, Editor},
-    faults::{BoxFuture, FrameKind, Inbound, Silence, Subject, Trigger, Wire},
+    faults::{BoxFuture, Inbound, Silence, Subject, Trigger, Wire},
 };
 
 /// Serves one accepted connection until it closes.
@@ -293,17 +293,6 @@ enum AfterBody {
     Close,
 }
 
-/// What the fault rules see of a frame.
-fn subject_of<'a>(connection: u64, parsed: &'a Result<Message, ParseFailure>) -> Subject<'a> {
-    let (frame, is_error, method) = match parsed {
-        Ok(Message::Request(r)) => (FrameKind::Request, false, Some(r.method.as_str())),
-        Ok(Message::Notification(n)) => (FrameKind::Notification, false, Some(n.method.as_str())),
-        Ok(Message::Response(r)) => (FrameKind::Response, r.outcome.is_err(), None),
-        Err(_) => (FrameKind::Invalid, false, None),
-    };
-    Subject { connection: Some(connection), frame: Some(frame), is_error, method }
-}
-
 /// One frame from the client: the `toEditor` fault rules, then handling.
 async fn receive(
     editor: &Arc<Editor>,
@@ -314,7 +303,7 @@ async fn receive(
 ) -> AfterBody {
     let parsed = Message::parse(&body);
     let requests = &Requests { tracker: requests, permit: std::sync::Mutex::new(permit) };
-    let Some(fired) = editor.faults.frame(Trigger::ToEditor, subject_of(client.id, &parsed)) else {
+    let Some(fired) = editor.faults.frame(Trigger::ToEditor, Subject::of_frame(client.id, &parsed)) else {
         return handle_body(editor, client, requests, parsed, None);
     };
     match fired.fault().behaviour().inbound(&fired, &client.wire, body).await {

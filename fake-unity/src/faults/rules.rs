@@ -214,9 +214,24 @@ pub struct Subject<'a> {
     pub method: Option<&'a str>,
 }
 
-impl Subject<'_> {
+impl<'a> Subject<'a> {
     pub fn lifecycle() -> Self {
         Subject { connection: None, frame: None, is_error: false, method: None }
+    }
+
+    /// What the `toEditor` rules see of a frame a client sent on `connection`.
+    pub fn of_frame(
+        connection: u64,
+        parsed: &'a Result<editor_link::jsonrpc::Message, editor_link::jsonrpc::ParseFailure>,
+    ) -> Self {
+        use editor_link::jsonrpc::Message;
+        let (frame, is_error, method) = match parsed {
+            Ok(Message::Request(r)) => (FrameKind::Request, false, Some(r.method.as_str())),
+            Ok(Message::Notification(n)) => (FrameKind::Notification, false, Some(n.method.as_str())),
+            Ok(Message::Response(r)) => (FrameKind::Response, r.outcome.is_err(), None),
+            Err(_) => (FrameKind::Invalid, false, None),
+        };
+        Subject { connection: Some(connection), frame: Some(frame), is_error, method }
     }
 }
 
