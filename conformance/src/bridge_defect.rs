@@ -108,6 +108,12 @@ pub enum BridgeDefect {
     AnswersRemovedMethods,
     /// Leaves `resultType` out of its results.
     NoResultType,
+    /// Answers `subscriptions/listen` with -32601 (the bridge before it
+    /// served 2026-07-28's list changes).
+    NoSubscriptions,
+    /// Still sends `notifications/tools/list_changed` on a subscription the
+    /// client cancelled.
+    TellsCancelledSubscriptions,
 }
 
 impl BridgeDefect {
@@ -289,6 +295,27 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                 {
                     let _ = out_up.send(json!({"jsonrpc": "2.0", "id": message["id"], "result": {}}).to_string());
                     true
+                }
+                BridgeDefect::NoSubscriptions if id.is_some() && method == "subscriptions/listen" => {
+                    let _ = out_up.send(
+                        json!({"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601,
+                        "message": "Method not found: subscriptions/listen"}})
+                        .to_string(),
+                    );
+                    true
+                }
+                BridgeDefect::TellsCancelledSubscriptions if method == "notifications/cancelled" => {
+                    let listen = message["params"]["requestId"].clone();
+                    let (out, stale) = (
+                        out_up.clone(),
+                        json!({"jsonrpc": "2.0", "method": "notifications/tools/list_changed",
+                        "params": {"_meta": {"io.modelcontextprotocol/subscriptionId": listen}}}),
+                    );
+                    tokio::spawn(async move {
+                        tokio::time::sleep(Duration::from_millis(1500)).await;
+                        let _ = out.send(stale.to_string());
+                    });
+                    false
                 }
                 BridgeDefect::IgnoresBatches => message.is_array(),
                 BridgeDefect::IgnoresPing => method == "ping",

@@ -115,7 +115,7 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         D::NoIsError => &["mcp.tools-call.invalid-arguments", "mcp.tools-call.editor-failure", "mcp.snapshot.refusals"],
         D::UnknownToolAsResult => &["mcp.tools-call.unknown-tool"],
         D::ImagesAsText => &["mcp.tools-call.image"],
-        D::NoListChanged => &["mcp.list-changed"],
+        D::NoListChanged => &["mcp.list-changed", "mcp.stateless.subscription"],
         D::EarlyListChanged => &["mcp.list-changed-after-initialized"],
         D::NoProgress => &["mcp.progress"],
         D::ProgressUnasked => &["mcp.progress-only-when-asked"],
@@ -146,6 +146,8 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         D::NullRequested => &["mcp.stateless.unsupported-version"],
         D::AnswersRemovedMethods => &["mcp.stateless.removed-method"],
         D::NoResultType => &["mcp.stateless.call", "mcp.initialize.server-discover"],
+        D::NoSubscriptions => &["mcp.stateless.subscription"],
+        D::TellsCancelledSubscriptions => &["mcp.stateless.subscription"],
     }
 }
 

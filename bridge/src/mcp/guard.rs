@@ -282,7 +282,7 @@ impl Guard {
 /// method — including MCP's for capabilities it does not declare, such as
 /// resources, prompts, completions and logging — is not found.
 fn is_mcp_method(method: &str) -> bool {
-    matches!(method, "initialize" | "ping" | "tools/list" | "tools/call" | "server/discover")
+    matches!(method, "initialize" | "ping" | "tools/list" | "tools/call" | "server/discover" | "subscriptions/listen")
 }
 
 /// The transport rmcp sees: messages the guard let through, and the output.

@@ -1,6 +1,7 @@
-//! The MCP methods, served on the [`Bridge`]: `initialize`, `tools/list`
-//! (paged), `tools/call` (with progress and cancellation), list changes;
-//! what the bridge does not declare it does not serve.
+//! The MCP methods, served on the [`Bridge`]: `initialize` and
+//! `server/discover`, `tools/list` (paged), `tools/call` (with progress and
+//! cancellation), list changes (after `initialize`, or on a 2026-07-28
+//! `subscriptions/listen`); what the bridge does not declare it does not serve.
 
 use std::{
     borrow::Cow,
@@ -18,29 +19,90 @@ use rmcp::{
         CompleteResult, DiscoverResult, InitializeRequestParams, InitializeResult, ListPromptsRequestMethod,
         ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
         ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-        ProtocolVersion, Tool,
+        ProtocolVersion, RequestId, ServerNotification, SubscriptionFilter, Tool,
     },
-    service::{NotificationContext, RequestContext},
+    service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink},
 };
 use serde_json::{Map, Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, ServeOptions, guard::InFlight};
+
+/// The `_meta` key a 2026-07-28 result names its server under.
+const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
 use crate::bridge::{Bridge, CallRefused, Progress, ProgressSink};
 
 pub(super) struct Handler {
     bridge: Arc<Bridge>,
     options: ServeOptions,
-    /// The client, once `initialize` has arrived.
-    peer: Arc<Mutex<Option<Peer<RoleServer>>>>,
-    /// `notifications/initialized` arrived: list_changed may be sent.
-    initialized: Arc<AtomicBool>,
-    /// The tool list the client last received: list_changed is sent only
-    /// when the tools differ from it.
-    served: Arc<Mutex<Option<Vec<Value>>>>,
+    list_changed: Arc<ListChanged>,
+    /// The client a 2026-07-28 request last named: (name, version, revision).
+    noted_client: Mutex<Option<(String, String, String)>>,
     /// The client's requests in flight (a cancelled one is released here,
     /// since rmcp sends nothing for it).
     in_flight: InFlight,
+}
+
+/// Who is told that the Editor's tools changed, in each revision's way: a
+/// handshake-era client once `initialized` (and only when the list it last
+/// received is stale), and every 2026-07-28 `subscriptions/listen` that asked
+/// for `toolsListChanged` (when the tools differ from those it last heard of).
+#[derive(Default)]
+struct ListChanged {
+    /// The handshake-era client, once `initialize` has arrived.
+    peer: Mutex<Option<Peer<RoleServer>>>,
+    /// `notifications/initialized` arrived: list_changed may be sent.
+    initialized: AtomicBool,
+    /// The tool list a handshake-era client last received.
+    served: Mutex<Option<Vec<Value>>>,
+    /// The open 2026-07-28 subscriptions.
+    listeners: Mutex<Vec<Listener>>,
+}
+
+struct Listener {
+    sink: SubscriptionSink,
+    /// The tools when it subscribed, or when it was last told of a change.
+    seen: Vec<Value>,
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+impl ListChanged {
+    fn tools_changed(&self, current: &[Value]) {
+        let stale = lock(&self.served).as_ref().is_some_and(|served| served != current);
+        // A client that has not listed the tools yet, or already has these,
+        // is not told.
+        if stale && self.initialized.load(Ordering::SeqCst) {
+            if let Some(peer) = lock(&self.peer).clone() {
+                tokio::spawn(async move {
+                    if let Err(e) = peer.notify_tool_list_changed().await {
+                        tracing::debug!(%e, "cannot send tools/list_changed");
+                    }
+                });
+            }
+        }
+        for listener in lock(&self.listeners).iter_mut().filter(|l| l.seen != current) {
+            listener.seen = current.to_vec();
+            let sink = listener.sink.clone();
+            tokio::spawn(async move {
+                // The sink tags it with the subscription's id.
+                let changed = ServerNotification::ToolListChangedNotification(Default::default());
+                if let Err(e) = sink.send(changed).await {
+                    tracing::debug!(%e, "cannot send tools/list_changed to a subscription");
+                }
+            });
+        }
+    }
+
+    fn listen(&self, sink: SubscriptionSink, seen: Vec<Value>) {
+        lock(&self.listeners).push(Listener { sink, seen });
+    }
+
+    fn unlisten(&self, id: &RequestId) {
+        lock(&self.listeners).retain(|l| l.sink.id() != id);
+    }
 }
 
 fn to_rmcp<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> {
@@ -50,54 +112,62 @@ fn to_rmcp<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> 
 
 impl Handler {
     pub(super) fn new(bridge: Arc<Bridge>, options: ServeOptions, in_flight: InFlight) -> Self {
-        let handler = Handler {
-            bridge,
-            options,
-            peer: Arc::new(Mutex::new(None)),
-            initialized: Arc::new(AtomicBool::new(false)),
-            served: Arc::new(Mutex::new(None)),
-            in_flight,
-        };
-        let (peer, initialized, served) = (handler.peer.clone(), handler.initialized.clone(), handler.served.clone());
+        let handler =
+            Handler { bridge, options, list_changed: Arc::default(), noted_client: Mutex::default(), in_flight };
+        let list_changed = handler.list_changed.clone();
         let bridge = Arc::downgrade(&handler.bridge);
         handler.bridge.on_tools_changed(move || {
-            if !initialized.load(Ordering::SeqCst) {
-                return;
-            }
-            let Some(bridge) = bridge.upgrade() else { return };
-            let current = bridge.current_tools();
-            let stale = served.lock().unwrap_or_else(|p| p.into_inner()).as_ref().is_some_and(|s| *s != current);
-            if !stale {
-                // The client has not listed the tools yet, or already has these.
-                return;
-            }
-            if let Some(peer) = peer.lock().unwrap_or_else(|p| p.into_inner()).clone() {
-                tokio::spawn(async move {
-                    if let Err(e) = peer.notify_tool_list_changed().await {
-                        tracing::debug!(%e, "cannot send tools/list_changed");
-                    }
-                });
+            if let Some(bridge) = bridge.upgrade() {
+                list_changed.tools_changed(&bridge.current_tools());
             }
         });
         handler
     }
 
     /// A 2026-07-28 request names its client in `_meta` (there is no
-    /// initialize to do it): Unity is told, as after an initialize.
+    /// initialize to do it): Unity is told, as after an initialize, and the
+    /// log says who speaks which revision when that changes.
     fn note_client(&self, context: &RequestContext<RoleServer>) {
-        if let Some(client) = context.meta.client_info() {
-            self.bridge.link.set_client_name(&client.name);
+        let Some(client) = context.meta.client_info() else { return };
+        let protocol = context.meta.protocol_version().map(|v| v.to_string()).unwrap_or_default();
+        let seen = (client.name.clone(), client.version.clone(), protocol);
+        let mut noted = lock(&self.noted_client);
+        if noted.as_ref() != Some(&seen) {
+            tracing::info!(client = %seen.0, version = %seen.1, protocol = %seen.2, "MCP client");
+            *noted = Some(seen);
         }
+        drop(noted);
+        self.bridge.link.set_client_name(&client.name);
     }
 
     fn info(&self) -> InitializeResult {
         let info = json!({
             "protocolVersion": HANDSHAKE_VERSIONS[0],
             "capabilities": {"tools": {"listChanged": true}},
-            "serverInfo": {"name": "unity-mcp-bridge", "title": "Unity Editor", "version": crate::VERSION},
+            "serverInfo": server_info(),
             "instructions": "Tools of the Unity Editor that has this project open. After changing C# scripts, call compile (or wait-for-editor-ready): Unity recompiles and reloads, and the bridge reconnects on its own. bridge-status says whether Unity is reachable.",
         });
         serde_json::from_value(info).expect("the server info is valid")
+    }
+}
+
+/// Who this server is (`initialize`'s `serverInfo`; in 2026-07-28 results' `_meta`).
+fn server_info() -> Value {
+    json!({"name": "unity-mcp-bridge", "title": "Unity Editor", "version": crate::VERSION})
+}
+
+/// A 2026-07-28 request's result names the server in its `_meta`, as that
+/// revision asks of every result (a handshake-era client was told once, in
+/// `initialize`).
+fn name_the_server(result: &mut Value, stateless: bool) {
+    if !stateless {
+        return;
+    }
+    if let Some(result) = result.as_object_mut() {
+        let meta = result.entry("_meta").or_insert_with(|| json!({}));
+        if let Some(meta) = meta.as_object_mut() {
+            meta.insert(SERVER_INFO_KEY.into(), server_info());
+        }
     }
 }
 
@@ -132,33 +202,53 @@ impl ServerHandler for Handler {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, McpError> {
         context.peer.set_peer_info(request.clone());
-        *self.peer.lock().unwrap_or_else(|p| p.into_inner()) = Some(context.peer.clone());
+        *lock(&self.list_changed.peer) = Some(context.peer.clone());
         let name = request.client_info.name.clone();
-        tracing::info!(client = %name, version = %request.client_info.version, "MCP client");
+        let answer = self.negotiate_initialize(&request);
+        let protocol = answer.as_ref().map(|a| a.protocol_version.to_string()).unwrap_or_default();
+        tracing::info!(client = %name, version = %request.client_info.version, %protocol, "MCP client");
         // Told to Unity on every connect; initialize itself never waits for Unity.
         self.bridge.link.set_client_name(&name);
-        self.negotiate_initialize(&request)
+        answer
     }
 
     async fn discover(&self, _context: RequestContext<RoleServer>) -> Result<DiscoverResult, McpError> {
-        // In 2026-07-28, `tools/list_changed` reaches only a client that
-        // subscribed (`subscriptions/listen`, not served yet): the tools
-        // capability is declared without it there.
         let info = self.info();
         let mut result = json!({
             "resultType": "complete",
             "supportedVersions": SUPPORTED_VERSIONS,
-            "capabilities": {"tools": {}},
+            // In 2026-07-28 list_changed reaches a client that subscribed
+            // (`subscriptions/listen`).
+            "capabilities": {"tools": {"listChanged": true}},
             "instructions": info.instructions,
             "ttlMs": 0,
             "cacheScope": "private",
         });
-        result["_meta"] = json!({"io.modelcontextprotocol/serverInfo": info.server_info});
+        name_the_server(&mut result, true);
         to_rmcp(result)
     }
 
     async fn on_initialized(&self, _context: NotificationContext<RoleServer>) {
-        self.initialized.store(true, Ordering::SeqCst);
+        self.list_changed.initialized.store(true, Ordering::SeqCst);
+    }
+
+    fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
+        // rmcp narrows this to what was asked for.
+        let mut accepted = SubscriptionFilter::new();
+        accepted.tools_list_changed = Some(true);
+        Some(accepted)
+    }
+
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        // A subscription ends when the client cancels it; rmcp answers nothing then.
+        let _release_if_cancelled = ReleaseIfCancelled::new(&self.in_flight, subscription.request_context());
+        let id = subscription.sink().id().clone();
+        if subscription.accepted().tools_list_changed == Some(true) {
+            self.list_changed.listen(subscription.sink().clone(), self.bridge.current_tools());
+        }
+        subscription.cancelled().await;
+        self.list_changed.unlisten(&id);
+        Ok(())
     }
 
     // What the bridge does not declare, it does not serve (rmcp's defaults
@@ -205,7 +295,8 @@ impl ServerHandler for Handler {
         let bridge = self.bridge.clone();
         let page_size = self.options.page_size.max(1);
         let cursor = request.and_then(|r| r.cursor);
-        let served = self.served.clone();
+        let list_changed = self.list_changed.clone();
+        let stateless = context.meta.protocol_version().is_some();
         guarded("tools/list", async move {
             let start = match &cursor {
                 None => 0,
@@ -215,7 +306,7 @@ impl ServerHandler for Handler {
             };
             let tools = bridge.list_tools().await;
             if start == 0 {
-                *served.lock().unwrap_or_else(|p| p.into_inner()) = Some(tools.clone());
+                *lock(&list_changed.served) = Some(tools.clone());
             }
             if start > tools.len() {
                 return Err(McpError::invalid_params(
@@ -230,6 +321,7 @@ impl ServerHandler for Handler {
             if end < tools.len() {
                 result["nextCursor"] = end.to_string().into();
             }
+            name_the_server(&mut result, stateless);
             to_rmcp::<ListToolsResult>(result)
         })
         .await
@@ -246,6 +338,7 @@ impl ServerHandler for Handler {
         let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
         let progress = context.meta.get_progress_token().map(|token| progress_sink(context.peer.clone(), token));
         let cancel = context.ct.clone();
+        let stateless = context.meta.protocol_version().is_some();
         let _release_if_cancelled = ReleaseIfCancelled::new(&self.in_flight, &context);
         guarded("tools/call", async move {
             match bridge.call_tool(&name, arguments, progress, cancel).await {
@@ -254,6 +347,7 @@ impl ServerHandler for Handler {
                     if let Some(object) = result.as_object_mut() {
                         object.entry("resultType").or_insert_with(|| json!("complete"));
                     }
+                    name_the_server(&mut result, stateless);
                     Ok(CallToolResponse::from(to_rmcp::<CallToolResult>(result)?))
                 }
                 Err(CallRefused::UnknownTool(name)) => {

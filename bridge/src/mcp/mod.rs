@@ -15,7 +15,8 @@
 //!
 //! - [`guard`] — the input, line by line: validation, the ids in flight.
 //! - [`out`] — the output: one writer, one message per line.
-//! - [`handler`] — `initialize`, `tools/list`, `tools/call`, list changes, progress.
+//! - [`handler`] — `initialize`, `server/discover`, `tools/list`, `tools/call`,
+//!   list changes (and 2026-07-28's `subscriptions/listen`), progress.
 //! - [`stdio`] — stdin and stdout as async streams, and when the process must stop.
 
 mod guard;

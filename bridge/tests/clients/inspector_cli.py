@@ -3,14 +3,21 @@
 --cli`, from npm), an MCP client written independently of this project: lists
 the tools and calls each one, one Inspector process per request.
 
-    python3 inspector_cli.py --inspector PATH/mcp-inspector --bridge PATH/unity-mcp-bridge --project DIR
+    python3 inspector_cli.py --inspector PATH/mcp-inspector --bridge PATH/unity-mcp-bridge --project DIR \
+        [--era legacy|auto|modern] [--expect-protocol VERSION]
 
-Exit status 0 when every check passed; the last line is a summary.
+`--era` is the Inspector's `--protocol-era` (2.x; legacy by default there);
+`--expect-protocol` checks, in the bridge's log, that every session spoke
+that revision. Exit status 0 when every check passed; the last line is a
+summary.
 """
 import argparse
 import json
+import os
+import re
 import subprocess
 import sys
+import tempfile
 
 CHECKS = {"passed": 0, "failed": 0}
 
@@ -24,8 +31,21 @@ def check(condition, what):
 
 
 def inspector(args, *request):
-    command = [args.inspector, "--cli", args.bridge, "--project", args.project, "--log-level", "error", *request]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=args.project)
+    log = tempfile.NamedTemporaryFile(prefix="bridge-", suffix=".log", delete=False).name
+    command = [args.inspector, "--cli", args.bridge, "--project", args.project, "--log-file=" + log]
+    if args.era:
+        command += ["--protocol-era", args.era]
+    command += [*request]
+    # The bridge's own log level; its log goes to the file, where the
+    # revision each session spoke is read.
+    env = dict(os.environ, UNITY_MCP_BRIDGE_LOG="info,rmcp=error")
+    done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=args.project, env=env)
+    with open(log) as f:
+        logged = f.read()
+    os.unlink(log)
+    if args.expect_protocol:
+        spoken = sorted(set(re.findall(r"MCP client .*protocol=(\S+)", logged)))
+        check(spoken == [args.expect_protocol], "%s: the bridge was spoken to in %s, expected %s" % (request, spoken, args.expect_protocol))
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -45,6 +65,8 @@ def main():
     parser.add_argument("--inspector", required=True)
     parser.add_argument("--bridge", required=True)
     parser.add_argument("--project", required=True)
+    parser.add_argument("--era", help="the Inspector's --protocol-era (Inspector 2.x): legacy, auto or modern")
+    parser.add_argument("--expect-protocol", help="the MCP revision every session must speak")
     args = parser.parse_args()
 
     listed = inspector(args, "--method", "tools/list")
@@ -79,7 +101,8 @@ def main():
     invalid = call(args, "get-logs", LogType="Fatal")
     check(invalid.get("isError") is True, "an invalid enum value is an error result: %s" % json.dumps(invalid)[:300])
 
-    print("mcp inspector cli: %d checks passed, %d failed" % (CHECKS["passed"], CHECKS["failed"]))
+    print("mcp inspector cli (era %s, spoke %s): %d checks passed, %d failed"
+          % (args.era or "default", args.expect_protocol or "unchecked", CHECKS["passed"], CHECKS["failed"]))
     return 1 if CHECKS["failed"] else 0
 
 

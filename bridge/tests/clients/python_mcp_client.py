@@ -8,7 +8,8 @@ tools and calls each one, checking the results.
 The SDK's Client starts in "auto" mode: it probes with server/discover and
 speaks 2026-07-28 when the bridge answers the probe (falling back to
 initialize otherwise); `--mode legacy` forces the handshake, `--mode
-2026-07-28` pins the stateless revision. Exit status 0
+2026-07-28` pins the stateless revision (and then list changes are
+subscribed to with subscriptions/listen). Exit status 0
 when every check passed; the last line is a summary.
 """
 import argparse
@@ -55,6 +56,11 @@ async def run(bridge, project, mode, expect_version):
         check(names == expected, "tool list %s" % names)
         for tool in tools.tools:
             check(tool.input_schema.get("type") == "object", "%s input schema is an object" % tool.name)
+        if client.protocol_version == "2026-07-28":
+            # list_changed in 2026-07-28 comes on a subscription, acknowledged first.
+            async with client.listen(tools_list_changed=True) as subscription:
+                honored = subscription.honored
+                check(getattr(honored, "tools_list_changed", None) is True, "listen honored %r" % (honored,))
 
         calls = [
             ("wait-for-editor-ready", {"timeout_seconds": 10}, lambda s: s.get("ready") is True),

@@ -1,5 +1,7 @@
 //! End to end: the bridge binary as a child process, driven by rmcp's MCP
-//! client over stdio, in front of fake-unity over TCP.
+//! client over stdio, in front of fake-unity over TCP. What the bridge offers
+//! is tried in both eras of MCP ([`Era`]): a handshake client's and a
+//! 2026-07-28 one's.
 
 use std::{
     path::Path,
@@ -15,11 +17,12 @@ use rmcp::{
     ClientHandler, Peer, RoleClient, ServiceExt,
     model::{
         CallToolRequestParams, CallToolResponse, ClientConfig, ProgressNotificationParam, ProgressToken,
-        RequestMetaObject,
+        ProtocolVersion, RequestMetaObject, ServerNotification, SubscriptionFilter,
     },
-    service::{NotificationContext, RunningService},
+    service::{ClientLifecycleMode, ClientServiceExt, NotificationContext, RunningService},
     transport::{ConfigureCommandExt, TokioChildProcess},
 };
+use rstest::rstest;
 use serde_json::{Map, Value, json};
 
 use crate::service::fake;
@@ -54,8 +57,24 @@ impl ClientHandler for Events {
 
 pub type Client = RunningService<RoleClient, Events>;
 
-/// Starts the bridge binary for `project` and connects an MCP client.
+/// How the client opens its session with the bridge.
+#[derive(Clone, Copy, Debug)]
+pub enum Era {
+    /// The handshake revisions: `initialize`, then list changes as they come.
+    Handshake,
+    /// MCP 2026-07-28: `server/discover`, the version and capabilities in
+    /// every request's `_meta`, and list changes on a `subscriptions/listen`
+    /// (rmcp's client in its discover mode, which never falls back).
+    Stateless,
+}
+
+/// Starts the bridge binary for `project` and connects a handshake-era MCP client.
 pub async fn bridge(project: &Path, extra: &[&str]) -> (Client, Events) {
+    bridge_in(Era::Handshake, project, extra).await
+}
+
+/// Starts the bridge binary for `project` and connects an MCP client of `era`.
+pub async fn bridge_in(era: Era, project: &Path, extra: &[&str]) -> (Client, Events) {
     let events = Events::default();
     let command = tokio::process::Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge")).configure(|c| {
         c.arg("--project").arg(project).args(extra);
@@ -76,7 +95,27 @@ pub async fn bridge(project: &Path, extra: &[&str]) -> (Client, Events) {
         }
     });
     let (transport, _) = TokioChildProcess::builder(command).stderr(std::process::Stdio::null()).spawn().unwrap();
-    let client = events.clone().serve(transport).await.unwrap();
+    let client = match era {
+        Era::Handshake => events.clone().serve(transport).await.unwrap(),
+        Era::Stateless => {
+            let lifecycle = ClientLifecycleMode::Discover { preferred_versions: vec![ProtocolVersion::V_2026_07_28] };
+            let client = events.clone().serve_with_lifecycle(transport, lifecycle).await.unwrap();
+            assert_eq!(client.peer_info().unwrap().protocol_version, ProtocolVersion::V_2026_07_28);
+            let mut tools_changed = SubscriptionFilter::new();
+            tools_changed.tools_list_changed = Some(true);
+            let mut subscription = client.listen(tools_changed.clone()).await.unwrap();
+            assert_eq!(subscription.acknowledged(), &tools_changed, "the bridge acknowledges list changes");
+            let list_changed = events.list_changed.clone();
+            tokio::spawn(async move {
+                while let Ok(Some(notification)) = subscription.next().await {
+                    if matches!(notification, ServerNotification::ToolListChangedNotification(_)) {
+                        list_changed.fetch_add(1, Ordering::SeqCst);
+                    }
+                }
+            });
+            client
+        }
+    };
     (client, events)
 }
 
@@ -110,11 +149,12 @@ async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     }
 }
 
+#[rstest]
 #[tokio::test]
-async fn tools_are_listed_with_valid_simple_schemas() {
+async fn tools_are_listed_with_valid_simple_schemas(#[values(Era::Handshake, Era::Stateless)] era: Era) {
     let project = project();
     let _fake = fake(project.path()).await;
-    let (client, _) = bridge(project.path(), &[]).await;
+    let (client, _) = bridge_in(era, project.path(), &[]).await;
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
     assert_eq!(
@@ -160,7 +200,7 @@ async fn tools_are_listed_with_valid_simple_schemas() {
     // the first bridge's cached list, which has no internal tools, the list
     // is the Editor's.)
     std::fs::remove_file(project.path().join("Library/UnityMcpBridge/tools.json")).unwrap();
-    let (client, _) = bridge(project.path(), &["--dev", "--page-size", "4"]).await;
+    let (client, _) = bridge_in(era, project.path(), &["--dev", "--page-size", "4"]).await;
     let all = client.list_all_tools().await.unwrap();
     assert_eq!(all.len(), 21);
     assert!(all.iter().any(|t| t.name == "debug-sleep"));
@@ -168,11 +208,12 @@ async fn tools_are_listed_with_valid_simple_schemas() {
     assert_eq!((first.tools.len(), first.next_cursor.as_deref()), (4, Some("4")));
 }
 
+#[rstest]
 #[tokio::test]
-async fn every_tool_is_called_through_the_bridge() {
+async fn every_tool_is_called_through_the_bridge(#[values(Era::Handshake, Era::Stateless)] era: Era) {
     let project = project();
     let _fake = fake(project.path()).await;
-    let (client, _) = bridge(project.path(), &[]).await;
+    let (client, _) = bridge_in(era, project.path(), &[]).await;
     let cases: Vec<(&str, Value, &str, Value)> = vec![
         ("get-logs", json!({"LogType": "Error"}), "TotalCount", json!(2)),
         ("find-game-objects", json!({"NamePattern": "Player"}), "totalFound", json!(1)),
@@ -219,11 +260,12 @@ async fn every_tool_is_called_through_the_bridge() {
     assert_eq!(failing["structuredContent"]["FailedCount"], 1);
 }
 
+#[rstest]
 #[tokio::test]
-async fn errors_are_results_a_model_can_act_on() {
+async fn errors_are_results_a_model_can_act_on(#[values(Era::Handshake, Era::Stateless)] era: Era) {
     let project = project();
     let fake = fake(project.path()).await;
-    let (client, _) = bridge(project.path(), &[]).await;
+    let (client, _) = bridge_in(era, project.path(), &[]).await;
     let unknown = client.call_tool(CallToolRequestParams::new("make-coffee")).await.unwrap_err();
     let unknown = format!("{unknown:?}");
     assert!(unknown.contains("-32602") && unknown.contains("Unknown tool: make-coffee"), "{unknown}");
@@ -252,11 +294,12 @@ async fn errors_are_results_a_model_can_act_on() {
     assert!(text(&wait).contains("from 5 to 120"), "{wait}");
 }
 
+#[rstest]
 #[tokio::test]
-async fn a_compile_that_reloads_returns_its_real_result() {
+async fn a_compile_that_reloads_returns_its_real_result(#[values(Era::Handshake, Era::Stateless)] era: Era) {
     let project = project();
     let fake = fake(project.path()).await;
-    let (client, _) = bridge(project.path(), &[]).await;
+    let (client, _) = bridge_in(era, project.path(), &[]).await;
     call(&client, "get-logs", json!({"MaxCount": 1})).await;
     let script = project.path().join("Assets/Scripts/ScoreKeeper.cs");
     std::fs::write(&script, std::fs::read_to_string(&script).unwrap().replace("A known bug", "A known, kept bug"))
@@ -269,8 +312,11 @@ async fn a_compile_that_reloads_returns_its_real_result() {
     assert_eq!(status["structuredContent"]["reloads"], 1);
 }
 
+#[rstest]
 #[tokio::test]
-async fn a_mutating_call_cut_off_by_a_reload_is_never_a_fake_success() {
+async fn a_mutating_call_cut_off_by_a_reload_is_never_a_fake_success(
+    #[values(Era::Handshake, Era::Stateless)] era: Era,
+) {
     for resume in [true, false] {
         let project = project();
         let mut config = Config::new(project.path());
@@ -279,7 +325,7 @@ async fn a_mutating_call_cut_off_by_a_reload_is_never_a_fake_success() {
         config.state.compile.duration_ms = 3000;
         config.state.editor.reload_downtime_ms = 100;
         let fake = FakeUnity::start(config).await.unwrap();
-        let (client, _) = bridge(project.path(), &[]).await;
+        let (client, _) = bridge_in(era, project.path(), &[]).await;
         call(&client, "get-logs", json!({"MaxCount": 1})).await;
         let compile = tokio::spawn({
             let client = client.clone();
@@ -301,15 +347,16 @@ async fn a_mutating_call_cut_off_by_a_reload_is_never_a_fake_success() {
     }
 }
 
+#[rstest]
 #[tokio::test]
-async fn a_read_only_call_cut_off_by_a_reload_is_sent_again() {
+async fn a_read_only_call_cut_off_by_a_reload_is_sent_again(#[values(Era::Handshake, Era::Stateless)] era: Era) {
     let project = project();
     let mut config = Config::new(project.path());
     config.seed = Some(7);
     config.resume = false;
     config.state.editor.reload_downtime_ms = 100;
     let fake = FakeUnity::start(config).await.unwrap();
-    let (client, _) = bridge(project.path(), &["--dev"]).await;
+    let (client, _) = bridge_in(era, project.path(), &["--dev"]).await;
     let sleep = tokio::spawn({
         let client = client.clone();
         async move { call(&client, "debug-sleep", json!({"SleepSeconds": 1, "TimeoutSeconds": 20})).await }
@@ -322,10 +369,11 @@ async fn a_read_only_call_cut_off_by_a_reload_is_sent_again() {
     assert_eq!(stats["calls"]["debug-sleep"], 2);
 }
 
+#[rstest]
 #[tokio::test]
-async fn an_editor_absent_at_start_is_waited_for_and_announced() {
+async fn an_editor_absent_at_start_is_waited_for_and_announced(#[values(Era::Handshake, Era::Stateless)] era: Era) {
     let project = project();
-    let (client, events) = bridge(project.path(), &["--tools-wait", "0.3"]).await;
+    let (client, events) = bridge_in(era, project.path(), &["--tools-wait", "0.3"]).await;
     let tools = client.list_all_tools().await.unwrap();
     assert_eq!(tools.len(), 2, "only the bridge's own tools while Unity is absent");
     let status = call(&client, "bridge-status", json!({})).await;
@@ -366,8 +414,9 @@ async fn an_editor_that_quits_leaves_the_bridge_serving() {
     assert_eq!(ready["structuredContent"]["ready"], true);
 }
 
+#[rstest]
 #[tokio::test]
-async fn a_20_mib_response_is_relayed_within_the_output_budget() {
+async fn a_20_mib_response_is_relayed_within_the_output_budget(#[values(Era::Handshake, Era::Stateless)] era: Era) {
     let project = project();
     let mut config = Config::new(project.path());
     config.seed = Some(8);
@@ -380,7 +429,7 @@ async fn a_20_mib_response_is_relayed_within_the_output_budget() {
         })
         .collect();
     let _fake = FakeUnity::start(config).await.unwrap();
-    let (client, _) = bridge(project.path(), &[]).await;
+    let (client, _) = bridge_in(era, project.path(), &[]).await;
     let result = call(&client, "get-logs", json!({"MaxCount": 100000, "TimeoutSeconds": 60})).await;
     let structured = &result["structuredContent"];
     assert_eq!(structured["DisplayedCount"], 2100);
@@ -391,11 +440,12 @@ async fn a_20_mib_response_is_relayed_within_the_output_budget() {
     assert_eq!(after["structuredContent"]["DisplayedCount"], 1);
 }
 
+#[rstest]
 #[tokio::test]
-async fn progress_is_forwarded_and_increases() {
+async fn progress_is_forwarded_and_increases(#[values(Era::Handshake, Era::Stateless)] era: Era) {
     let project = project();
     let _fake = fake(project.path()).await;
-    let (client, events) = bridge(project.path(), &[]).await;
+    let (client, events) = bridge_in(era, project.path(), &[]).await;
     let mut params = CallToolRequestParams::new("run-tests").with_arguments(Map::new());
     params.meta =
         Some(RequestMetaObject::with_progress_token(ProgressToken(rmcp::model::NumberOrString::String("p-1".into()))));
@@ -488,11 +538,14 @@ async fn editor_ignoring_get_logs() -> u16 {
     port
 }
 
+#[rstest]
 #[tokio::test]
-async fn a_call_unity_never_answers_ends_at_its_deadline_and_the_bridge_stays_healthy() {
+async fn a_call_unity_never_answers_ends_at_its_deadline_and_the_bridge_stays_healthy(
+    #[values(Era::Handshake, Era::Stateless)] era: Era,
+) {
     let project = project();
     let port = editor_ignoring_get_logs().await.to_string();
-    let (client, _) = bridge(project.path(), &["--port", &port]).await;
+    let (client, _) = bridge_in(era, project.path(), &["--port", &port]).await;
     let started = Instant::now();
     let result = call(&client, "get-logs", json!({"TimeoutSeconds": 1})).await;
     assert_eq!(result["isError"], true);

@@ -55,7 +55,10 @@ async fn bad_input_is_answered_and_the_server_keeps_running() {
         r#"{"jsonrpc":"2.0","id":13,"method":"tools/call","params":{"name":"get-logs","arguments":{"MaxCount":1}}}"#,
     )
     .await;
-    assert_eq!(raw.answer(&json!(13)).await["result"]["structuredContent"]["DisplayedCount"], 1);
+    let logs = raw.answer(&json!(13)).await;
+    assert_eq!(logs["result"]["structuredContent"]["DisplayedCount"], 1);
+    // What 2026-07-28 adds to results stays out of the handshake revisions'.
+    assert!(logs["result"].get("resultType").is_none() && logs["result"].get("_meta").is_none(), "{logs}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -113,16 +116,31 @@ async fn a_2026_07_28_client_is_served_with_no_handshake_and_a_handshake_client_
     let list = raw.answer(&json!(1)).await;
     assert_eq!((&list["result"]["resultType"], &list["result"]["cacheScope"]), (&json!("complete"), &json!("private")));
     assert!(list["result"]["tools"].as_array().unwrap().iter().any(|t| t["name"] == "get-logs"));
+    // Every 2026-07-28 result names the server.
+    assert_eq!(list["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "unity-mcp-bridge", "{list}");
     // Progress reaches a 2026-07-28 call that asks for it (run-tests reports it).
     let mut call = request(2, "tools/call", json!({"name": "run-tests", "arguments": {"TestMode": "EditMode"}}));
     call = call.replace(r#""_meta":{"#, r#""_meta":{"progressToken":"p2","#);
     raw.line(&call).await;
     let answer = raw.answer(&json!(2)).await;
     assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    assert_eq!(answer["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "unity-mcp-bridge");
     let progress: Vec<&Value> = raw.notifications.iter().filter(|n| n["method"] == "notifications/progress").collect();
     assert!(!progress.is_empty() && progress.iter().all(|n| n["params"]["progressToken"] == "p2"), "{progress:?}");
     raw.line(&request(3, "ping", json!({}))).await;
     assert_eq!(raw.answer(&json!(3)).await["error"]["code"], -32601);
+    // Cancelled (the notification carries _meta too), a call gets no answer.
+    raw.line(&request(4, "tools/call", json!({"name": "debug-sleep", "arguments": {"SleepSeconds": 1.5}}))).await;
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 4, "reason": "test", "_meta": stateless_meta()}});
+    raw.line(&cancel.to_string()).await;
+    raw.line(&request(5, "tools/call", json!({"name": "debug-sleep", "arguments": {"SleepSeconds": 2}}))).await;
+    let next = raw.next_json().await;
+    assert_eq!(
+        (&next["id"], &next["result"]["structuredContent"]["ActualSleepSeconds"]),
+        (&json!(5), &json!(2)),
+        "{next}"
+    );
     // An initialize on the same process is still answered (a dual-era
     // server may serve both eras on one stdio connection).
     raw.handshake().await;

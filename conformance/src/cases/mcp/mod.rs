@@ -352,7 +352,7 @@ async fn notification(mcp: &mut McpProcess, method: &str, within: Duration) -> R
             None => return Ok(None),
             Some(m) if m["method"] == method => return Ok(Some(m)),
             Some(m) if m.get("method").is_some() => mcp.notifications().push(m),
-            Some(m) => return violation(format!("an answer nobody asked for: {m}")),
+            Some(m) => return violation(format!("waiting for {method}, an answer nobody was waiting for came: {m}")),
         }
     }
 }

@@ -5,6 +5,7 @@
 use super::*;
 
 const STATELESS: &str = "MCP 2026-07-28 §basic (_meta), §basic/versioning, §server/discover; mcp-stdio.md";
+const SUBSCRIPTIONS: &str = "MCP 2026-07-28 §basic/utilities/subscriptions (subscriptions/listen), §server/tools (list_changed), §basic/transports/stdio";
 
 pub(super) fn cases() -> Vec<Case> {
     use Level::*;
@@ -41,6 +42,14 @@ pub(super) fn cases() -> Vec<Case> {
             STATELESS,
             "A 2026-07-28 request without its required clientCapabilities in _meta gets -32602 naming the key.",
             missing_meta,
+        ),
+        case(
+            "mcp.stateless.subscription",
+            Must,
+            Control,
+            SUBSCRIPTIONS,
+            "With no initialize, subscriptions/listen for toolsListChanged is acknowledged first (notifications/subscriptions/acknowledged carrying the listen's id); when the Editor's tools change, notifications/tools/list_changed comes tagged with that id; once the client cancels the subscription, nothing more comes on it and it gets no answer.",
+            subscription,
         ),
     ]
 }
@@ -133,6 +142,71 @@ fn missing_meta(s: Session) -> CheckFuture {
             message.contains("clientCapabilities"),
             "the error must name the missing key (io.modelcontextprotocol/clientCapabilities): {answer}"
         );
+        mcp.finish().await
+    })
+}
+
+/// The subscription a notification belongs to.
+fn subscription_id(notification: &Value) -> &Value {
+    &notification["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"]
+}
+
+fn subscription(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut mcp = s.mcp().await?;
+        let offered = |list: &Value, tool: &str| {
+            list["result"]["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == tool))
+        };
+        // Listed first, so that the Editor's tools are known when the
+        // subscription begins.
+        let list = mcp.call_method("tools/list", with_meta(json!({}))).await?;
+        ensure!(offered(&list, "unity-search"), "unity-search is not offered to begin with: {list}");
+        let listen = mcp
+            .request("subscriptions/listen", with_meta(json!({"notifications": {"toolsListChanged": true}})))
+            .await?;
+        let Some(ack) =
+            notification(&mut mcp, "notifications/subscriptions/acknowledged", Duration::from_secs(10)).await?
+        else {
+            return violation("subscriptions/listen: no notifications/subscriptions/acknowledged within 10 s");
+        };
+        ensure!(
+            ack["params"]["notifications"]["toolsListChanged"] == true && *subscription_id(&ack) == listen,
+            "the acknowledgement must accept toolsListChanged and carry the listen's id ({listen}) in _meta: {ack}"
+        );
+        reload_without(&s, &["unity-search"]).await?;
+        let changed = notification(&mut mcp, "notifications/tools/list_changed", Duration::from_secs(10)).await;
+        let Some(changed) = changed? else {
+            restore_tools(&s).await?;
+            return violation(
+                "no notifications/tools/list_changed on the subscription within 10 s of a reload that removed unity-search",
+            );
+        };
+        if *subscription_id(&changed) != listen {
+            restore_tools(&s).await?;
+            return violation(format!("list_changed must carry the subscription's id ({listen}) in _meta: {changed}"));
+        }
+        let after = mcp.call_method("tools/list", with_meta(json!({}))).await?;
+        if offered(&after, "unity-search") {
+            restore_tools(&s).await?;
+            return violation("tools/list still offers unity-search after list_changed");
+        }
+        // Cancelled, the subscription ends: the tools coming back is not told.
+        let mut cancel = with_meta(json!({"requestId": listen}));
+        cancel["reason"] = json!("the conformance suite");
+        mcp.notify("notifications/cancelled", cancel).await?;
+        restore_tools(&s).await?;
+        s.control()?.reload(200, false).await.map_err(control_failed)?;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(3);
+        loop {
+            let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+            match mcp.next_message(left).await? {
+                None => break,
+                Some(m) if m.get("method").is_some() && *subscription_id(&m) != listen => {}
+                Some(m) => return violation(format!("after the subscription was cancelled: {m}")),
+            }
+        }
+        let back = mcp.call_method("tools/list", with_meta(json!({}))).await?;
+        ensure!(offered(&back, "unity-search"), "after the Editor got its tools back, tools/list lacks unity-search");
         mcp.finish().await
     })
 }
