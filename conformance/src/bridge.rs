@@ -11,10 +11,19 @@ use std::{
 };
 
 use mcp_client::{CLIENT_VERSION, Direction, McpClient, Stderr};
-use serde_json::Value;
+use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::{case::Finding, target::WireLog};
+use crate::{case::Finding, target::WireLog, workflow::Revision};
+
+/// The `_meta` every MCP 2026-07-28 request of the suite carries.
+pub fn stateless_meta() -> Value {
+    json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "unity-conformance", "version": env!("CARGO_PKG_VERSION")},
+    })
+}
 
 /// How long the client waits for any one answer of the bridge.
 pub const MCP_TIMEOUT: Duration = Duration::from_secs(20);
@@ -183,6 +192,20 @@ impl McpProcess {
 
     pub async fn initialize(&mut self) -> Result<Value, Finding> {
         self.initialize_with(CLIENT_VERSION).await
+    }
+
+    /// A request and its answer, as a client of `revision` sends it: in
+    /// 2026-07-28 with [`stateless_meta`] in its params.
+    pub async fn call_method_in(
+        &mut self,
+        revision: Revision,
+        method: &str,
+        mut params: Value,
+    ) -> Result<Value, Finding> {
+        if revision == Revision::Stateless {
+            params["_meta"] = stateless_meta();
+        }
+        self.call_method(method, params).await
     }
 
     /// `tools/call`; the whole answer.

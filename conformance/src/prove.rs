@@ -145,7 +145,12 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         ],
         D::NullRequested => &["mcp.stateless.unsupported-version"],
         D::AnswersRemovedMethods => &["mcp.stateless.removed-method"],
-        D::NoResultType => &["mcp.stateless.call", "mcp.initialize.server-discover"],
+        D::NoResultType => &[
+            "mcp.stateless.call",
+            "mcp.initialize.server-discover",
+            "mcp.snapshot.stateless-session",
+            "mcp.snapshot.stateless-edit-compile-fix",
+        ],
         D::NoSubscriptions => &["mcp.stateless.subscription"],
         D::TellsCancelledSubscriptions => &["mcp.stateless.subscription"],
     }

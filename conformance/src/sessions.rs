@@ -92,6 +92,9 @@ pub async fn record(
             Step::Call { call: tool, arguments } => answers.push(mcp.call(tool, arguments.clone()).await?),
             Step::Write { write: path, text } => std::fs::write(project.join(path), text).map_err(harness)?,
             Step::ListTools { .. } => answers.push(json!({"tools": mcp.list_tools().await?})),
+            Step::Discover { .. } => {
+                answers.push(mcp.call_method_in(workflow.revision, "server/discover", json!({})).await?);
+            }
             Step::Reload { reload } => {
                 let before = tool_fetches(&mut mcp).await?;
                 fake.reload(ReloadOptions { downtime: None, move_port: reload.move_port }).await;

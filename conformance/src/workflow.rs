@@ -12,7 +12,23 @@ pub struct Workflow {
     pub name: String,
     /// What it does, in words.
     pub what: String,
+    /// The MCP revision its client speaks.
+    #[serde(default)]
+    pub revision: Revision,
     pub steps: Vec<Step>,
+}
+
+/// How a workflow's client speaks MCP.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize)]
+pub enum Revision {
+    /// `initialize`, then requests in that session (2024-11-05 … 2025-11-25).
+    #[default]
+    #[serde(rename = "handshake")]
+    Handshake,
+    /// MCP 2026-07-28: no handshake; every request carries the version and
+    /// the client's capabilities in `_meta`.
+    #[serde(rename = "2026-07-28")]
+    Stateless,
 }
 
 /// One step of a [`Workflow`].
@@ -30,6 +46,8 @@ pub enum Step {
         #[serde(rename = "listTools")]
         list_tools: bool,
     },
+    /// `server/discover` (2026-07-28).
+    Discover { discover: bool },
 }
 
 #[derive(Clone, Debug, PartialEq, Deserialize)]

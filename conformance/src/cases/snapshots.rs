@@ -8,10 +8,11 @@
 use serde_json::{Value, json};
 
 use crate::{
+    bridge::McpProcess,
     case::{Case, Finding, Level, Needs, check},
     snapshot,
     target::Session,
-    workflow::{Step, Workflow},
+    workflow::{Revision, Step, Workflow},
 };
 
 /// The workflows of `fixtures/workflows.json` (built in); the first five
@@ -42,6 +43,8 @@ const SNAPSHOTS: &[(&str, &str)] = &[
     ("refusals", include_str!("../../../fixtures/snapshots/mcp/refusals.snap")),
     ("scene-queries", include_str!("../../../fixtures/snapshots/mcp/scene-queries.snap")),
     ("run-code", include_str!("../../../fixtures/snapshots/mcp/run-code.snap")),
+    ("stateless-session", include_str!("../../../fixtures/snapshots/mcp/stateless-session.snap")),
+    ("stateless-edit-compile-fix", include_str!("../../../fixtures/snapshots/mcp/stateless-edit-compile-fix.snap")),
 ];
 
 /// The snapshot of `name`, as built into this program.
@@ -76,20 +79,28 @@ async fn run_steps(
         .project
         .as_ref()
         .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()).to_string_lossy().into_owned());
+    let revision = workflow.revision;
     let mut mcp = s.mcp().await?;
-    mcp.initialize().await?;
-    mcp.call_ok("clear-console", json!({})).await?;
+    if revision == Revision::Handshake {
+        mcp.initialize().await?;
+    }
+    let cleared = mcp.call_method_in(revision, "tools/call", json!({"name": "clear-console", "arguments": {}})).await?;
+    if cleared.get("result").is_none_or(|r| r["isError"] == true) {
+        return Err(Finding::Violation(format!("clear-console before the workflow failed: {cleared}")));
+    }
     let mut answers = Vec::new();
     for step in &workflow.steps {
         match step {
             Step::Call { call: tool, arguments } => {
-                let answer = mcp.call(tool, arguments.clone()).await?;
+                let params = json!({"name": tool, "arguments": arguments});
+                let answer = mcp.call_method_in(revision, "tools/call", params).await?;
                 answers.push(json!({"call": tool, "arguments": arguments,
                                     "answer": snapshot::comparable(answer, project.as_deref())}));
             }
-            Step::ListTools { .. } => {
-                let tools = mcp.list_tools().await?;
-                answers.push(json!({"list": "tools", "tools": tools}));
+            Step::ListTools { .. } => answers.push(list_tools(&mut mcp, revision).await?),
+            Step::Discover { .. } => {
+                let answer = mcp.call_method_in(revision, "server/discover", json!({})).await?;
+                answers.push(json!({"discover": snapshot::comparable(answer, project.as_deref())}));
             }
             Step::Write { write: path, text } => {
                 let dir =
@@ -113,6 +124,31 @@ async fn run_steps(
     Ok(Value::Array(answers))
 }
 
+/// Every tool of `tools/list` (following `nextCursor`); in 2026-07-28 also
+/// what the revision adds to the result (`resultType`, the cache hints, the
+/// server in `_meta`), as the last page says it.
+async fn list_tools(mcp: &mut McpProcess, revision: Revision) -> Result<Value, Finding> {
+    if revision == Revision::Handshake {
+        return Ok(json!({"list": "tools", "tools": mcp.list_tools().await?}));
+    }
+    let (mut tools, mut cursor) = (Vec::new(), None::<Value>);
+    loop {
+        let params = cursor.as_ref().map_or_else(|| json!({}), |c| json!({"cursor": c}));
+        let answer = mcp.call_method_in(revision, "tools/list", params).await?;
+        let Some(mut result) = answer.get("result").and_then(Value::as_object).cloned() else {
+            return Err(Finding::Violation(format!("tools/list failed: {answer}")));
+        };
+        if let Some(Value::Array(page)) = result.remove("tools") {
+            tools.extend(page);
+        }
+        cursor = result.remove("nextCursor");
+        if cursor.is_none() {
+            let last = snapshot::comparable(json!({"result": result}), None);
+            return Ok(json!({"list": "tools", "tools": tools, "result": last["result"]}));
+        }
+    }
+}
+
 pub fn cases() -> Vec<Case> {
     workflows()
         .into_iter()
@@ -126,7 +162,10 @@ pub fn cases() -> Vec<Case> {
             Case {
                 id: id.into(),
                 requirement: requirement.into(),
-                reference: "MCP 2025-11-25 §server/tools; docs/editor-link-protocol.md §6",
+                reference: match workflow.revision {
+                    Revision::Handshake => "MCP 2025-11-25 §server/tools; docs/editor-link-protocol.md §6",
+                    Revision::Stateless => "MCP 2026-07-28 §server/tools, §server/discover; docs/editor-link-protocol.md §6",
+                },
                 level: Level::Must,
                 needs,
                 check: check(move |s| {
@@ -158,7 +197,8 @@ fn describe(actual: &Value, difference: &str) -> String {
         difference.strip_prefix('[').and_then(|rest| rest.split(']').next()).and_then(|n| n.parse::<usize>().ok());
     match step.and_then(|n| actual.get(n).map(|a| (n, a))) {
         Some((n, a)) => {
-            let what = a["call"].as_str().or(a["list"].as_str()).unwrap_or("?");
+            let what = a["call"].as_str().or(a["list"].as_str()).or(a.get("discover").map(|_| "server/discover"));
+            let what = what.unwrap_or("?");
             format!("step {} ({what}) {difference}", n + 1)
         }
         None => difference.to_owned(),

@@ -83,15 +83,6 @@ pub(super) fn server_discover(s: Session) -> CheckFuture {
     })
 }
 
-/// The `_meta` a 2026-07-28 request carries.
-pub(super) fn stateless_meta() -> Value {
-    json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "unity-conformance", "version": env!("CARGO_PKG_VERSION")},
-    })
-}
-
 pub(super) fn notifications_before_initialize(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut mcp = s.mcp().await?;

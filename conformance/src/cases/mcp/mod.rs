@@ -18,7 +18,7 @@ use editor_link::framing::Framing;
 use serde_json::{Value, json};
 
 use crate::{
-    bridge::McpProcess,
+    bridge::{McpProcess, stateless_meta},
     case::{Case, CheckFuture, Finding, Level, Needs, check, violation},
     ensure,
     target::Session,
