@@ -148,9 +148,15 @@ struct RecordArgs {
 
 #[derive(clap::Args, Debug)]
 struct ServeArgs {
-    /// The Unity project folder (the discovery file goes to DIR/Library/MCPInstance.json).
+    /// The Unity project folder (the discovery file goes to DIR/Library/MCPInstance.json,
+    /// or DIR/UserSettings/UnityMcpSettings.json for uLoopMCP).
     #[arg(long, value_name = "DIR")]
     project: PathBuf,
+    /// The Editor to play: `package` (this project's Unity package, every
+    /// extension) or `uloop-2.1.1` (the uLoopMCP 2.1.1 Editor server: its
+    /// tools, its errors, its framing, its discovery file).
+    #[arg(long, value_name = "NAME", default_value = "package")]
+    editor: crate::EditorKind,
     /// Preferred editor-link port; the next ten are tried if it is taken; 0 for any free port.
     #[arg(long, default_value_t = 8700)]
     port: u16,
@@ -243,6 +249,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         control_port: args.control_port,
         seed: args.seed.or(scenario.seed),
         max_request_bytes: args.max_request_bytes,
+        editor: args.editor,
         defect: args.defect,
         resume: !args.no_resume,
         clock: args.clock,

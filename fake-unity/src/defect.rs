@@ -108,6 +108,18 @@ impl Defect {
         <Defect as clap::ValueEnum>::value_variants()
     }
 
+    /// Defects that are an Editor policy set another way are applied to the
+    /// model here, once, instead of being checked in the Editor core.
+    pub fn shape(self, model: &mut crate::model::EditorModel) {
+        use crate::model::{HeaderError, NewlineFrames, Oversize};
+        match self {
+            Defect::OversizeCloses => model.framing.oversize = Oversize::AnswerAndClose,
+            Defect::NoNewlineFraming => model.framing.newline = NewlineFrames::Refused,
+            Defect::FramingErrorKeepsOpen => model.framing.header_error = HeaderError::AnswerAndKeepOpen,
+            _ => {}
+        }
+    }
+
     /// What the defect breaks, in words.
     pub fn description(self) -> String {
         clap::ValueEnum::to_possible_value(&self)

@@ -4,6 +4,8 @@
 //!
 //! Map of the modules:
 //!
+//! - [`model`] — the Editor it plays (the package, uLoopMCP 2.1.1): its
+//!   catalogue and wire policies, chosen at start.
 //! - [`state`] — the simulated editor state and its fixture file format.
 //! - [`params`] — schema-driven tool parameters: one declaration gives the
 //!   `get-tool-details` schema and the validation.
@@ -34,6 +36,7 @@ pub mod defect;
 pub mod editor;
 pub mod faults;
 pub mod journal;
+pub mod model;
 pub mod params;
 pub mod proxy;
 pub mod record;
@@ -63,6 +66,7 @@ pub use crate::{
     defect::Defect,
     editor::{Clock, CrashOptions, Editor, ReloadOptions, ReloadReport},
     faults::{Expected, Fault, FaultError, FaultGuard, FrameKind, RuleSpec, Trigger},
+    model::{EditorKind, EditorModel},
     scenario::Scenario,
     state::EditorStateFile,
 };
@@ -109,6 +113,8 @@ pub struct Config {
     pub seed: Option<u64>,
     /// Largest request frame accepted, bytes.
     pub max_request_bytes: usize,
+    /// The Editor it plays (`serve --editor`).
+    pub editor: EditorKind,
     /// A protocol rule to break on purpose.
     pub defect: Option<Defect>,
     /// Keep a resume journal and advertise `resume` (protocol §5). Without
@@ -134,6 +140,7 @@ impl Config {
             control_port: 0,
             seed: None,
             max_request_bytes: DEFAULT_REQUEST_LIMIT,
+            editor: EditorKind::Package,
             defect: None,
             resume: true,
             clock: editor::Clock::Real,
@@ -194,8 +201,8 @@ impl FakeUnity {
             state: config.state,
             seed,
             max_request_bytes: config.max_request_bytes,
+            model: model::EditorModel::of(config.editor, config.resume),
             defect: config.defect,
-            resume: config.resume,
             clock: config.clock,
             time_scale: config.time_scale,
         });

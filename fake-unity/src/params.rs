@@ -150,6 +150,11 @@ impl Args {
         Ok(Args { values })
     }
 
+    /// Arguments read by another binder (uLoopMCP's Newtonsoft reading).
+    pub fn from_values(values: IndexMap<&'static str, Value>) -> Args {
+        Args { values }
+    }
+
     /// The normalised value of a parameter, as JSON.
     pub fn get(&self, name: &str) -> &Value {
         self.values.get(name).unwrap_or(&Value::Null)

@@ -52,6 +52,15 @@ pub struct EditorInfo {
     /// `Application.platform` in the Editor: `LinuxEditor`, `OSXEditor` …
     pub platform: String,
     pub product_name: String,
+    /// `PlayerSettings.companyName` (uLoopMCP 2.1.1's `get-version` says it).
+    #[serde(default = "default_company")]
+    pub company_name: String,
+    /// `Application.persistentDataPath`; `None`: Linux's `~/.config/unity3d/COMPANY/PRODUCT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistent_data_path: Option<String>,
+    /// `Application.temporaryCachePath`; `None`: `/tmp/COMPANY/PRODUCT`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub temporary_cache_path: Option<String>,
     /// The Unity package version the fake claims (`Ver` in every result).
     pub package_version: String,
     /// Unity's "Enter Play Mode Options": when true, entering play mode reloads
@@ -63,6 +72,10 @@ pub struct EditorInfo {
     /// Time between listening again after a reload and tools being registered
     /// (`notifications/tools/list_changed`), in milliseconds.
     pub tools_ready_delay_ms: u64,
+}
+
+fn default_company() -> String {
+    "DefaultCompany".into()
 }
 
 /// Security settings (the seeds' McpSecurityChecker) and disabled tools.

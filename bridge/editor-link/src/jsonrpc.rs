@@ -17,6 +17,10 @@ pub enum Id {
     /// A number, exactly as it was written.
     Number(IdNumber),
     String(String),
+    /// Any other JSON value (a boolean, an array, an object) as its compact
+    /// text. Only [`Message::parse_lenient`] makes one: uLoopMCP's Editor
+    /// runs such a request and echoes its id; the protocol refuses it.
+    Other(String),
 }
 
 /// A numeric id as its JSON text (`7`, `-0`, `1.5`,
@@ -55,6 +59,7 @@ impl Id {
         match self {
             Id::Number(n) => Value::Number(n.to_number()),
             Id::String(s) => Value::String(s.clone()),
+            Id::Other(text) => serde_json::from_str(text).unwrap_or(Value::Null),
         }
     }
 
@@ -73,6 +78,9 @@ impl Serialize for Id {
     fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
         match self {
             Id::String(s) => serializer.serialize_str(s),
+            Id::Other(text) => serde_json::value::RawValue::from_string(text.clone())
+                .map_err(serde::ser::Error::custom)?
+                .serialize(serializer),
             Id::Number(n) => serde_json::value::RawValue::from_string(n.0.clone())
                 .map_err(serde::ser::Error::custom)?
                 .serialize(serializer),
@@ -120,6 +128,7 @@ impl fmt::Display for Id {
         match self {
             Id::Number(n) => f.write_str(n.as_str()),
             Id::String(s) => write!(f, "{s:?}"),
+            Id::Other(text) => f.write_str(text),
         }
     }
 }
@@ -389,6 +398,36 @@ impl Message {
             }
         }
         parsed
+    }
+
+    /// Reads a frame as uLoopMCP 2.1.1's Editor does (`JsonRpcProcessor`):
+    /// an object with a non-null `id` is a request whatever the id's type,
+    /// `jsonrpc` is not checked, a method that is not a string is taken as
+    /// its text (none: the empty name), and without an id it is a
+    /// notification. A batch or a non-object is still a failure.
+    pub fn parse_lenient(body: &[u8]) -> Result<Message, ParseFailure> {
+        let value: Value = serde_json::from_slice(body).map_err(|e| ParseFailure::NotJson(e.to_string()))?;
+        let Value::Object(mut obj) = value else { return Message::from_value(value) };
+        if obj.contains_key("result") || obj.contains_key("error") {
+            return Message::parse(body);
+        }
+        let id = match obj.remove("id") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(s)) => Some(Id::String(s)),
+            Some(Value::Number(n)) => Some(exact_id(body).unwrap_or(Id::Number((&n).into()))),
+            Some(other) => Some(Id::Other(other.to_string())),
+        };
+        obj.remove("jsonrpc");
+        let method = match obj.remove("method") {
+            Some(Value::String(method)) => method,
+            None | Some(Value::Null) => String::new(),
+            Some(other) => other.to_string(),
+        };
+        let params = obj.remove("params");
+        Ok(match id {
+            Some(id) => Message::Request(Request { id, method, params, extra: obj }),
+            None => Message::Notification(Notification { method, params }),
+        })
     }
 
     /// Classifies a JSON value as a message (protocol §3).

@@ -25,6 +25,7 @@ use crate::{
     defect::Defect,
     editor::{Client, Editor},
     faults::{BoxFuture, Inbound, Silence, Subject, Trigger, Wire},
+    model::{HeaderError, NewlineFrames, Oversize, Pipelining},
 };
 
 /// Serves one accepted connection until it closes.
@@ -55,6 +56,7 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
     tracing::debug!(client = client.id, %peer, "connected");
 
     let requests = TaskTracker::new();
+    let previous = std::sync::Mutex::new(None);
     let in_flight = Arc::new(tokio::sync::Semaphore::new(IN_FLIGHT_LIMIT));
     let mut framing_known = false;
     loop {
@@ -77,10 +79,20 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
         if let (false, Some(framing)) = (framing_known, receiver.framing()) {
             framing_known = true;
             editor.stats.count_framing(framing);
-            if framing == Framing::Newline && editor.has_defect(Defect::NoNewlineFraming) {
-                let error = ErrorObject::new(ErrorKind::FramingError, "newline framing is not supported");
-                client.send(&Message::Response(Response::error(None, error)));
-                break;
+            if framing == Framing::Newline {
+                match editor.model.framing.newline {
+                    NewlineFrames::Served => {}
+                    NewlineFrames::Refused => {
+                        let error = ErrorObject::new(ErrorKind::FramingError, "newline framing is not supported");
+                        client.send(&Message::Response(Response::error(None, error)));
+                        break;
+                    }
+                    NewlineFrames::Unanswered => {
+                        // A header reader waits for a blank line that never comes.
+                        client.closed().await;
+                        break;
+                    }
+                }
             }
         }
         match received {
@@ -111,7 +123,7 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
                         break;
                     }
                 }
-                if receive(&editor, &client, &requests, body, permit).await == AfterBody::Close {
+                if receive(&editor, &client, &requests, body, permit, &previous).await == AfterBody::Close {
                     break;
                 }
                 if editor.has_defect(Defect::OneFramePerRead) {
@@ -120,14 +132,17 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
             }
             Received::TooLarge { size, limit, .. } => {
                 editor.stats.frames_too_large.fetch_add(1, Ordering::Relaxed);
-                let error = ErrorObject::new(
-                    ErrorKind::FrameTooLarge,
-                    format!("Frame of {size} bytes exceeds the limit of {limit} bytes; it was discarded"),
-                )
-                .with_data("size", size)
-                .with_data("limit", limit);
-                client.send(&Message::Response(Response::error(None, error)));
-                if editor.has_defect(Defect::OversizeCloses) {
+                let oversize = editor.model.framing.oversize;
+                if oversize != Oversize::Close {
+                    let error = ErrorObject::new(
+                        ErrorKind::FrameTooLarge,
+                        format!("Frame of {size} bytes exceeds the limit of {limit} bytes; it was discarded"),
+                    )
+                    .with_data("size", size)
+                    .with_data("limit", limit);
+                    client.send(&Message::Response(Response::error(None, error)));
+                }
+                if oversize != Oversize::Answer {
                     break;
                 }
             }
@@ -136,9 +151,13 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
                     editor.request_quit(None);
                 }
                 editor.stats.framing_errors.fetch_add(1, Ordering::Relaxed);
-                let error = ErrorObject::new(ErrorKind::FramingError, format!("{err}; closing the connection"));
-                client.send(&Message::Response(Response::error(None, error)));
-                if editor.has_defect(Defect::FramingErrorKeepsOpen) {
+                let header_error = editor.model.framing.header_error;
+                if header_error != HeaderError::Unanswered {
+                    let error = ErrorObject::new(ErrorKind::FramingError, format!("{err}; closing the connection"));
+                    client.send(&Message::Response(Response::error(None, error)));
+                }
+                if header_error != HeaderError::AnswerAndClose {
+                    // Nothing more is read; the client is left to close it.
                     client.closed().await;
                 }
                 break;
@@ -300,23 +319,25 @@ async fn receive(
     requests: &TaskTracker,
     body: Bytes,
     permit: Option<tokio::sync::OwnedSemaphorePermit>,
+    previous: &std::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
 ) -> AfterBody {
-    let parsed = Message::parse(&body);
-    let requests = &Requests { tracker: requests, permit: std::sync::Mutex::new(permit) };
+    let parsed = editor.model.framing.reading.read(&body);
+    let requests = &Requests { tracker: requests, permit: std::sync::Mutex::new(permit), previous };
     let Some(fired) = editor.faults.frame(Trigger::ToEditor, Subject::of_frame(client.id, &parsed)) else {
-        return handle_body(editor, client, requests, parsed, None);
+        return handle_body(editor, client, requests, parsed, &body, None);
     };
-    match fired.fault().behaviour().inbound(&fired, &client.wire, body).await {
+    match fired.fault().behaviour().inbound(&fired, &client.wire, body.clone()).await {
         Inbound::Frames(frames) => {
             for frame in frames {
-                if handle_body(editor, client, requests, Message::parse(&frame), None) == AfterBody::Close {
+                let parsed = editor.model.framing.reading.read(&frame);
+                if handle_body(editor, client, requests, parsed, &frame, None) == AfterBody::Close {
                     return AfterBody::Close;
                 }
             }
             AfterBody::Continue
         }
         // Request-level faults travel with the request.
-        Inbound::WithFault(_) => handle_body(editor, client, requests, parsed, Some(fired)),
+        Inbound::WithFault(_) => handle_body(editor, client, requests, parsed, &body, Some(fired)),
         Inbound::Stop => AfterBody::Close,
     }
 }
@@ -327,6 +348,8 @@ async fn receive(
 struct Requests<'a> {
     tracker: &'a TaskTracker,
     permit: std::sync::Mutex<Option<tokio::sync::OwnedSemaphorePermit>>,
+    /// With in-order pipelining: done when the previous request is answered.
+    previous: &'a std::sync::Mutex<Option<tokio::sync::oneshot::Receiver<()>>>,
 }
 
 /// Answers or dispatches one parsed frame.
@@ -335,6 +358,7 @@ fn handle_body(
     client: &Arc<Client>,
     requests: &Requests<'_>,
     parsed: Result<Message, ParseFailure>,
+    body: &[u8],
     fault: Option<crate::faults::Fired>,
 ) -> AfterBody {
     match parsed {
@@ -342,9 +366,23 @@ fn handle_body(
             let editor = editor.clone();
             let client = client.clone();
             let permit = crate::editor::lock(&requests.permit).take();
+            // In order: each request waits for the one before it.
+            let (previous, done) = match editor.model.framing.pipelining {
+                Pipelining::Concurrent => (None, None),
+                Pipelining::InOrder => {
+                    let (done, next) = tokio::sync::oneshot::channel();
+                    (crate::editor::lock(requests.previous).replace(next), Some(done))
+                }
+            };
             requests.tracker.spawn(async move {
+                if let Some(previous) = previous {
+                    let _ = previous.await;
+                }
                 editor.handle_request(&client, request, fault).await;
                 drop(permit);
+                if let Some(done) = done {
+                    let _ = done.send(());
+                }
             });
         }
         Ok(Message::Notification(_)) => {
@@ -363,7 +401,10 @@ fn handle_body(
             if not_json {
                 editor.stats.parse_errors.fetch_add(1, Ordering::Relaxed);
             }
-            client.send(&Message::Response(failure.to_response()));
+            let Some(response) = editor.model.errors.unreadable(&failure, body) else {
+                return AfterBody::Continue;
+            };
+            client.send(&Message::Response(response));
             if not_json && editor.has_defect(Defect::ParseErrorCloses) {
                 return AfterBody::Close;
             }

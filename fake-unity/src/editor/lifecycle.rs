@@ -2,6 +2,7 @@
 //! listening, reloads, crashes, restarts, and the discovery file.
 
 use super::*;
+use crate::model::{DiscoveryPolicy, discovery};
 
 impl Editor {
     // ---- lifecycle (called by the server's driver) ----
@@ -29,7 +30,7 @@ impl Editor {
                 link.port = port;
             }
             if new_session {
-                link.session_id = new_session_id(&mut lock(&self.rng));
+                link.session_id = self.model.discovery.session_id(&new_session_id(&mut lock(&self.rng)));
             }
             self.discovery(&link)
         };
@@ -37,9 +38,14 @@ impl Editor {
         if phase == EditorState::Reloading && self.has_defect(Defect::DiscoveryStaysReady) {
             file.state = Some(EditorState::Ready);
         }
-        let written = match self.has_defect(Defect::DiscoveryInPlace) {
-            true => write_in_place(&DiscoveryFile::path_in(&self.project), &file),
-            false => file.write_atomic(&self.project),
+        let written = match (self.model.discovery, self.has_defect(Defect::DiscoveryInPlace)) {
+            (DiscoveryPolicy::UloopSettings, _) => {
+                let session = file.server_session_id.as_deref().unwrap_or_default();
+                let settings = discovery::uloop_settings(phase, file.port, &file.project_path, session);
+                discovery::write_uloop_settings(&self.project, &settings)
+            }
+            (DiscoveryPolicy::InstanceFile, true) => write_in_place(&DiscoveryFile::path_in(&self.project), &file),
+            (DiscoveryPolicy::InstanceFile, false) => file.write_atomic(&self.project),
         };
         if let Err(err) = written {
             tracing::error!(%err, "cannot write the discovery file");
@@ -112,7 +118,12 @@ impl Editor {
             link.crashed = true;
             self.discovery(&link)
         };
-        if let Err(err) = file.write_atomic(&self.project) {
+        // uLoopMCP's settings file keeps saying running, as a crash leaves it.
+        let written = match self.model.discovery {
+            DiscoveryPolicy::InstanceFile => file.write_atomic(&self.project),
+            DiscoveryPolicy::UloopSettings => Ok(()),
+        };
+        if let Err(err) = written {
             tracing::error!(%err, "cannot leave the discovery file of the crashed Editor");
         }
         self.stats.crashes.fetch_add(1, Ordering::Relaxed);

@@ -231,8 +231,9 @@ pub struct EditorConfig {
     pub seed: u64,
     /// Largest request frame accepted.
     pub max_request_bytes: usize,
+    /// The Editor it plays.
+    pub model: crate::model::EditorModel,
     pub defect: Option<Defect>,
-    pub resume: bool,
     pub clock: Clock,
     /// Multiplies every fault duration (a 20-minute compile in a test).
     pub time_scale: f64,
@@ -247,9 +248,9 @@ pub struct Editor {
     pub base: EditorStateFile,
     pub seed: u64,
     pub max_request_bytes: usize,
+    /// The Editor it plays: catalogue, errors, framing, discovery, extensions.
+    pub model: crate::model::EditorModel,
     pub defect: Option<Defect>,
-    /// Keeps a resume journal and answers `x-resume` from it.
-    pub resume: bool,
     pub clock: Clock,
     /// Readings of the virtual clock so far.
     ticks: AtomicU64,
@@ -284,16 +285,20 @@ impl Editor {
     pub fn new(config: EditorConfig) -> (Arc<Editor>, mpsc::UnboundedReceiver<Command>) {
         let (commands, rx) = mpsc::unbounded_channel();
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
-        let session_id = new_session_id(&mut rng);
+        let session_id = config.model.discovery.session_id(&new_session_id(&mut rng));
         let instance_id = new_session_id(&mut rng);
         let sim = Simulation::opened(&config.state, &config.project);
+        let mut model = config.model;
+        if let Some(defect) = config.defect {
+            defect.shape(&mut model);
+        }
         let editor = Arc::new(Editor {
             serial: Arc::new(tokio::sync::Semaphore::new(1)),
             project: config.project,
             seed: config.seed,
-            max_request_bytes: config.max_request_bytes,
+            max_request_bytes: model.framing.limit.unwrap_or(config.max_request_bytes),
+            model,
             defect: config.defect,
-            resume: config.resume,
             clock: config.clock,
             ticks: AtomicU64::new(0),
             stats: Arc::default(),

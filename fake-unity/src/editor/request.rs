@@ -3,6 +3,7 @@
 //! catalogue, deadlines and progress.
 
 use super::*;
+use crate::model::{Failure, errors::Thrown};
 
 impl Editor {
     // ---- requests ----
@@ -82,13 +83,15 @@ impl Editor {
         }
         let params = match request.params_object() {
             Ok(params) => params,
+            // uLoopMCP reads params only when it binds them to the tool's schema.
+            Err(_) if !self.model.errors.params_object_first() => Map::new(),
             Err(why) => return fail(ErrorObject::new(ErrorKind::InvalidParams, why)),
         };
         let key = Key { client: client.name(), id: id.clone() };
         let params_value = Value::Object(params.clone());
         let (generation, domain) = self.domain();
 
-        if request.is_resume() && self.resume && !self.has_defect(Defect::ResumeReruns) {
+        if request.is_resume() && self.model.extensions.resume && !self.has_defect(Defect::ResumeReruns) {
             let lookup = lock(&self.journal).lookup(&key, &request.method, &params_value, generation);
             match lookup {
                 Lookup::NotSeen => {}
@@ -119,16 +122,12 @@ impl Editor {
             }
         }
 
-        let Some(tool) = tools::find(&request.method).filter(|t| self.tool_available(t.name)) else {
-            let kind = if self.has_defect(Defect::UnknownToolWrongCode) {
-                ErrorKind::InvalidParams
-            } else {
-                ErrorKind::MethodNotFound
-            };
-            return fail(
-                ErrorObject::new(kind, format!("Unknown tool: {}", request.method))
-                    .with_data("method", request.method.clone()),
-            );
+        let Some(tool) = self.model.find(&request.method).filter(|t| self.tool_available(t.name)) else {
+            if self.has_defect(Defect::UnknownToolWrongCode) {
+                let error = ErrorObject::new(ErrorKind::InvalidParams, format!("Unknown tool: {}", request.method));
+                return fail(error.with_data("method", request.method.clone()));
+            }
+            return fail(self.refuse(&Failure::UnknownTool { method: &request.method }, Thrown::Registry));
         };
         if let Err(error) = self.check_allowed(tool) {
             return fail(error);
@@ -145,7 +144,15 @@ impl Editor {
                 return fail(ErrorObject::new(ErrorKind::InvalidParams, format!("unknown parameter {key}")));
             }
         }
-        let args = match Args::parse(&tool.params, &params) {
+        let bound = match &tool.dialect {
+            tools::Dialect::Package => Args::parse(&tool.params, &params),
+            tools::Dialect::Uloop(binding) => {
+                let text = tools::uloop::newtonsoft::RequestText::of(&id.to_value(), &request.method);
+                tools::uloop::newtonsoft::bind(tool.name, binding, request.params.as_ref(), text)
+                    .inspect_err(|error| self.log_failure(error, Thrown::ConvertToSchema))
+            }
+        };
+        let args = match bound {
             Ok(args) => args,
             Err(_) if self.has_defect(Defect::AcceptsWrongTypes) => {
                 Args::parse(&tool.params, &Map::new()).unwrap_or_default()
@@ -155,8 +162,13 @@ impl Editor {
 
         lock(&self.journal).start(key.clone(), &request.method, params_value, generation);
         self.stats.count_run(tool.name);
-        let deadline = editor_link::duration::saturating_seconds(args.float("TimeoutSeconds").max(0.001));
+        // Without the timeouts extension a tool runs as long as it takes.
+        let deadline = match self.model.extensions.timeouts {
+            true => editor_link::duration::saturating_seconds(args.float("TimeoutSeconds").max(0.001)),
+            false => Duration::MAX,
+        };
         let call = ToolCall {
+            tool: tool.name,
             editor: self.clone(),
             client: client.clone(),
             args,
@@ -184,7 +196,7 @@ impl Editor {
                 }
                 return (None, None);
             }
-            _ = tokio::time::sleep(deadline) => {
+            _ = tokio::time::sleep(deadline), if deadline != Duration::MAX => {
                 task.abort();
                 Outcome::Fail(ErrorObject::new(
                     ErrorKind::Timeout,
@@ -213,7 +225,10 @@ impl Editor {
         };
         let (response, mut after) = match outcome {
             Outcome::Reply(result) => (ok(result), None),
-            Outcome::Fail(error) => (Response::error(Some(id.clone()), error), None),
+            Outcome::Fail(error) => {
+                self.log_failure(&error, Thrown::Tool);
+                (Response::error(Some(id.clone()), error), None)
+            }
             Outcome::ReplyThen(result, after) => (ok(result), Some(after)),
             Outcome::ReloadBeforeReply(result) => {
                 // Journaled first, so a resumed request gets it; then the
@@ -247,31 +262,61 @@ impl Editor {
 
     pub(super) fn with_ver(&self, mut result: Map<String, Value>) -> Value {
         if !self.has_defect(Defect::NoVer) {
-            result.insert("Ver".into(), self.package_version().into());
+            let version = self.model.version.map_or_else(|| self.package_version().to_owned(), str::to_owned);
+            result.insert("Ver".into(), version.into());
         }
         Value::Object(result)
     }
 
-    /// uLoopMCP's `x-uloop` guard (protocol §3).
+    /// The error answered for `failure`, written to the console too when
+    /// this Editor logs its failures.
+    pub(super) fn refuse(&self, failure: &Failure<'_>, thrown: Thrown) -> ErrorObject {
+        let error = self.model.errors.answer(failure);
+        self.log_failure(&error, thrown);
+        error
+    }
+
+    /// What uLoopMCP writes to its console for a failed request (`Debug.LogError`).
+    pub(super) fn log_failure(&self, error: &ErrorObject, thrown: Thrown) {
+        if let Some(message) = self.model.errors.console_entry(error, thrown) {
+            self.log([ConsoleEntry {
+                entry: LogEntry { log_type: crate::state::LogType::Error, message, stack_trace: String::new() },
+                from_compile: false,
+            }]);
+        }
+    }
+
+    /// uLoopMCP's `x-uloop` guard (protocol §3): the project, then the
+    /// session; an Editor that wants both fields refuses one alone.
     pub(super) fn check_uloop(&self, request: &Request) -> Result<(), ErrorObject> {
         let Some(uloop) = request.uloop() else { return Ok(()) };
-        if let Some(expected) = uloop.get("expectedProjectRoot").and_then(Value::as_str) {
-            if !same_path(Path::new(expected), &self.project) {
-                return Err(ErrorObject::new(
-                    ErrorKind::ProjectMismatch,
-                    format!("This Editor has project {}, not {expected}", self.project.display()),
-                )
-                .with_data("actualProjectRoot", self.project.to_string_lossy().into_owned()));
+        let field = |name: &str| uloop.get(name).and_then(Value::as_str).filter(|v| !v.trim().is_empty());
+        let (root, session) = (field("expectedProjectRoot"), field("expectedServerSessionId"));
+        if self.model.errors.expectations_whole() {
+            for (name, value, offset) in
+                // (the first offset was never recorded: 0x00000 stands in for it)
+                [("expectedProjectRoot", root, "0x00000"), ("expectedServerSessionId", session, "0x0003c")]
+            {
+                if value.is_none() {
+                    return Err(
+                        self.refuse(&Failure::ExpectationIncomplete { field: name }, Thrown::IdentityValidator(offset))
+                    );
+                }
             }
         }
-        if let Some(expected) = uloop.get("expectedServerSessionId").and_then(Value::as_str) {
+        let actual_root = self.project.to_string_lossy().into_owned();
+        if let Some(expected) = root {
+            if !same_path(Path::new(expected), &self.project) {
+                let failure = Failure::ProjectMismatch { expected, actual: &actual_root };
+                return Err(self.refuse(&failure, Thrown::IdentityValidator("0x00085")));
+            }
+        }
+        if let Some(expected) = session {
             let actual = self.session_id();
             if expected != actual {
-                return Err(ErrorObject::new(
-                    ErrorKind::SessionChanged,
-                    format!("The Editor's session changed (now {actual}, expected {expected})"),
-                )
-                .with_data("actualServerSessionId", actual));
+                let failure = Failure::SessionChanged { expected, actual: &actual };
+                // Not logged by uLoopMCP, so its offset is never shown.
+                return Err(self.refuse(&failure, Thrown::IdentityValidator("0x00000")));
             }
         }
         Ok(())
@@ -281,11 +326,7 @@ impl Editor {
     pub(super) fn check_allowed(&self, tool: &tools::ToolSpec) -> Result<(), ErrorObject> {
         let settings = self.sim().settings.clone();
         if !tool.dev_only && settings.disabled_tools.iter().any(|t| t == tool.name) {
-            return Err(ErrorObject::new(
-                ErrorKind::ToolDisabled,
-                format!("Tool '{}' is disabled in settings", tool.name),
-            )
-            .with_data("command", tool.name));
+            return Err(self.refuse(&Failure::Disabled { tool: tool.name }, Thrown::Registry));
         }
         let reason = match tool.gate {
             Gate::None => None,
@@ -301,9 +342,7 @@ impl Editor {
             _ => None,
         };
         match reason {
-            Some(reason) => Err(ErrorObject::new(ErrorKind::SecurityBlocked, reason)
-                .with_data("command", tool.name)
-                .with_data("reason", reason)),
+            Some(reason) => Err(self.refuse(&Failure::Blocked { tool: tool.name, reason }, Thrown::Registry)),
             None => Ok(()),
         }
     }

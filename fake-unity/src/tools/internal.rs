@@ -4,7 +4,7 @@
 use editor_link::discovery::PROTOCOL_VERSION;
 use serde_json::{Value, json};
 
-use super::{BoxFuture, Outcome, ToolCall, ToolSpec, catalogue, result};
+use super::{BoxFuture, Outcome, ToolCall, ToolSpec, result};
 use crate::{defect::Defect, params::Kind};
 
 /// uLoopMCP's shape: an enum default as the C# enum's integer value.
@@ -35,7 +35,11 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
     let no_extensions = call.editor.has_defect(Defect::NoExtensions);
     let disabled = call.editor.sim().settings.disabled_tools.clone();
-    let tools: Vec<Value> = catalogue()
+    let tools: Vec<Value> = call
+        .editor
+        .model
+        .catalogue
+        .tools()
         .iter()
         .filter(|t| include_dev || !t.dev_only)
         .filter(|t| call.editor.tool_available(t.name))
@@ -79,7 +83,7 @@ pub fn get_version(call: &ToolCall) -> Outcome {
         ("EditorInstanceId", editor.instance_id().into()),
         ("Capabilities", {
             let mut capabilities = vec!["progress", "newline-framing", "image-data"];
-            if editor.resume {
+            if editor.model.extensions.resume {
                 capabilities.insert(0, "resume");
             }
             json!(capabilities)

@@ -5,6 +5,8 @@
 //! One file per area: [`internal`] (ping, client name, tool details, version,
 //! sleep), [`console`], [`compile`], [`testing`], [`scene`], [`search`],
 //! [`menu`], [`editor_ui`] (focus, play mode, screenshot), [`dynamic_code`].
+//! These are the package's tools ([`package`]); [`uloop`] is uLoopMCP
+//! 2.1.1's catalogue. An Editor has one [`Catalogue`] (its model's).
 
 pub mod compile;
 pub mod console;
@@ -15,6 +17,7 @@ pub mod menu;
 pub mod scene;
 pub mod search;
 pub mod testing;
+pub mod uloop;
 
 use std::{future::Future, pin::Pin, sync::Arc, sync::LazyLock};
 
@@ -84,6 +87,17 @@ impl std::fmt::Debug for Body {
     }
 }
 
+/// How a tool is listed and how its parameters are read.
+#[derive(Debug)]
+pub enum Dialect {
+    /// Protocol §6: the schema is built from the declared parameters, and
+    /// values are checked against it ([`Args::parse`]).
+    Package,
+    /// uLoopMCP 2.1.1: listed as its recorded `get-tool-details` entry;
+    /// parameters read as Newtonsoft reads them into its C# schema class.
+    Uloop(uloop::Binding),
+}
+
 /// One tool's declaration.
 #[derive(Debug)]
 pub struct ToolSpec {
@@ -98,6 +112,7 @@ pub struct ToolSpec {
     pub timeout_seconds: f64,
     pub gate: Gate,
     pub body: Body,
+    pub dialect: Dialect,
 }
 
 impl ToolSpec {
@@ -118,6 +133,8 @@ impl ToolSpec {
 /// What a tool body gets.
 #[derive(Debug)]
 pub struct ToolCall {
+    /// The tool's name.
+    pub tool: &'static str,
     pub editor: Arc<Editor>,
     pub client: Arc<Client>,
     pub args: Args,
@@ -165,6 +182,7 @@ impl Declare {
                 timeout_seconds: 15.0,
                 gate: Gate::None,
                 body,
+                dialect: Dialect::Package,
             },
         }
     }
@@ -218,10 +236,31 @@ impl Declare {
 const POSITIVE: Kind = Kind::Int { min: 1, max: i32::MAX as i64 };
 const NON_NEGATIVE: Kind = Kind::Int { min: 0, max: i32::MAX as i64 };
 
-/// Every tool, public ones first, in the order `get-tool-details` lists them.
-static CATALOGUE: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
+/// An Editor's tools, in the order `get-tool-details` lists them.
+#[derive(Debug)]
+pub struct Catalogue {
+    tools: Vec<ToolSpec>,
+}
+
+impl Catalogue {
+    pub fn new(tools: Vec<ToolSpec>) -> Catalogue {
+        Catalogue { tools }
+    }
+
+    pub fn tools(&self) -> &[ToolSpec] {
+        &self.tools
+    }
+
+    /// The tool called `name` (exact, as uLoopMCP matches method names).
+    pub fn find(&self, name: &str) -> Option<&ToolSpec> {
+        self.tools.iter().find(|t| t.name == name)
+    }
+}
+
+/// The package's tools, public ones first.
+static PACKAGE: LazyLock<Catalogue> = LazyLock::new(|| {
     use Body::{Async, Sync};
-    vec![
+    Catalogue::new(vec![
         Declare::new(
             "compile",
             "Executes compilation after AssetDatabase.Refresh(). Returns compilation results with detailed timing information.",
@@ -385,17 +424,12 @@ static CATALOGUE: LazyLock<Vec<ToolSpec>> = LazyLock::new(|| {
             .hints(true, false, true)
             .timeout(10.0)
             .build(),
-    ]
+    ])
 });
 
-/// Every tool, in catalogue order.
-pub fn catalogue() -> &'static [ToolSpec] {
-    &CATALOGUE
-}
-
-/// The tool called `name` (exact, as uLoopMCP matches method names).
-pub fn find(name: &str) -> Option<&'static ToolSpec> {
-    CATALOGUE.iter().find(|t| t.name == name)
+/// The package's catalogue (this project's Unity package).
+pub fn package() -> &'static Catalogue {
+    &PACKAGE
 }
 
 /// Runs a tool body.
@@ -450,7 +484,7 @@ mod tests {
 
     #[test]
     fn catalogue_is_complete_and_consistent() {
-        let names: Vec<_> = catalogue().iter().map(|t| t.name).collect();
+        let names: Vec<_> = package().tools().iter().map(|t| t.name).collect();
         let expected = [
             "compile",
             "get-logs",
@@ -474,7 +508,7 @@ mod tests {
         ];
         assert_eq!(names, expected);
         assert_eq!(names.iter().collect::<HashSet<_>>().len(), names.len());
-        for tool in catalogue() {
+        for tool in package().tools() {
             let detail = tool.detail();
             let props = &detail.parameter_schema.properties;
             assert_eq!(props.keys().last().map(String::as_str), Some("TimeoutSeconds"), "{}", tool.name);

@@ -7,6 +7,7 @@ mod cli;
 mod control_client;
 mod crash_and_hang;
 mod faults;
+mod fidelity;
 mod fixture_model;
 mod lifecycle;
 mod protocol;

@@ -1,0 +1,78 @@
+//! Where an Editor says it listens (protocol §7).
+
+impl DiscoveryPolicy {
+    /// A session id as this Editor writes it: a GUID with dashes (protocol
+    /// §7), or uLoopMCP's 32 hex digits (`Guid.ToString("N")`).
+    pub fn session_id(self, guid: &str) -> String {
+        match self {
+            DiscoveryPolicy::InstanceFile => guid.to_owned(),
+            DiscoveryPolicy::UloopSettings => guid.replace('-', ""),
+        }
+    }
+}
+
+/// The discovery file an Editor writes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiscoveryPolicy {
+    /// `Library/MCPInstance.json` (protocol §7): port, pid, session, state.
+    InstanceFile,
+    /// uLoopMCP's `UserSettings/UnityMcpSettings.json` only: `customPort`,
+    /// `isServerRunning`, `projectRootPath`, `serverSessionId` and its other
+    /// settings; no `Library/MCPInstance.json`.
+    UloopSettings,
+}
+
+use std::path::Path;
+
+use editor_link::discovery::{EditorState, ULOOP_SETTINGS_FILE, write_atomic};
+use serde_json::{Value, json};
+
+/// uLoopMCP 2.1.1's settings file as `JsonUtility.ToJson(settings, true)`
+/// writes it (every field, in declaration order, 4-space indents) for an
+/// Editor in `phase` (`Config/McpEditorSettings.cs`, `McpServerController.cs`):
+/// running and ready with its session; running, reloading, the session
+/// stale; stopped, the session cleared.
+pub fn uloop_settings(phase: EditorState, port: u16, project_root: &str, session_id: &str) -> Value {
+    let reloading = phase == EditorState::Reloading;
+    let running = !matches!(phase, EditorState::Stopped);
+    json!({
+        "customPort": port,
+        "projectRootPath": project_root,
+        "serverSessionId": if running { session_id } else { "" },
+        "showDeveloperTools": false,
+        "enableMcpLogs": false,
+        "enableCommunicationLogs": false,
+        "enableDevelopmentMode": false,
+        "lastUsedConfigPath": "",
+        "lastSeenSetupWizardVersion": "",
+        "suppressSetupWizardAutoShow": false,
+        "showSecuritySettings": true,
+        "showToolSettings": true,
+        "addRepositoryRoot": false,
+        "installSkillsFlat": true,
+        "isServerRunning": running,
+        "isAfterCompile": reloading,
+        "isDomainReloadInProgress": reloading,
+        "isReconnecting": reloading,
+        "showReconnectingUI": reloading,
+        "showPostCompileReconnectingUI": reloading,
+        "selectedEditorType": 0,
+        "connectionMode": 0,
+        "communicationLogHeight": 300.0,
+        "communicationLogsJson": "[]",
+        "pendingRequestsJson": "{}",
+        "compileWindowHasData": false,
+        "pendingCompileRequestIds": [],
+        "compileRequests": [],
+        "connectedLLMTools": [],
+    })
+}
+
+/// Writes `settings` to `project`'s `UserSettings/UnityMcpSettings.json`, atomically.
+pub fn write_uloop_settings(project: &Path, settings: &Value) -> std::io::Result<()> {
+    let mut bytes = Vec::new();
+    let formatter = serde_json::ser::PrettyFormatter::with_indent(b"    ");
+    let mut serializer = serde_json::Serializer::with_formatter(&mut bytes, formatter);
+    serde::Serialize::serialize(settings, &mut serializer).map_err(std::io::Error::other)?;
+    write_atomic(&project.join(ULOOP_SETTINGS_FILE), &bytes)
+}

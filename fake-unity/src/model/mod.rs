@@ -1,0 +1,104 @@
+//! The Editor fake-unity plays, chosen at start (`serve --editor NAME`): its
+//! tool catalogue and its wire policies, as data. The Editor core asks its
+//! [`EditorModel`] how to do a thing; it never asks which Editor it is.
+//!
+//! - [`errors`] — how each failure is answered (codes, shapes, texts), and
+//!   which failures the Editor also writes to its console.
+//! - [`framing`] — what a connection accepts: framings, a header block that
+//!   does not parse, an over-limit frame.
+//! - [`discovery`] — where the Editor says it listens, and in what shape.
+//! - [`Extensions`] — which of this project's protocol extensions it offers.
+//!
+//! Two Editors: [`EditorKind::Package`], this project's Unity package
+//! (`docs/editor-link-protocol.md` with every extension), and
+//! [`EditorKind::Uloop211`], the uLoopMCP 2.1.1 Editor server most users
+//! of the protocol run, as it is on the wire.
+
+pub mod discovery;
+pub mod errors;
+pub mod framing;
+
+pub use discovery::DiscoveryPolicy;
+pub use errors::{ErrorPolicy, Failure};
+pub use framing::{FramingPolicy, HeaderError, NewlineFrames, Oversize, Pipelining, Reading};
+
+use crate::tools::{Catalogue, ToolSpec};
+
+/// Which Editor fake-unity plays.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
+pub enum EditorKind {
+    /// This project's Unity package: the protocol with every extension.
+    #[default]
+    Package,
+    /// uLoopMCP 2.1.1's Editor server: its catalogue, its errors, its framing.
+    #[value(name = "uloop-2.1.1")]
+    Uloop211,
+}
+
+impl std::fmt::Display for EditorKind {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let value = clap::ValueEnum::to_possible_value(self).ok_or(std::fmt::Error)?;
+        f.write_str(value.get_name())
+    }
+}
+
+/// This project's extensions of the protocol, each one on or off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Extensions {
+    /// `x-resume` answered from a journal, `resume` in the capabilities.
+    pub resume: bool,
+    /// The common `TimeoutSeconds` parameter and per-call deadlines.
+    pub timeouts: bool,
+    /// `ProtocolVersion`, `EditorInstanceId` and `Capabilities` in `get-version`.
+    pub capabilities: bool,
+}
+
+impl Extensions {
+    pub const NONE: Extensions = Extensions { resume: false, timeouts: false, capabilities: false };
+}
+
+/// An Editor: what it offers and how it behaves on the wire.
+#[derive(Clone, Debug)]
+pub struct EditorModel {
+    pub kind: EditorKind,
+    /// Its tools, in the order `get-tool-details` lists them.
+    pub catalogue: &'static Catalogue,
+    /// `Ver` in every result; `None`: the editor state's package version.
+    pub version: Option<&'static str>,
+    pub errors: ErrorPolicy,
+    pub framing: FramingPolicy,
+    pub discovery: DiscoveryPolicy,
+    pub extensions: Extensions,
+}
+
+impl EditorModel {
+    /// The Editor of `kind`; `resume` says whether the package keeps a resume
+    /// journal (uLoopMCP 2.1.1 never does).
+    pub fn of(kind: EditorKind, resume: bool) -> EditorModel {
+        match kind {
+            EditorKind::Package => EditorModel {
+                kind,
+                catalogue: crate::tools::package(),
+                version: None,
+                errors: ErrorPolicy::Package,
+                framing: FramingPolicy::PACKAGE,
+                discovery: DiscoveryPolicy::InstanceFile,
+                extensions: Extensions { resume, timeouts: true, capabilities: true },
+            },
+            EditorKind::Uloop211 => EditorModel {
+                kind,
+                catalogue: crate::tools::uloop::catalogue(),
+                version: Some(crate::tools::uloop::VERSION),
+                errors: ErrorPolicy::Uloop211,
+                framing: FramingPolicy::ULOOP_2_1_1,
+                discovery: DiscoveryPolicy::UloopSettings,
+                extensions: Extensions::NONE,
+            },
+        }
+    }
+
+    /// The tool called `name` (exact, as both Editors match method names).
+    pub fn find(&self, name: &str) -> Option<&'static ToolSpec> {
+        self.catalogue.find(name)
+    }
+}

@@ -1,0 +1,125 @@
+//! uLoopMCP 2.1.1's internal tools (`ping`, `set-client-name`,
+//! `get-version`, `get-tool-details`, `debug-sleep`) and its editor-window
+//! tools (`focus-window`, `control-play-mode`).
+
+use serde_json::{Value, json};
+
+use super::super::{After, BoxFuture, Dialect, Outcome, ToolCall, result};
+
+pub fn ping(call: &ToolCall) -> Outcome {
+    let message = call.args.get("Message").as_str().unwrap_or("");
+    Outcome::Reply(result([("Message", format!("Unity MCP Bridge received: {message}").into())]))
+}
+
+pub fn set_client_name(call: &ToolCall) -> Outcome {
+    let name = call.args.get("ClientName").as_str().unwrap_or("");
+    call.client.set_name(name);
+    Outcome::Reply(result([
+        ("Message", format!("Client name registered successfully: {name}").into()),
+        ("ClientName", call.args.get("ClientName").clone()),
+    ]))
+}
+
+pub fn get_version(call: &ToolCall) -> Outcome {
+    let editor = &call.editor;
+    let info = &editor.base.editor;
+    let company = info.company_name.as_str();
+    let product = info.product_name.as_str();
+    let persistent =
+        info.persistent_data_path.clone().unwrap_or_else(|| format!("~/.config/unity3d/{company}/{product}"));
+    let cache = info.temporary_cache_path.clone().unwrap_or_else(|| format!("/tmp/{company}/{product}"));
+    Outcome::Reply(result([
+        ("UnityVersion", info.unity_version.clone().into()),
+        ("Platform", info.platform.clone().into()),
+        ("DataPath", editor.project.join("Assets").to_string_lossy().replace('\\', "/").into()),
+        ("PersistentDataPath", persistent.into()),
+        ("TemporaryCachePath", cache.into()),
+        ("IsEditor", true.into()),
+        ("ProductName", product.into()),
+        ("CompanyName", company.into()),
+    ]))
+}
+
+pub fn get_tool_details(call: &ToolCall) -> Outcome {
+    let include_dev = call.args.bool("IncludeDevelopmentOnly");
+    let disabled = call.editor.sim().settings.disabled_tools.clone();
+    let tools: Vec<Value> = call
+        .editor
+        .model
+        .catalogue
+        .tools()
+        .iter()
+        .filter(|t| include_dev || !t.dev_only)
+        .filter(|t| call.editor.tool_available(t.name))
+        // Tools switched off in `.uloop/settings.tools.json` are left out.
+        .filter(|t| !disabled.iter().any(|d| d == t.name))
+        .filter_map(|t| match &t.dialect {
+            Dialect::Uloop(binding) => Some(binding.listing.clone()),
+            Dialect::Package => None,
+        })
+        .collect();
+    Outcome::Reply(result([("Tools", tools.into())]))
+}
+
+/// `SleepTool`: whole seconds (the schema's int), one at a time.
+pub fn debug_sleep(call: ToolCall) -> BoxFuture {
+    Box::pin(async move {
+        let seconds = call.args.int("SleepSeconds").max(0);
+        for _ in 0..seconds {
+            tokio::time::sleep(std::time::Duration::from_secs(1)).await;
+        }
+        Outcome::Reply(result([
+            ("Message", format!("Successfully slept for {seconds} seconds").into()),
+            ("ActualSleepSeconds", seconds.into()),
+            ("WasCancelled", false.into()),
+        ]))
+    })
+}
+
+/// 2.1.1's CLI focuses the window itself; the Editor's tool asks for a newer CLI.
+pub fn focus_window(_call: &ToolCall) -> Outcome {
+    Outcome::Reply(result([
+        ("Success", false.into()),
+        ("Message", "Please update uloop-cli to the latest version for improved focus-window support. Run: npm install -g uloop-cli@latest".into()),
+        ("ErrorMessage", "focus-window now uses OS-level commands and works even during Unity compilation. Update CLI to use this feature.".into()),
+    ]))
+}
+
+/// `ControlPlayModeUseCase`: Play (0), Stop (1), Pause (2); the flags as
+/// they are after acting.
+pub fn control_play_mode(call: &ToolCall) -> Outcome {
+    let action = call.args.int("Action");
+    let editor = &call.editor;
+    let (message, after) = {
+        let mut sim = editor.sim();
+        match action {
+            0 => {
+                let was_paused = sim.paused;
+                sim.paused = false;
+                let starts = !sim.playing;
+                sim.playing = true;
+                let after = (starts && editor.base.editor.enter_play_mode_reloads_domain).then_some(After::Reload);
+                (if was_paused { "Play mode resumed" } else { "Play mode started" }.to_owned(), after)
+            }
+            1 => {
+                sim.paused = false;
+                sim.playing = false;
+                ("Play mode stopped".to_owned(), None)
+            }
+            2 => {
+                sim.paused = true;
+                ("Play mode paused".to_owned(), None)
+            }
+            other => (format!("Unknown action: {other}"), None),
+        }
+    };
+    let (playing, paused) = {
+        let sim = editor.sim();
+        (sim.playing, sim.paused)
+    };
+    let reply = result([("IsPlaying", playing.into()), ("IsPaused", paused.into()), ("Message", json!(message))]);
+    match after {
+        Some(after) => Outcome::ReplyThen(reply, after),
+        None => Outcome::Reply(reply),
+    }
+}

@@ -1,0 +1,242 @@
+//! uLoopMCP 2.1.1 fidelity: the transcripts of the real 2.1.1 Editor server
+//! (`fixtures/recordings/uloop-2.1.1/`) have their client side sent, in
+//! order and over real TCP, to `fake-unity` playing that Editor
+//! (`--editor uloop-2.1.1`, on the state the recordings began from), and
+//! every answer must be the recorded one after redaction: the project
+//! folder, and Newtonsoft's `position N` (counted over bytes the recorder
+//! did not keep: it re-serialised each message).
+//!
+//! Answers of the tools that were stand-ins when the recordings were made
+//! ([`STAND_INS`]: their answers are not the real tools') are not compared.
+//! [`KNOWN_DIFFERENCES`] lists what the model does not do yet, each with
+//! why; the test fails if one of them starts to match, so the list stays true.
+
+use std::{collections::HashMap, path::Path, time::Duration};
+
+use bytes::BytesMut;
+use editor_link::{
+    framing::{Frame, FrameDecoder, Framing, encode_frame},
+    transcript::{Direction, Entry, Payload, Transcript},
+};
+use fake_unity::{Config, EditorKind, EditorStateFile, FakeUnity};
+use futures_util::StreamExt;
+use serde_json::Value;
+use tokio::{
+    io::AsyncWriteExt,
+    net::{TcpStream, tcp::OwnedReadHalf, tcp::OwnedWriteHalf},
+};
+use tokio_util::codec::FramedRead;
+
+use crate::support::{copy_dir, fixture_project, fixtures};
+
+/// Tools whose answers in the recordings came from stand-ins of the
+/// recording host ("… is not ported to the headless mono host").
+const STAND_INS: &[&str] = &[
+    "compile",
+    "run-tests",
+    "execute-dynamic-code",
+    "screenshot",
+    "find-game-objects",
+    "get-hierarchy",
+    "simulate-mouse-ui",
+];
+
+/// Recorded answers the model does not give yet: (transcript, request id, why).
+const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[];
+
+const WAIT: Duration = Duration::from_secs(5);
+
+struct Link {
+    read: FramedRead<OwnedReadHalf, FrameDecoder>,
+    write: OwnedWriteHalf,
+}
+
+/// Both sides made comparable.
+fn normalise(value: &Value, project: &str) -> Value {
+    match value {
+        Value::String(s) => {
+            let s = s.replace("${PROJECT}", project);
+            let re = regex::Regex::new(r"line 1, position \d+").unwrap();
+            Value::String(re.replace_all(&s, "line 1, position N").into_owned())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(|v| normalise(v, project)).collect()),
+        Value::Object(map) => Value::Object(map.iter().map(|(k, v)| (k.clone(), normalise(v, project))).collect()),
+        other => other.clone(),
+    }
+}
+
+/// What one transcript's replay found.
+#[derive(Debug, Default)]
+struct Fidelity {
+    /// Answers compared and equal.
+    matched: usize,
+    /// Answers compared.
+    compared: usize,
+    /// Answers of stand-ins, not compared.
+    stand_ins: usize,
+    /// (request id, the difference).
+    differences: Vec<(String, String)>,
+}
+
+async fn replay(fake: &FakeUnity, project: &Path, name: &str) -> Fidelity {
+    let path = fixtures().join(format!("recordings/uloop-2.1.1/{name}.jsonl"));
+    let transcript = Transcript::read(&path).unwrap();
+    let project_text = project.to_string_lossy().into_owned();
+    let mut links: HashMap<u64, Link> = HashMap::new();
+    // Request id (as JSON text) → method.
+    let mut methods: HashMap<String, String> = HashMap::new();
+    let mut found = Fidelity::default();
+    for record in &transcript.records {
+        match &record.entry {
+            Entry::Event { event, .. } if event == "connect" => {
+                let stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
+                let (read, write) = stream.into_split();
+                let read = FramedRead::new(read, FrameDecoder::new(Framing::Header, 64 << 20));
+                links.insert(record.conn, Link { read, write });
+            }
+            Entry::Event { event, .. } if event == "close" => {
+                if let Some(mut link) = links.remove(&record.conn) {
+                    let _ = link.write.shutdown().await;
+                }
+            }
+            Entry::Event { .. } => {}
+            Entry::Frame { dir: Direction::ToEditor, payload } => {
+                let body = match payload {
+                    Payload::Message(message) => {
+                        if let (Some(id), Some(method)) = (message.get("id"), message["method"].as_str()) {
+                            methods.insert(id.to_string(), method.to_owned());
+                        }
+                        serde_json::to_vec(message).unwrap()
+                    }
+                    Payload::Raw(bytes) => bytes.clone(),
+                };
+                let mut frame = BytesMut::new();
+                encode_frame(Framing::Header, &body, &mut frame).unwrap();
+                let link = links.get_mut(&record.conn).expect("a frame on a connection the transcript opened");
+                link.write.write_all(&frame).await.unwrap();
+            }
+            Entry::Frame { dir: Direction::FromEditor, payload: Payload::Message(recorded) } => {
+                let id = recorded.get("id").map(Value::to_string).unwrap_or_default();
+                let link = links.get_mut(&record.conn).expect("an answer on a connection the transcript opened");
+                let answer = match tokio::time::timeout(WAIT, link.read.next()).await {
+                    Ok(Some(Ok(Frame::Body(body)))) => serde_json::from_slice::<Value>(&body).unwrap(),
+                    other => {
+                        found.differences.push((id, format!("no answer within {WAIT:?} ({other:?})")));
+                        continue;
+                    }
+                };
+                if methods.get(&id).is_some_and(|m| STAND_INS.contains(&m.as_str())) {
+                    found.stand_ins += 1;
+                    continue;
+                }
+                found.compared += 1;
+                let (expected, actual) = (normalise(recorded, &project_text), normalise(&answer, &project_text));
+                if expected == actual {
+                    found.matched += 1;
+                } else {
+                    let diff = fake_unity::replay::matching::diff(&expected, &actual, &[]);
+                    found.differences.push((id, format!("{diff:?}")));
+                }
+            }
+            Entry::Frame { dir: Direction::FromEditor, payload: Payload::Raw(_) } => {
+                panic!("{name}: the real server sent a frame that is not JSON");
+            }
+        }
+    }
+    found
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_recorded_requests_get_the_recorded_answers_from_the_2_1_1_model() {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&fixture_project(), project.path());
+    let mut config = Config::new(project.path());
+    config.editor = EditorKind::Uloop211;
+    config.seed = Some(211);
+    config.state = EditorStateFile::load(&fixtures().join("editor-states/uloop-2.1.1-recording.json")).unwrap();
+    let fake = FakeUnity::start(config).await.unwrap();
+    let mut report = Vec::new();
+    // The TypeScript server's session ran on the same Editor after the raw requests.
+    for name in ["raw-requests", "ts-server-session"] {
+        let found = replay(&fake, project.path(), name).await;
+        report.push(format!(
+            "{name}: {} of {} answers as recorded ({} stand-ins not compared)",
+            found.matched, found.compared, found.stand_ins
+        ));
+        let known: Vec<&str> = KNOWN_DIFFERENCES.iter().filter(|(t, _, _)| *t == name).map(|(_, id, _)| *id).collect();
+        let unexpected: Vec<&(String, String)> =
+            found.differences.iter().filter(|(id, _)| !known.contains(&id.as_str())).collect();
+        assert!(unexpected.is_empty(), "{name}: answers that differ from the recording: {unexpected:#?}");
+        for id in known {
+            assert!(
+                found.differences.iter().any(|(d, _)| d == id),
+                "{name}: the answer to {id} now matches the recording: take it off KNOWN_DIFFERENCES"
+            );
+        }
+    }
+    eprintln!("{}", report.join("\n"));
+}
+
+/// A uLoopMCP 2.1.1 model on a copy of the fixture project.
+async fn uloop_editor() -> (FakeUnity, tempfile::TempDir) {
+    let project = tempfile::tempdir().unwrap();
+    copy_dir(&fixture_project(), project.path());
+    let mut config = Config::new(project.path());
+    config.editor = EditorKind::Uloop211;
+    config.seed = Some(212);
+    let fake = FakeUnity::start(config).await.unwrap();
+    (fake, project)
+}
+
+/// Whatever the Editor sends within `wait`: `Ok(None)` if nothing, `Err` once it closed.
+async fn next_within(stream: &mut TcpStream, wait: Duration) -> Result<Option<Vec<u8>>, ()> {
+    use tokio::io::AsyncReadExt;
+    let mut buf = vec![0; 4096];
+    match tokio::time::timeout(wait, stream.read(&mut buf)).await {
+        Err(_) => Ok(None),
+        Ok(Ok(0)) | Ok(Err(_)) => Err(()),
+        Ok(Ok(n)) => Ok(Some(buf[..n].to_vec())),
+    }
+}
+
+#[tokio::test]
+async fn the_2_1_1_model_frames_and_publishes_as_uloop_does() {
+    let (fake, project) = uloop_editor().await;
+    // Discovery: uLoopMCP's settings file, no Library/MCPInstance.json.
+    assert!(!project.path().join("Library/MCPInstance.json").exists());
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(project.path().join("UserSettings/UnityMcpSettings.json")).unwrap())
+            .unwrap();
+    assert_eq!(settings["customPort"], fake.port());
+    assert_eq!(settings["isServerRunning"], true);
+    assert_eq!(settings["serverSessionId"].as_str().map(str::len), Some(32), "{settings}");
+
+    // A header block that does not parse is never answered; the connection stays open.
+    let mut stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
+    stream.write_all(b"Content-Length: ten\r\n\r\n{}").await.unwrap();
+    assert_eq!(next_within(&mut stream, Duration::from_millis(500)).await, Ok(None));
+    // Newline framing is never answered either.
+    let mut stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
+    stream.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{}}\n").await.unwrap();
+    assert_eq!(next_within(&mut stream, Duration::from_millis(500)).await, Ok(None));
+    // A frame over 1 MiB closes the connection without a reply.
+    let mut stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
+    let body = format!(
+        "{{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{{\"Message\":\"{}\"}}}}",
+        "x".repeat(1 << 20)
+    );
+    let _ = stream.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await;
+    assert_eq!(next_within(&mut stream, WAIT).await, Err(()), "closed, and nothing sent");
+
+    // x-uloop needs both fields; a bare request is served.
+    let mut stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
+    let request =
+        br#"{"jsonrpc":"2.0","id":"x","method":"ping","params":{},"x-uloop":{"expectedProjectRoot":"/elsewhere"}}"#;
+    stream.write_all(format!("Content-Length: {}\r\n\r\n", request.len()).as_bytes()).await.unwrap();
+    stream.write_all(request).await.unwrap();
+    let answer = String::from_utf8(next_within(&mut stream, WAIT).await.unwrap().unwrap()).unwrap();
+    assert!(
+        answer.contains(r#""message":"Invalid x-uloop metadata: expectedServerSessionId is required.""#),
+        "{answer}"
+    );
+}
