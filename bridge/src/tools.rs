@@ -311,7 +311,8 @@ pub fn human_size(bytes: u64) -> String {
 pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
     let text = match error {
         CallError::Editor(e) => {
-            let detail = e.detail();
+            // Each sentence below ends its own; Unity's text may end with one already.
+            let detail = e.detail().trim().trim_end_matches('.');
             match e.kind() {
                 ErrorKind::SecurityBlocked => {
                     let reason =

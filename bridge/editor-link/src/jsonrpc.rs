@@ -312,7 +312,10 @@ impl ErrorObject {
 
     /// `data.message`, else the top-level message.
     pub fn detail(&self) -> &str {
-        self.data.as_ref().and_then(|d| d.get("message")).and_then(Value::as_str).unwrap_or(&self.message)
+        // uLoopMCP 2.1.1 puts the explanation in `data.message` ("Internal
+        // error" above it), or in `message` with `data.message` empty.
+        let data_message = self.data.as_ref().and_then(|d| d.get("message")).and_then(Value::as_str);
+        data_message.filter(|m| !m.trim().is_empty()).unwrap_or(&self.message)
     }
 
     /// What kind of error this is, understanding uLoopMCP's shapes as well as
@@ -332,6 +335,11 @@ impl ErrorObject {
             -32602 => ErrorKind::InvalidParams,
             _ if detail.starts_with("Unknown tool") => ErrorKind::MethodNotFound,
             _ if detail.contains("is disabled") && detail.starts_with("Tool ") => ErrorKind::ToolDisabled,
+            // uLoopMCP 2.1.1: "Tool 'x' is disabled. To enable it, …" above
+            // "This tool has been disabled in project settings."
+            _ if self.message.starts_with("Tool '") && self.message.contains("is disabled") => ErrorKind::ToolDisabled,
+            // uLoopMCP 2.1.1's ParameterValidationException.
+            _ if detail.starts_with("Parameter type mismatch for tool") => ErrorKind::InvalidParams,
             _ => ErrorKind::InternalError,
         }
     }
@@ -625,6 +633,27 @@ mod tests {
 
     fn parse(s: &str) -> Result<Message, ParseFailure> {
         Message::parse(s.as_bytes())
+    }
+
+    #[test]
+    fn uloops_two_error_shapes_both_have_their_explanation_read() {
+        // fixtures/recordings/uloop-2.1.1/raw-requests.jsonl r12 and r11.
+        let first: ErrorObject =
+            serde_json::from_value(serde_json::json!({"code": -32603, "message": "Internal error",
+            "data": {"type": "internal_error", "message": "Unknown tool: no-such-tool"}}))
+            .unwrap();
+        assert_eq!((first.detail(), first.kind()), ("Unknown tool: no-such-tool", ErrorKind::MethodNotFound));
+        let text = "Parameter type mismatch for tool 'get-tool-details': Error converting value \"yes\" to type 'System.Boolean'. Path 'IncludeDevelopmentOnly', line 1, position 104.";
+        let second: ErrorObject = serde_json::from_value(
+            serde_json::json!({"code": -32603, "message": text, "data": {"type": "internal_error", "message": ""}}),
+        )
+        .unwrap();
+        assert_eq!((second.detail(), second.kind()), (text, ErrorKind::InvalidParams));
+        let disabled: ErrorObject = serde_json::from_value(serde_json::json!({"code": -32603,
+            "message": "Tool 'run-tests' is disabled. To enable it, go to Window > uLoop > Tool Settings",
+            "data": {"type": "internal_error", "message": "This tool has been disabled in project settings."}}))
+        .unwrap();
+        assert_eq!(disabled.kind(), ErrorKind::ToolDisabled);
     }
 
     #[test]

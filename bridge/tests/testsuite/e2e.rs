@@ -557,3 +557,110 @@ async fn a_call_unity_never_answers_ends_at_its_deadline_and_the_bridge_stays_he
         (json!(true), json!(0))
     );
 }
+
+/// A uLoopMCP 2.1.1 Editor (fake-unity's model of it) on `project`.
+async fn uloop_editor(project: &Path) -> FakeUnity {
+    let mut config = Config::new(project);
+    config.editor = fake_unity::EditorKind::Uloop211;
+    config.seed = Some(211);
+    config.state.editor.reload_downtime_ms = 100;
+    config.state.compile.duration_ms = 20;
+    FakeUnity::start(config).await.unwrap()
+}
+
+/// What the agent reads, with Newtonsoft's character positions (which
+/// depend on the request's bytes) as `N`.
+fn read_by_agent(result: &Value) -> String {
+    let mut rest = text(result);
+    let mut out = String::new();
+    while let Some(at) = rest.find("position ") {
+        out.push_str(&rest[..at + "position ".len()]);
+        let after = &rest[at + "position ".len()..];
+        let digits = after.len() - after.trim_start_matches(|c: char| c.is_ascii_digit()).len();
+        out.push_str(if digits > 0 { "N" } else { "" });
+        rest = after[digits..].to_owned();
+    }
+    out + &rest
+}
+
+#[tokio::test]
+async fn a_uloop_2_1_1_editor_is_served_through_the_bridge() {
+    let project = project();
+    let fake = uloop_editor(project.path()).await;
+    let (client, _) = bridge(project.path(), &[]).await;
+    // Found through UserSettings/UnityMcpSettings.json; its 15 public tools.
+    let tools = client.list_all_tools().await.unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        names,
+        [
+            "bridge-status",
+            "wait-for-editor-ready",
+            "clear-console",
+            "compile",
+            "control-play-mode",
+            "execute-dynamic-code",
+            "find-game-objects",
+            "focus-window",
+            "get-hierarchy",
+            "get-logs",
+            "record-input",
+            "replay-input",
+            "run-tests",
+            "screenshot",
+            "simulate-keyboard",
+            "simulate-mouse-input",
+            "simulate-mouse-ui"
+        ]
+    );
+    // An integer enum default (2.1.1 sends the C# value) is not offered as
+    // a value outside the enum: the schema keeps the names, without a default.
+    let play = tools.iter().find(|t| t.name == "control-play-mode").unwrap();
+    let action = &Value::Object((*play.input_schema).clone())["properties"]["Action"];
+    assert_eq!((&action["enum"], action.get("default")), (&json!(["Play", "Stop", "Pause"]), None), "{action}");
+
+    let status = call(&client, "bridge-status", json!({})).await;
+    assert_eq!(status["structuredContent"]["connected"], true, "{status}");
+    let cleared = call(&client, "clear-console", json!({"AddConfirmationMessage": true})).await;
+    assert_eq!(cleared["structuredContent"]["Success"], true, "{cleared}");
+    let logs = call(&client, "get-logs", json!({"LogType": "Log"})).await;
+    assert_eq!(logs["structuredContent"]["Logs"][0]["Message"], "=== Console cleared via MCP tool ===", "{logs}");
+    let played = call(&client, "control-play-mode", json!({"Action": "Play"})).await;
+    assert_eq!(played["structuredContent"]["Message"], "Play mode started", "{played}");
+    let compiled = call(&client, "compile", json!({})).await;
+    assert_eq!(compiled["structuredContent"]["Success"], true, "{compiled}");
+
+    // What the agent reads for each of uLoopMCP's answers that is not a
+    // plain result; never an empty explanation.
+    let cases = [
+        (
+            "get-logs",
+            json!({"MaxCount": "ten"}),
+            "Unity failed to run get-logs: Could not convert string to integer: ten. Path 'MaxCount', line 1, position N (error -32603, internal_error).",
+        ),
+        (
+            "control-play-mode",
+            json!({"Action": "Sideways"}),
+            "Unity rejected the arguments of control-play-mode: Parameter type mismatch for tool 'control-play-mode': Error converting value \"Sideways\" to type 'io.github.hatayama.uLoopMCP.PlayModeAction'. Path 'Action', line 1, position N. Check them against the tool's input schema.",
+        ),
+        (
+            "get-logs",
+            json!({"UseRegex": true, "SearchText": "("}),
+            "Unity failed to run get-logs: Failed to retrieve logs: Failed to retrieve logs: parsing \"(\" - Not enough )'s (error -32603, internal_error).",
+        ),
+    ];
+    for (tool, arguments, expected) in cases {
+        let answer = call(&client, tool, arguments.clone()).await;
+        assert_eq!(answer["isError"], true, "{tool} {arguments}: {answer}");
+        assert_eq!(read_by_agent(&answer), expected, "{tool} {arguments}");
+    }
+    // focus-window answers Success: false (2.1.1's CLI focuses the window itself).
+    let focus = call(&client, "focus-window", json!({})).await;
+    assert_eq!(focus["isError"], true, "{focus}");
+    assert!(text(&focus).contains("Please update uloop-cli"), "{focus}");
+
+    // A domain reload: the bridge comes back to the same Editor.
+    fake.reload(ReloadOptions::default()).await.unwrap();
+    let logs = call(&client, "get-logs", json!({"MaxCount": 1})).await;
+    assert_eq!(logs["structuredContent"]["Ver"], "2.1.1", "{logs}");
+}

@@ -40,6 +40,7 @@ impl Editor {
         }
         let written = match (self.model.discovery, self.has_defect(Defect::DiscoveryInPlace)) {
             (DiscoveryPolicy::UloopSettings, _) => {
+                self.uloop_locks(phase);
                 let session = file.server_session_id.as_deref().unwrap_or_default();
                 let settings = discovery::uloop_settings(phase, file.port, &file.project_path, session);
                 discovery::write_uloop_settings(&self.project, &settings)
@@ -49,6 +50,24 @@ impl Editor {
         };
         if let Err(err) = written {
             tracing::error!(%err, "cannot write the discovery file");
+        }
+    }
+
+    /// uLoopMCP's lock files as a reload goes (`DomainReloadDetectionService`,
+    /// `McpBridgeServer`): `Temp/domainreload.lock` from `beforeAssemblyReload`
+    /// until the server listens again, which also clears `Temp/compiling.lock`.
+    fn uloop_locks(&self, phase: EditorState) {
+        use crate::tools::uloop::compile::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, lock_stamp};
+        match phase {
+            EditorState::Reloading => {
+                let _ = std::fs::create_dir_all(self.project.join("Temp"));
+                let _ = std::fs::write(self.project.join(DOMAIN_RELOAD_LOCK), lock_stamp(self.now()));
+            }
+            EditorState::Ready => {
+                let _ = std::fs::remove_file(self.project.join(DOMAIN_RELOAD_LOCK));
+                let _ = std::fs::remove_file(self.project.join(COMPILING_LOCK));
+            }
+            _ => {}
         }
     }
 

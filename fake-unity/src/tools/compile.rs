@@ -94,14 +94,14 @@ fn directive_diagnostics(project: &Path) -> Vec<Diagnostic> {
 
 /// What one compile found.
 #[derive(Debug)]
-struct CompileReport {
-    diagnostics: Vec<Diagnostic>,
+pub(crate) struct CompileReport {
+    pub diagnostics: Vec<Diagnostic>,
     /// Scripts differ from the last compile.
-    changed: bool,
+    pub changed: bool,
 }
 
 impl CompileReport {
-    fn count(&self, severity: Severity) -> usize {
+    pub fn count(&self, severity: Severity) -> usize {
         self.diagnostics.iter().filter(|d| d.severity == severity).count()
     }
 
@@ -133,7 +133,7 @@ impl CompileReport {
 
 /// Compiles: replaces the previous compiler messages in the console with
 /// this compile's, and records the scripts as compiled.
-fn run_compile(editor: &Editor) -> CompileReport {
+pub(crate) fn run_compile(editor: &Editor) -> CompileReport {
     let mut diagnostics = editor.base.compile.diagnostics.clone();
     diagnostics.extend(directive_diagnostics(&editor.project));
     let fingerprint = Fingerprint::of_project(&editor.project);

@@ -240,3 +240,109 @@ async fn the_2_1_1_model_frames_and_publishes_as_uloop_does() {
         "{answer}"
     );
 }
+
+/// Sends one request in header framing.
+async fn send(stream: &mut TcpStream, request: &Value) {
+    let body = request.to_string();
+    stream.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await.unwrap();
+}
+
+/// Every frame the Editor sends until it closes the connection (or `WAIT` passes).
+async fn frames_until_closed(stream: TcpStream) -> Vec<Value> {
+    let mut read = FramedRead::new(stream, FrameDecoder::new(Framing::Header, 64 << 20));
+    let mut frames = Vec::new();
+    while let Ok(Some(Ok(Frame::Body(body)))) = tokio::time::timeout(WAIT, read.next()).await {
+        frames.push(serde_json::from_slice(&body).unwrap());
+    }
+    frames
+}
+
+#[tokio::test]
+async fn a_compile_waiting_for_the_domain_reload_leaves_its_result_in_a_file() {
+    let (fake, project) = uloop_editor().await;
+    let root = project.path();
+    let results = root.join("Temp/uLoopMCP/compile-results");
+    // A script with an error: answered at once, and the file written too.
+    let script = root.join("Assets/Scripts/Turret.cs");
+    std::fs::write(&script, "public class Turret {\n#error Turret is not finished\n}\n").unwrap();
+    let mut stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
+    send(
+        &mut stream,
+        &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "compile",
+        "params": {"WaitForDomainReload": true, "RequestId": "compile_1_000001"}}),
+    )
+    .await;
+    let mut read = FramedRead::new(stream, FrameDecoder::new(Framing::Header, 64 << 20));
+    let Some(Ok(Frame::Body(body))) = tokio::time::timeout(WAIT, read.next()).await.unwrap() else { panic!() };
+    let answer: Value = serde_json::from_slice(&body).unwrap();
+    let result = &answer["result"];
+    assert_eq!((&result["Success"], &result["ErrorCount"]), (&Value::Bool(false), &serde_json::json!(1)), "{answer}");
+    assert_eq!(
+        result["Errors"][0]["Message"],
+        "Assets/Scripts/Turret.cs(2,1): error CS1029: #error: 'Turret is not finished'"
+    );
+    assert_eq!(result["ProjectRoot"], root.to_string_lossy().as_ref());
+    let file = std::fs::read(results.join("compile_1_000001.json")).unwrap();
+    assert!(file.starts_with("\u{feff}".as_bytes()), "a UTF-8 BOM first");
+    assert_eq!(serde_json::from_slice::<Value>(&file[3..]).unwrap(), *result);
+
+    // Fixed: the compile succeeds, the domain reloads before the answer can
+    // go out, and the client finds the result in the file.
+    std::fs::write(&script, "public class Turret {\n    public int Range = 5;\n}\n").unwrap();
+    // Which lock files a client polling the project would see, as uLoopMCP's own does.
+    let seen = {
+        let root = root.to_owned();
+        tokio::spawn(async move {
+            let (mut compiling, mut reloading) = (false, false);
+            let deadline = tokio::time::Instant::now() + WAIT;
+            while !(compiling && reloading) && tokio::time::Instant::now() < deadline {
+                compiling |= root.join("Temp/compiling.lock").exists();
+                reloading |= root.join("Temp/domainreload.lock").exists();
+                tokio::time::sleep(Duration::from_millis(2)).await;
+            }
+            (compiling, reloading)
+        })
+    };
+    let mut stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
+    send(
+        &mut stream,
+        &serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "compile",
+        "params": {"WaitForDomainReload": true, "RequestId": "compile_2_000002"}}),
+    )
+    .await;
+    let frames = frames_until_closed(stream).await;
+    assert_eq!(
+        frames,
+        [
+            serde_json::json!({"jsonrpc": "2.0", "method": "notifications/server/shutdown", "params": {"reason": "DomainReload"}})
+        ],
+        "only the shutdown notification, then the connection closes"
+    );
+    let file = std::fs::read(results.join("compile_2_000002.json")).unwrap();
+    let written: Value = serde_json::from_slice(&file[3..]).unwrap();
+    assert_eq!(
+        written,
+        serde_json::json!({"Success": true, "ErrorCount": 0, "WarningCount": 0, "Errors": [], "Warnings": [],
+            "Message": null, "ProjectRoot": root.to_string_lossy(), "Ver": "2.1.1"})
+    );
+    assert_eq!(
+        seen.await.unwrap(),
+        (true, true),
+        "Temp/compiling.lock while compiling, Temp/domainreload.lock while reloading"
+    );
+    // Back: the lock files are gone and the Editor answers again.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while root.join("Temp/domainreload.lock").exists() {
+        assert!(tokio::time::Instant::now() < deadline, "Temp/domainreload.lock never went away");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert!(!root.join("Temp/compiling.lock").exists());
+    let settings: Value =
+        serde_json::from_slice(&std::fs::read(root.join("UserSettings/UnityMcpSettings.json")).unwrap()).unwrap();
+    let port = settings["customPort"].as_u64().unwrap() as u16;
+    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
+    send(&mut stream, &serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {}})).await;
+    let mut read = FramedRead::new(stream, FrameDecoder::new(Framing::Header, 64 << 20));
+    let Some(Ok(Frame::Body(body))) = tokio::time::timeout(WAIT, read.next()).await.unwrap() else { panic!() };
+    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["result"]["Ver"], "2.1.1");
+}

@@ -64,7 +64,16 @@ pub fn get_logs(call: &ToolCall) -> Outcome {
         match Regex::new(search) {
             Ok(re) => Box::new(move |s| re.is_match(s)),
             Err(err) => {
-                let why = format!("parsing \"{search}\" - {err}");
+                // .NET's words for the two commonest mistakes; the rest in Rust's.
+                let text = err.to_string();
+                let why = if text.contains("unclosed group") {
+                    "Not enough )'s.".to_owned()
+                } else if text.contains("unopened group") {
+                    "Too many )'s.".to_owned()
+                } else {
+                    text
+                };
+                let why = format!("parsing \"{search}\" - {why}");
                 return Outcome::Fail(uloop_internal(format!(
                     "Failed to retrieve logs: Failed to retrieve logs: {why}"
                 )));

@@ -6,14 +6,17 @@
 //! uLoopMCP's tools answer (`Packages/src/Editor/Api/McpTools/` at v2.1.1).
 //!
 //! - [`newtonsoft`] — parameters read as Newtonsoft reads them.
+//! - [`compile`] — `compile`, with `WaitForDomainReload`'s result file and
+//!   the lock files.
 //! - [`console`] — `get-logs`, `clear-console`.
 //! - [`internal`] — `ping`, `set-client-name`, `get-version`,
 //!   `get-tool-details`, `debug-sleep`, `focus-window`, `control-play-mode`.
 //!
 //! Not simulated yet (each answers that, in uLoopMCP's first error shape):
-//! `compile`, `run-tests`, `execute-dynamic-code`, `screenshot`,
+//! `run-tests`, `execute-dynamic-code`, `screenshot`,
 //! `find-game-objects`, `get-hierarchy`, and the PlayMode input tools.
 
+pub mod compile;
 pub mod console;
 pub mod internal;
 pub mod newtonsoft;
@@ -182,7 +185,7 @@ fn declarations() -> Vec<Declaration> {
             "compile",
             "CompileSchema",
             vec![("ForceRecompile", Bool), ("WaitForDomainReload", Bool), ("RequestId", Str)],
-            Sync(not_simulated),
+            Async(compile::compile),
         ),
         (
             "run-tests",
