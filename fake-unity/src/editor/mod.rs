@@ -138,6 +138,8 @@ pub struct Simulation {
     /// Fingerprint of the scripts as last compiled.
     pub compiled_scripts: tools::compile::Fingerprint,
     pub next_instance_id: i64,
+    /// uLoopMCP's PlayMode input tools: a recording, a replay, held keys.
+    pub input: tools::uloop::input::InputState,
 }
 
 impl Simulation {
@@ -166,6 +168,7 @@ impl Simulation {
             settings: state.settings.clone(),
             compiled_scripts: tools::compile::Fingerprint::of_project(project),
             next_instance_id: -1000,
+            input: Default::default(),
         }
     }
 }

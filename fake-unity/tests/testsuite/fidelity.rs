@@ -346,3 +346,97 @@ async fn a_compile_waiting_for_the_domain_reload_leaves_its_result_in_a_file() {
     let Some(Ok(Frame::Body(body))) = tokio::time::timeout(WAIT, read.next()).await.unwrap() else { panic!() };
     assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["result"]["Ver"], "2.1.1");
 }
+
+/// One connection to the model, a request at a time.
+struct Caller {
+    read: FramedRead<OwnedReadHalf, FrameDecoder>,
+    write: OwnedWriteHalf,
+    next: u64,
+}
+
+impl Caller {
+    async fn connect(port: u16) -> Caller {
+        let (read, write) = TcpStream::connect(("127.0.0.1", port)).await.unwrap().into_split();
+        Caller { read: FramedRead::new(read, FrameDecoder::new(Framing::Header, 64 << 20)), write, next: 0 }
+    }
+
+    /// The result (or the whole answer when it is an error).
+    async fn call(&mut self, method: &str, params: Value) -> Value {
+        self.next += 1;
+        let body =
+            serde_json::json!({"jsonrpc": "2.0", "id": self.next, "method": method, "params": params}).to_string();
+        self.write.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).await.unwrap();
+        let Some(Ok(Frame::Body(body))) = tokio::time::timeout(WAIT, self.read.next()).await.unwrap() else {
+            panic!("no answer to {method}")
+        };
+        let mut answer: Value = serde_json::from_slice(&body).unwrap();
+        match answer.get_mut("result") {
+            Some(result) => result.take(),
+            None => answer,
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_playmode_input_tools_need_play_mode_and_record_under_the_project() {
+    let (fake, project) = uloop_editor().await;
+    let mut editor = Caller::connect(fake.port()).await;
+    // Outside play mode: uLoopMCP's own answers.
+    let not_playing = "PlayMode is not active. Use control-play-mode tool to start PlayMode first.";
+    for (tool, expected) in [
+        (
+            "record-input",
+            serde_json::json!({"Success": false, "Message": not_playing, "Action": "Start", "OutputPath": null, "TotalFrames": null, "DurationSeconds": null, "Ver": "2.1.1"}),
+        ),
+        (
+            "replay-input",
+            serde_json::json!({"Success": false, "Message": not_playing, "Action": "Start", "InputPath": null, "CurrentFrame": null, "TotalFrames": null, "Progress": null, "IsReplaying": null, "Ver": "2.1.1"}),
+        ),
+        (
+            "simulate-keyboard",
+            serde_json::json!({"Success": false, "Message": not_playing, "Action": "Press", "KeyName": null, "Ver": "2.1.1"}),
+        ),
+        (
+            "simulate-mouse-input",
+            serde_json::json!({"Success": false, "Message": not_playing, "Action": "Click", "Button": null, "PositionX": null, "PositionY": null, "Ver": "2.1.1"}),
+        ),
+        (
+            "simulate-mouse-ui",
+            serde_json::json!({"Success": false, "Message": not_playing, "Action": "Click", "HitGameObjectName": null, "PositionX": 0.0, "PositionY": 0.0, "EndPositionX": null, "EndPositionY": null, "Ver": "2.1.1"}),
+        ),
+    ] {
+        assert_eq!(editor.call(tool, serde_json::json!({})).await, expected, "{tool}");
+    }
+
+    // In play mode: record simulated input, save it under the project, replay it.
+    assert_eq!(editor.call("control-play-mode", serde_json::json!({"Action": 0})).await["IsPlaying"], true);
+    let started = editor.call("record-input", serde_json::json!({"DelaySeconds": 0, "Keys": "W"})).await;
+    assert_eq!(started["Message"], "Recording started (filtering: W). Use Stop to save.", "{started}");
+    let pressed = editor.call("simulate-keyboard", serde_json::json!({"Key": "w"})).await;
+    assert_eq!((&pressed["Success"], &pressed["Message"]), (&Value::Bool(true), &serde_json::json!("Pressed 'W'")));
+    let clicked = editor.call("simulate-mouse-input", serde_json::json!({"X": 10, "Y": 20.5})).await;
+    assert_eq!(clicked["Message"], "Clicked Left at (10.0, 20.5)", "{clicked}");
+    let again = editor.call("record-input", serde_json::json!({"DelaySeconds": 0})).await;
+    assert_eq!(again["Message"], "Already recording. Stop the current recording first.");
+    let saved = editor.call("record-input", serde_json::json!({"Action": "Stop"})).await;
+    assert_eq!(saved["Success"], true, "{saved}");
+    assert!(saved["Message"].as_str().unwrap().starts_with("Recording saved: 4 events across "), "{saved}");
+    let path = saved["OutputPath"].as_str().unwrap();
+    assert!(path.starts_with(".uloop/outputs/InputRecordings/") && path.ends_with(".json"), "{path}");
+    let recording: Value = serde_json::from_slice(&std::fs::read(project.path().join(path)).unwrap()).unwrap();
+    let events: Vec<&Value> =
+        recording["frames"].as_array().unwrap().iter().flat_map(|f| f["events"].as_array().unwrap()).collect();
+    assert_eq!(events[0], &serde_json::json!({"type": "key_down", "data": "W"}), "{recording}");
+
+    let replay = editor.call("replay-input", serde_json::json!({"Loop": true})).await;
+    assert_eq!(replay["InputPath"], path, "the newest recording: {replay}");
+    assert_eq!(replay["IsReplaying"], true);
+    let status = editor.call("replay-input", serde_json::json!({"Action": "Status"})).await;
+    assert!(status["Message"].as_str().unwrap().starts_with("Replaying: frame "), "{status}");
+    let stopped = editor.call("replay-input", serde_json::json!({"Action": 1})).await;
+    assert!(stopped["Message"].as_str().unwrap().starts_with("Replay stopped at frame "), "{stopped}");
+    let ui = editor.call("simulate-mouse-ui", serde_json::json!({})).await;
+    assert_eq!(ui["Message"], "No EventSystem found in the scene. Ensure an EventSystem GameObject exists.");
+    let undefined = editor.call("replay-input", serde_json::json!({"Action": 7})).await;
+    assert_eq!(undefined["error"]["data"]["message"], "Unknown replay-input action: 7", "{undefined}");
+}

@@ -104,6 +104,7 @@ pub fn control_play_mode(call: &ToolCall) -> Outcome {
             1 => {
                 sim.paused = false;
                 sim.playing = false;
+                super::input::play_mode_ended(&mut sim.input);
                 ("Play mode stopped".to_owned(), None)
             }
             2 => {

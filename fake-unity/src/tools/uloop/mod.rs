@@ -9,15 +9,19 @@
 //! - [`compile`] — `compile`, with `WaitForDomainReload`'s result file and
 //!   the lock files.
 //! - [`console`] — `get-logs`, `clear-console`.
+//! - [`input`] — the PlayMode input tools: `record-input`, `replay-input`,
+//!   `simulate-keyboard`, `simulate-mouse-input`, `simulate-mouse-ui`.
 //! - [`internal`] — `ping`, `set-client-name`, `get-version`,
 //!   `get-tool-details`, `debug-sleep`, `focus-window`, `control-play-mode`.
 //!
 //! Not simulated yet (each answers that, in uLoopMCP's first error shape):
 //! `run-tests`, `execute-dynamic-code`, `screenshot`,
-//! `find-game-objects`, `get-hierarchy`, and the PlayMode input tools.
+//! `find-game-objects`, `get-hierarchy`; `simulate-mouse-ui` on a scene with
+//! an EventSystem.
 
 pub mod compile;
 pub mod console;
+pub mod input;
 pub mod internal;
 pub mod newtonsoft;
 
@@ -145,7 +149,7 @@ fn declarations() -> Vec<Declaration> {
                 ("DelaySeconds", Int),
                 ("ShowOverlay", Bool),
             ],
-            Sync(not_simulated),
+            Async(input::record_input),
         ),
         (
             "replay-input",
@@ -156,14 +160,14 @@ fn declarations() -> Vec<Declaration> {
                 ("ShowOverlay", Bool),
                 ("Loop", Bool),
             ],
-            Sync(not_simulated),
+            Sync(input::replay_input),
         ),
         ("set-client-name", "SetClientNameSchema", vec![("ClientName", Str)], Sync(internal::set_client_name)),
         (
             "simulate-keyboard",
             "SimulateKeyboardSchema",
             vec![("Action", enumeration("KeyboardAction", KEYBOARD_ACTION)), ("Key", Str), ("Duration", Float)],
-            Sync(not_simulated),
+            Sync(input::simulate_keyboard),
         ),
         (
             "simulate-mouse-input",
@@ -179,7 +183,7 @@ fn declarations() -> Vec<Declaration> {
                 ("ScrollX", Float),
                 ("ScrollY", Float),
             ],
-            Sync(not_simulated),
+            Sync(input::simulate_mouse_input),
         ),
         (
             "compile",
@@ -234,7 +238,7 @@ fn declarations() -> Vec<Declaration> {
                 ("TargetPath", Str),
                 ("DropTargetPath", Str),
             ],
-            Sync(not_simulated),
+            Sync(input::simulate_mouse_ui),
         ),
         (
             "find-game-objects",
