@@ -440,3 +440,42 @@ async fn the_playmode_input_tools_need_play_mode_and_record_under_the_project() 
     let undefined = editor.call("replay-input", serde_json::json!({"Action": 7})).await;
     assert_eq!(undefined["error"]["data"]["message"], "Unknown replay-input action: 7", "{undefined}");
 }
+
+#[tokio::test]
+async fn the_scene_tools_answer_in_2_1_1s_shapes() {
+    let (fake, project) = uloop_editor().await;
+    let mut editor = Caller::connect(fake.port()).await;
+    let none = editor.call("find-game-objects", serde_json::json!({})).await;
+    assert_eq!(
+        none,
+        serde_json::json!({"results": [], "totalFound": 0, "errorMessage": "At least one search criterion must be provided",
+            "resultsFilePath": null, "message": null, "processingErrors": null, "Ver": "2.1.1"})
+    );
+    let player = editor.call("find-game-objects", serde_json::json!({"NamePattern": "Player"})).await;
+    assert_eq!(
+        (&player["totalFound"], &player["results"][0]["path"]),
+        (&serde_json::json!(1), &serde_json::json!("Player"))
+    );
+    let transform = &player["results"][0]["components"][0];
+    assert_eq!(
+        (&transform["type"], &transform["fullTypeName"]),
+        (&serde_json::json!("Transform"), &serde_json::json!("UnityEngine.Transform"))
+    );
+    // Contains is ordinal (case-sensitive), as .NET's string.Contains.
+    let enemies = editor
+        .call(
+            "find-game-objects",
+            serde_json::json!({"NamePattern": "Enemy", "SearchMode": "Contains", "IncludeInactive": true}),
+        )
+        .await;
+    let lower = editor.call("find-game-objects", serde_json::json!({"NamePattern": "enemy", "SearchMode": 3})).await;
+    assert!(enemies["totalFound"].as_u64().unwrap() >= 2 && lower["totalFound"] == 0, "{enemies} {lower}");
+
+    let hierarchy = editor.call("get-hierarchy", serde_json::json!({})).await;
+    assert_eq!(hierarchy["message"], "Hierarchy data saved below. Open the JSON to read 'Context' and 'Hierarchy'.");
+    let rel = hierarchy["hierarchyFilePath"].as_str().unwrap();
+    assert!(rel.starts_with(".uloop/outputs/HierarchyResults/hierarchy_"), "{rel}");
+    let file: Value = serde_json::from_slice(&std::fs::read(project.path().join(rel)).unwrap()).unwrap();
+    assert_eq!(file["Context"]["nodeCount"], 21, "every GameObject, inactive ones included: {}", file["Context"]);
+    assert_eq!(file["Hierarchy"][0]["stats"]["rootCount"], 7);
+}

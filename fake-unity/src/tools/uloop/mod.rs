@@ -11,19 +11,20 @@
 //! - [`console`] — `get-logs`, `clear-console`.
 //! - [`input`] — the PlayMode input tools: `record-input`, `replay-input`,
 //!   `simulate-keyboard`, `simulate-mouse-input`, `simulate-mouse-ui`.
+//! - [`scene`] — `find-game-objects`, `get-hierarchy`.
 //! - [`internal`] — `ping`, `set-client-name`, `get-version`,
 //!   `get-tool-details`, `debug-sleep`, `focus-window`, `control-play-mode`.
 //!
 //! Not simulated yet (each answers that, in uLoopMCP's first error shape):
-//! `run-tests`, `execute-dynamic-code`, `screenshot`,
-//! `find-game-objects`, `get-hierarchy`; `simulate-mouse-ui` on a scene with
-//! an EventSystem.
+//! `run-tests`, `execute-dynamic-code`, `screenshot`; `simulate-mouse-ui`
+//! on a scene with an EventSystem.
 
 pub mod compile;
 pub mod console;
 pub mod input;
 pub mod internal;
 pub mod newtonsoft;
+pub mod scene;
 
 use std::sync::LazyLock;
 
@@ -253,7 +254,7 @@ fn declarations() -> Vec<Declaration> {
                 ("MaxResults", Int),
                 ("IncludeInheritedProperties", Bool),
             ],
-            Sync(not_simulated),
+            Sync(scene::find_game_objects),
         ),
         (
             "get-hierarchy",
@@ -267,7 +268,7 @@ fn declarations() -> Vec<Declaration> {
                 ("UseComponentsLut", Str),
                 ("UseSelection", Bool),
             ],
-            Sync(not_simulated),
+            Sync(scene::get_hierarchy),
         ),
     ]
 }
