@@ -12,7 +12,7 @@ pub const FILTER_TYPES: &[(&str, i64)] = &[("all", 0), ("exact", 1), ("regex", 2
 pub const TEST_MODES: &[(&str, i64)] = &[("EditMode", 0), ("PlayMode", 1)];
 
 /// The tests a filter selects, in the state's order.
-fn select<'a>(
+pub(crate) fn select<'a>(
     tests: &'a [TestCase],
     mode: TestMode,
     filter_type: &str,

@@ -479,3 +479,37 @@ async fn the_scene_tools_answer_in_2_1_1s_shapes() {
     assert_eq!(file["Context"]["nodeCount"], 21, "every GameObject, inactive ones included: {}", file["Context"]);
     assert_eq!(file["Hierarchy"][0]["stats"]["rootCount"], 7);
 }
+
+#[tokio::test]
+async fn run_tests_answers_in_2_1_1s_shape() {
+    let (fake, _project) = uloop_editor().await;
+    let mut editor = Caller::connect(fake.port()).await;
+    let edit = editor.call("run-tests", serde_json::json!({})).await;
+    assert_eq!(
+        (&edit["Success"], &edit["Message"], &edit["FailedCount"]),
+        (
+            &Value::Bool(false),
+            &serde_json::json!("Test execution completed with status: Failed"),
+            &serde_json::json!(1)
+        ),
+        "{edit}"
+    );
+    let xml = edit["XmlPath"].as_str().unwrap();
+    assert!(
+        xml.contains("/.uloop/outputs/TestResults/") && std::path::Path::new(xml).is_file(),
+        "an absolute path: {xml}"
+    );
+    let play = editor.call("run-tests", serde_json::json!({"TestMode": "PlayMode"})).await;
+    assert_eq!(
+        (&play["Success"], &play["PassedCount"], &play["XmlPath"]),
+        (&Value::Bool(true), &serde_json::json!(2), &Value::Null),
+        "{play}"
+    );
+    let none = editor.call("run-tests", serde_json::json!({"FilterType": 1, "FilterValue": "No.Such.Test"})).await;
+    assert_eq!(none["Message"], "No tests found matching the specified filter criteria");
+    let bad = editor.call("run-tests", serde_json::json!({"FilterType": 5})).await;
+    assert_eq!(bad["error"]["data"]["message"], "Unsupported filter type: 5", "{bad}");
+    editor.call("control-play-mode", serde_json::json!({"Action": "Play"})).await;
+    let playing = editor.call("run-tests", serde_json::json!({"TestMode": 1})).await;
+    assert_eq!(playing["Message"], "EditMode tests cannot run during play mode");
+}

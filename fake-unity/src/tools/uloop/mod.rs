@@ -12,11 +12,12 @@
 //! - [`input`] — the PlayMode input tools: `record-input`, `replay-input`,
 //!   `simulate-keyboard`, `simulate-mouse-input`, `simulate-mouse-ui`.
 //! - [`scene`] — `find-game-objects`, `get-hierarchy`.
+//! - [`testing`] — `run-tests`.
 //! - [`internal`] — `ping`, `set-client-name`, `get-version`,
 //!   `get-tool-details`, `debug-sleep`, `focus-window`, `control-play-mode`.
 //!
 //! Not simulated yet (each answers that, in uLoopMCP's first error shape):
-//! `run-tests`, `execute-dynamic-code`, `screenshot`; `simulate-mouse-ui`
+//! `execute-dynamic-code`, `screenshot`; `simulate-mouse-ui`
 //! on a scene with an EventSystem.
 
 pub mod compile;
@@ -25,6 +26,7 @@ pub mod input;
 pub mod internal;
 pub mod newtonsoft;
 pub mod scene;
+pub mod testing;
 
 use std::sync::LazyLock;
 
@@ -201,7 +203,7 @@ fn declarations() -> Vec<Declaration> {
                 ("FilterValue", Str),
                 ("SaveBeforeRun", Bool),
             ],
-            Sync(not_simulated),
+            Async(testing::run_tests),
         ),
         (
             "execute-dynamic-code",
