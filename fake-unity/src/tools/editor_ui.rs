@@ -101,7 +101,12 @@ pub fn screenshot(call: &ToolCall) -> Outcome {
 
 /// Draws a simple, deterministic picture of the scene: sky, ground, and a
 /// block for each active root object.
-fn render_png(width: u32, height: u32, window: &str, roots: &[GameObject]) -> Result<Vec<u8>, png::EncodingError> {
+pub(crate) fn render_png(
+    width: u32,
+    height: u32,
+    window: &str,
+    roots: &[GameObject],
+) -> Result<Vec<u8>, png::EncodingError> {
     let (w, h) = (width as usize, height as usize);
     let mut pixels = vec![0u8; w * h * 3];
     let tint = window.bytes().fold(0u32, |a, b| a.wrapping_mul(31).wrapping_add(u32::from(b)));

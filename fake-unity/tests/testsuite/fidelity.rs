@@ -513,3 +513,47 @@ async fn run_tests_answers_in_2_1_1s_shape() {
     let playing = editor.call("run-tests", serde_json::json!({"TestMode": 1})).await;
     assert_eq!(playing["Message"], "EditMode tests cannot run during play mode");
 }
+
+#[tokio::test]
+async fn screenshots_and_dynamic_code_answer_in_2_1_1s_shapes() {
+    let (fake, project) = uloop_editor().await;
+    let mut editor = Caller::connect(fake.port()).await;
+    let shot = editor.call("screenshot", serde_json::json!({"ResolutionScale": 0.5})).await;
+    assert_eq!(shot["ScreenshotCount"], 1, "{shot}");
+    let image = &shot["Screenshots"][0];
+    let path = image["ImagePath"].as_str().unwrap();
+    assert!(
+        path.starts_with(&project.path().to_string_lossy().into_owned())
+            && path.contains("/.uloop/outputs/Screenshots/Game_"),
+        "{path}"
+    );
+    assert!(std::fs::read(path).unwrap().starts_with(b"\x89PNG"));
+    assert_eq!(
+        (&image["CoordinateSystem"], &image["AnnotatedElements"]),
+        (&serde_json::json!("window"), &serde_json::json!([]))
+    );
+    assert!(shot.get("ImageDataBase64").is_none() && image.get("ImageDataBase64").is_none(), "never the bytes");
+    let none = editor.call("screenshot", serde_json::json!({"WindowName": "No Such Window"})).await;
+    assert_eq!((&none["Screenshots"], &none["ScreenshotCount"]), (&serde_json::json!([]), &serde_json::json!(0)));
+    let bad = editor.call("screenshot", serde_json::json!({"ResolutionScale": 2})).await;
+    assert_eq!(bad["error"]["message"], "ResolutionScale must be between 0.1 and 1.0, got: 2", "{bad}");
+    let rendering = editor.call("screenshot", serde_json::json!({"CaptureMode": "rendering"})).await;
+    assert_eq!(rendering["ScreenshotCount"], 0, "not playing: {rendering}");
+
+    let code = editor.call("execute-dynamic-code", serde_json::json!({"Code": "return 40 + 2;"})).await;
+    assert_eq!(
+        code,
+        serde_json::json!({"Success": true, "Result": "42", "Logs": [], "CompilationErrors": [], "ErrorMessage": "",
+            "SecurityLevel": "Restricted", "Error": "", "UpdatedCode": null, "DiagnosticsSummary": null, "Diagnostics": [], "Ver": "2.1.1"})
+    );
+    let broken = editor.call("execute-dynamic-code", serde_json::json!({"Code": "Debug.Log(\"x\";"})).await;
+    assert_eq!(
+        (&broken["Success"], &broken["ErrorMessage"]),
+        (&Value::Bool(false), &serde_json::json!("Compilation error occurred")),
+        "{broken}"
+    );
+    assert!(
+        broken["DiagnosticsSummary"].as_str().unwrap().starts_with("Errors: 1 unique (1 total). First at L1: CS1026"),
+        "{broken}"
+    );
+}

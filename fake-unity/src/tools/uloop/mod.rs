@@ -9,6 +9,7 @@
 //! - [`compile`] — `compile`, with `WaitForDomainReload`'s result file and
 //!   the lock files.
 //! - [`console`] — `get-logs`, `clear-console`.
+//! - [`editor_ui`] — `screenshot`, `execute-dynamic-code`.
 //! - [`input`] — the PlayMode input tools: `record-input`, `replay-input`,
 //!   `simulate-keyboard`, `simulate-mouse-input`, `simulate-mouse-ui`.
 //! - [`scene`] — `find-game-objects`, `get-hierarchy`.
@@ -16,12 +17,12 @@
 //! - [`internal`] — `ping`, `set-client-name`, `get-version`,
 //!   `get-tool-details`, `debug-sleep`, `focus-window`, `control-play-mode`.
 //!
-//! Not simulated yet (each answers that, in uLoopMCP's first error shape):
-//! `execute-dynamic-code`, `screenshot`; `simulate-mouse-ui`
-//! on a scene with an EventSystem.
+//! Not simulated yet (it answers that, in uLoopMCP's first error shape):
+//! `simulate-mouse-ui` on a scene with an EventSystem.
 
 pub mod compile;
 pub mod console;
+pub mod editor_ui;
 pub mod input;
 pub mod internal;
 pub mod newtonsoft;
@@ -32,8 +33,7 @@ use std::sync::LazyLock;
 
 use serde_json::Value;
 
-use super::{Body, Catalogue, Dialect, Gate, Outcome, ToolCall, ToolSpec};
-use crate::model::errors::uloop_internal;
+use super::{Body, Catalogue, Dialect, Gate, ToolSpec};
 
 /// `McpVersion.VERSION`: `Ver` in every result.
 pub const VERSION: &str = "2.1.1";
@@ -97,11 +97,6 @@ const CAPTURE_MODE: &[(&str, i64)] = &[("window", 0), ("rendering", 1)];
 
 const fn enumeration(type_name: &'static str, values: &'static [(&'static str, i64)]) -> CsType {
     CsType::Enum { type_name, values }
-}
-
-/// A tool uLoopMCP 2.1.1 has whose behaviour fake-unity does not simulate yet.
-fn not_simulated(call: &ToolCall) -> Outcome {
-    Outcome::Fail(uloop_internal(format!("fake-unity does not simulate uLoopMCP 2.1.1's {} yet", call.tool)))
 }
 
 /// Each tool: name, schema class, properties in declaration order (those
@@ -209,7 +204,7 @@ fn declarations() -> Vec<Declaration> {
             "execute-dynamic-code",
             "ExecuteDynamicCodeSchema",
             vec![("Code", Str), ("Parameters", Dict), ("CompileOnly", Bool), ("YieldToForegroundRequests", Bool)],
-            Sync(not_simulated),
+            Sync(editor_ui::execute_dynamic_code),
         ),
         (
             "screenshot",
@@ -223,7 +218,7 @@ fn declarations() -> Vec<Declaration> {
                 ("AnnotateElements", Bool),
                 ("ElementsOnly", Bool),
             ],
-            Sync(not_simulated),
+            Sync(editor_ui::screenshot),
         ),
         (
             "simulate-mouse-ui",

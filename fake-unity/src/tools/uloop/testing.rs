@@ -16,7 +16,7 @@ use crate::{
     state::{TestMode, TestOutcome},
 };
 
-fn answer(success: bool, message: &str, completed_at: String, counts: [usize; 4], xml_path: Value) -> Outcome {
+fn answer(success: bool, message: &str, completed_at: &str, counts: [usize; 4], xml_path: Value) -> Outcome {
     let fields = [
         ("Success", json!(success)),
         ("Message", json!(message)),
@@ -43,7 +43,7 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
             3 => "assembly",
             other => return Outcome::Fail(uloop_internal(format!("Unsupported filter type: {other}"))),
         };
-        let refused = |message: &str| answer(false, message, lock_stamp(editor.now()), [0; 4], Value::Null);
+        let refused = |message: &str| answer(false, message, &lock_stamp(editor.now()), [0; 4], Value::Null);
         if editor.project.join(COMPILING_LOCK).exists() {
             return refused("Tests cannot run while compilation is in progress");
         }
@@ -65,7 +65,7 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
             return answer(
                 false,
                 "No tests found matching the specified filter criteria",
-                completed_at,
+                &completed_at,
                 counts,
                 Value::Null,
             );
@@ -93,7 +93,7 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
         answer(
             status == "Passed",
             &format!("Test execution completed with status: {status}"),
-            completed_at,
+            &completed_at,
             counts,
             xml_path,
         )
