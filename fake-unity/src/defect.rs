@@ -116,6 +116,11 @@ impl Defect {
             Defect::OversizeCloses => model.framing.oversize = Oversize::AnswerAndClose,
             Defect::NoNewlineFraming => model.framing.newline = NewlineFrames::Refused,
             Defect::FramingErrorKeepsOpen => model.framing.header_error = HeaderError::AnswerAndKeepOpen,
+            Defect::IntegerEnumDefaults => model.extensions.enum_default_names = false,
+            Defect::NoExtensions => {
+                model.extensions.capabilities = false;
+                model.extensions.tool_metadata = false;
+            }
             _ => {}
         }
     }

@@ -51,10 +51,20 @@ pub struct Extensions {
     pub timeouts: bool,
     /// `ProtocolVersion`, `EditorInstanceId` and `Capabilities` in `get-version`.
     pub capabilities: bool,
+    /// MCP annotations and a default `timeoutSeconds` on each `get-tool-details` entry.
+    pub tool_metadata: bool,
+    /// Enum defaults listed as their names (uLoopMCP lists the C# integer).
+    pub enum_default_names: bool,
 }
 
 impl Extensions {
-    pub const NONE: Extensions = Extensions { resume: false, timeouts: false, capabilities: false };
+    pub const NONE: Extensions = Extensions {
+        resume: false,
+        timeouts: false,
+        capabilities: false,
+        tool_metadata: false,
+        enum_default_names: false,
+    };
 }
 
 /// An Editor: what it offers and how it behaves on the wire.
@@ -83,7 +93,13 @@ impl EditorModel {
                 errors: ErrorPolicy::Package,
                 framing: FramingPolicy::PACKAGE,
                 discovery: DiscoveryPolicy::InstanceFile,
-                extensions: Extensions { resume, timeouts: true, capabilities: true },
+                extensions: Extensions {
+                    resume,
+                    timeouts: true,
+                    capabilities: true,
+                    tool_metadata: true,
+                    enum_default_names: true,
+                },
             },
             EditorKind::Uloop211 => EditorModel {
                 kind,

@@ -31,9 +31,8 @@ pub fn set_client_name(call: &ToolCall) -> Outcome {
 
 pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let include_dev = call.args.bool("IncludeDevelopmentOnly") || call.editor.has_defect(Defect::ListsInternalTools);
-    let integer_defaults = call.editor.has_defect(Defect::IntegerEnumDefaults);
+    let extensions = call.editor.model.extensions;
     let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
-    let no_extensions = call.editor.has_defect(Defect::NoExtensions);
     let disabled = call.editor.sim().settings.disabled_tools.clone();
     let tools: Vec<Value> = call
         .editor
@@ -47,13 +46,13 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
         .filter(|t| t.dev_only || !disabled.iter().any(|d| d == t.name))
         .map(|t| {
             let mut detail = t.detail();
-            if integer_defaults {
+            if !extensions.enum_default_names {
                 uloop_enum_defaults(t, &mut detail);
             }
             if call.editor.has_defect(Defect::NoTimeoutParameter) {
                 detail.parameter_schema.properties.shift_remove("TimeoutSeconds");
             }
-            if no_extensions {
+            if !extensions.tool_metadata {
                 detail.annotations = None;
                 detail.timeout_seconds = None;
             }
@@ -89,7 +88,7 @@ pub fn get_version(call: &ToolCall) -> Outcome {
             json!(capabilities)
         }),
     ]);
-    if editor.has_defect(Defect::NoExtensions) {
+    if !editor.model.extensions.capabilities {
         reply.remove("ProtocolVersion");
         reply.remove("EditorInstanceId");
         reply.remove("Capabilities");
