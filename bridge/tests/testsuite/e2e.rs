@@ -629,6 +629,33 @@ async fn a_uloop_2_1_1_editor_is_served_through_the_bridge() {
     assert_eq!(played["structuredContent"]["Message"], "Play mode started", "{played}");
     let compiled = call(&client, "compile", json!({})).await;
     assert_eq!(compiled["structuredContent"]["Success"], true, "{compiled}");
+    // Every other tool of 2.1.1, through the bridge: (tool, arguments, a field, its value).
+    let others: [(&str, Value, &str, Value); 9] = [
+        ("execute-dynamic-code", json!({"Code": "return 40 + 2;"}), "Result", json!("42")),
+        ("find-game-objects", json!({"NamePattern": "Player"}), "totalFound", json!(1)),
+        (
+            "get-hierarchy",
+            json!({"MaxDepth": 0}),
+            "message",
+            json!("Hierarchy data saved below. Open the JSON to read 'Context' and 'Hierarchy'."),
+        ),
+        ("run-tests", json!({"TestMode": "PlayMode"}), "PassedCount", json!(2)),
+        ("screenshot", json!({"ResolutionScale": 0.25}), "ScreenshotCount", json!(1)),
+        ("record-input", json!({"DelaySeconds": 0}), "Message", json!("Recording started. Use Stop to save.")),
+        ("simulate-keyboard", json!({"Key": "Space"}), "Message", json!("Pressed 'Space'")),
+        ("simulate-mouse-input", json!({"X": 1, "Y": 2}), "Message", json!("Clicked Left at (1.0, 2.0)")),
+        ("replay-input", json!({"Action": "Status"}), "Message", json!("Not replaying.")),
+    ];
+    for (tool, arguments, field, expected) in others {
+        let result = call(&client, tool, arguments.clone()).await;
+        assert_eq!(result["structuredContent"][field], expected, "{tool} {arguments}: {result}");
+    }
+    let saved = call(&client, "record-input", json!({"Action": "Stop"})).await;
+    assert!(text(&saved).contains("Recording saved: 4 events"), "{saved}");
+    // Outside the EventSystem-less scene's reach: uLoopMCP's own refusal, as a failed result.
+    let ui = call(&client, "simulate-mouse-ui", json!({})).await;
+    assert_eq!(ui["isError"], true, "{ui}");
+    assert!(text(&ui).contains("No EventSystem found in the scene"), "{ui}");
 
     // What the agent reads for each of uLoopMCP's answers that is not a
     // plain result; never an empty explanation.
