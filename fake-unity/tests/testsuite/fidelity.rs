@@ -557,3 +557,48 @@ async fn screenshots_and_dynamic_code_answer_in_2_1_1s_shapes() {
         "{broken}"
     );
 }
+
+/// uLoopMCP 2.1.1's own MCP server (`fixtures/clients/uloop-2.1.1/`, a
+/// client we did not write) in front of the model: its compile waits across
+/// the reload through the result file and the lock files (before the model
+/// wrote them it gave up after 90 s), then its prewarm and other calls work.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn uloops_own_mcp_server_compiles_across_the_reload_against_the_model() {
+    if !crate::have(&["node"], "apt install nodejs") {
+        return;
+    }
+    let (fake, project) = uloop_editor().await;
+    let root = project.path();
+    // Installed inside the project, where it looks for the project.
+    let bundle = root.join("Library/uLoopMCP/server.bundle.js");
+    std::fs::create_dir_all(bundle.parent().unwrap()).unwrap();
+    std::fs::copy(fixtures().join("clients/uloop-2.1.1/server.bundle.js"), &bundle).unwrap();
+    std::fs::write(root.join("Assets/Scripts/Turret.cs"), "public class Turret {\n    public int Range = 5;\n}\n")
+        .unwrap();
+
+    let mut command = tokio::process::Command::new("node");
+    command.arg(&bundle).current_dir(root).env("UNITY_TCP_PORT", fake.port().to_string());
+    let mut server = mcp_client::McpClient::spawn(command, mcp_client::Stderr::Tail(20)).unwrap();
+    let init = server.initialize().await.unwrap();
+    assert_eq!(init["serverInfo"]["name"], "uloopmcp-server");
+    let tools = server.list_tools().await.unwrap();
+    assert!(tools.iter().any(|t| t["name"] == "compile"), "{tools:?}");
+
+    let compiled = server.call("compile", serde_json::json!({"WaitForDomainReload": true})).await.unwrap();
+    let text = compiled["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    let result: Value = serde_json::from_str(text).unwrap_or(Value::Null);
+    assert_eq!(
+        (&result["Success"], &result["ErrorCount"], &compiled["result"]["isError"]),
+        (&Value::Bool(true), &serde_json::json!(0), &Value::Bool(false)),
+        "{compiled} (its stderr: {:?})",
+        server.stderr_tail()
+    );
+    let stats = fake.control().get("/stats").await.unwrap();
+    assert_eq!(stats["reloads"], 1, "the compile reloaded the domain: {stats}");
+    assert!(stats["runs"]["execute-dynamic-code"].as_u64() >= Some(1), "its prewarm ran: {stats}");
+
+    let logs = server.call("get-logs", serde_json::json!({"LogType": "Error"})).await.unwrap();
+    let text = logs["result"]["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(serde_json::from_str::<Value>(text).is_ok_and(|l| l["LogType"] == "Error"), "{logs}");
+    server.finish(Duration::from_secs(5)).await;
+}

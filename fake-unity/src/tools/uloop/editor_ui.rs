@@ -90,9 +90,33 @@ pub fn screenshot(call: &ToolCall) -> Outcome {
     reply(vec![("Screenshots", screenshots.into()), ("ScreenshotCount", count.into())])
 }
 
+/// The snippets uLoopMCP 2.1.1's own clients run after a compile to warm
+/// the dynamic-code compiler up (`dynamic-code-post-compile-warmup.ts`):
+/// beyond the simulated C# subset (a `try`/`finally` around the logger's
+/// filter), so the model runs them as Unity does — the log filtered out,
+/// the string returned.
+const PREWARM_SNIPPETS: [&str; 2] = [
+    r#"UnityEngine.LogType previous = UnityEngine.Debug.unityLogger.filterLogType; UnityEngine.Debug.unityLogger.filterLogType = UnityEngine.LogType.Warning; try { UnityEngine.Debug.Log("Unity CLI Loop dynamic code prewarm"); return "Unity CLI Loop dynamic code prewarm"; } finally { UnityEngine.Debug.unityLogger.filterLogType = previous; }"#,
+    r#"using UnityEngine; LogType previous = Debug.unityLogger.filterLogType; Debug.unityLogger.filterLogType = LogType.Warning; try { Debug.Log("Unity CLI Loop dynamic code prewarm"); return "Unity CLI Loop dynamic code prewarm"; } finally { Debug.unityLogger.filterLogType = previous; }"#,
+];
+
 pub fn execute_dynamic_code(call: &ToolCall) -> Outcome {
     let code = call.args.str("Code").to_owned();
     let level = call.editor.sim().settings.dynamic_code_security_level;
+    if PREWARM_SNIPPETS.contains(&code.as_str()) {
+        return reply(vec![
+            ("Success", json!(true)),
+            ("Result", json!("Unity CLI Loop dynamic code prewarm")),
+            ("Logs", json!([])),
+            ("CompilationErrors", json!([])),
+            ("ErrorMessage", json!("")),
+            ("SecurityLevel", json!(level.as_str())),
+            ("Error", json!("")),
+            ("UpdatedCode", Value::Null),
+            ("DiagnosticsSummary", Value::Null),
+            ("Diagnostics", json!([])),
+        ]);
+    }
     let package = match dynamic_code::execute_dynamic_code(call) {
         Outcome::Reply(result) => result,
         Outcome::Fail(error) => return Outcome::Fail(uloop_internal(error.detail().to_owned())),
