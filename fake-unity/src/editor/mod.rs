@@ -565,6 +565,21 @@ impl Editor {
     // ---- faults ----
 
     /// Whether `name` is offered (a `toolsChange` fault may have removed it).
+    /// The tools `get-tool-details` lists, in catalogue order: internal ones
+    /// only when asked for, none a fault took away, no public one turned off
+    /// in the settings (calling that one still says it is disabled).
+    pub fn offered_tools(&self, include_dev: bool) -> Vec<&'static tools::ToolSpec> {
+        let disabled = self.sim().settings.disabled_tools.clone();
+        self.model
+            .catalogue
+            .tools()
+            .iter()
+            .filter(|t| include_dev || !t.dev_only)
+            .filter(|t| self.tool_available(t.name))
+            .filter(|t| t.dev_only || !disabled.iter().any(|d| d == t.name))
+            .collect()
+    }
+
     pub fn tool_available(&self, name: &str) -> bool {
         !lock(&self.removed_tools).iter().any(|t| t == name)
     }

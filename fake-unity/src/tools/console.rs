@@ -68,25 +68,45 @@ pub fn get_logs(call: &ToolCall) -> Outcome {
     ]))
 }
 
-pub fn clear_console(call: &ToolCall) -> Outcome {
-    let cleared = std::mem::take(&mut call.editor.sim().console);
+/// What a clear removed: (all, errors, warnings, logs).
+pub(crate) struct Cleared {
+    pub total: usize,
+    pub errors: usize,
+    pub warnings: usize,
+    pub logs: usize,
+}
+
+/// Clears the console, then logs `confirmation` when asked, as
+/// `Debug.Log` would (the clear-console tool of either Editor).
+pub(crate) fn clear(editor: &crate::editor::Editor, confirmation: Option<&str>) -> Cleared {
+    let cleared = std::mem::take(&mut editor.sim().console);
     let count = |t: LogType| cleared.iter().filter(|e| e.entry.log_type == t).count();
-    let (errors, warnings, logs) = (count(LogType::Error), count(LogType::Warning), count(LogType::Log));
-    if call.args.bool("AddConfirmationMessage") {
-        call.editor.log([ConsoleEntry {
+    if let Some(message) = confirmation {
+        editor.log([ConsoleEntry {
             entry: LogEntry {
                 log_type: LogType::Log,
-                message: "=== Console cleared via MCP ===".into(),
+                message: message.into(),
                 stack_trace: "UnityEngine.Debug:Log (object)".into(),
             },
             from_compile: false,
         }]);
     }
+    Cleared {
+        total: cleared.len(),
+        errors: count(LogType::Error),
+        warnings: count(LogType::Warning),
+        logs: count(LogType::Log),
+    }
+}
+
+pub fn clear_console(call: &ToolCall) -> Outcome {
+    let confirmation = call.args.bool("AddConfirmationMessage").then_some("=== Console cleared via MCP ===");
+    let Cleared { total, errors, warnings, logs } = clear(&call.editor, confirmation);
     Outcome::Reply(result([
         ("Success", true.into()),
-        ("ClearedLogCount", cleared.len().into()),
+        ("ClearedLogCount", total.into()),
         ("ClearedCounts", json!({"ErrorCount": errors, "WarningCount": warnings, "LogCount": logs})),
-        ("Message", format!("Console cleared successfully ({} logs removed)", cleared.len()).into()),
+        ("Message", format!("Console cleared successfully ({total} logs removed)").into()),
         ("ErrorMessage", "".into()),
     ]))
 }

@@ -33,17 +33,10 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let include_dev = call.args.bool("IncludeDevelopmentOnly") || call.editor.has_defect(Defect::ListsInternalTools);
     let extensions = call.editor.model.extensions;
     let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
-    let disabled = call.editor.sim().settings.disabled_tools.clone();
     let tools: Vec<Value> = call
         .editor
-        .model
-        .catalogue
-        .tools()
-        .iter()
-        .filter(|t| include_dev || !t.dev_only)
-        .filter(|t| call.editor.tool_available(t.name))
-        // A disabled tool is not offered; calling it still says it is disabled.
-        .filter(|t| t.dev_only || !disabled.iter().any(|d| d == t.name))
+        .offered_tools(include_dev)
+        .into_iter()
         .map(|t| {
             let mut detail = t.detail();
             if !extensions.enum_default_names {

@@ -38,6 +38,13 @@ pub fn walk(roots: &[GameObject]) -> Vec<Placed<'_>> {
     out
 }
 
+/// Whether `go` has a component named `want`, short or namespace-qualified.
+pub fn has_component(go: &GameObject, want: &str) -> bool {
+    go.components
+        .iter()
+        .any(|c| c.type_name == want || (!c.namespace.is_empty() && format!("{}.{}", c.namespace, c.type_name) == want))
+}
+
 pub fn find_game_objects(call: &ToolCall) -> Outcome {
     let args = &call.args;
     let pattern = args.str("NamePattern");
@@ -95,14 +102,7 @@ pub fn find_game_objects(call: &ToolCall) -> Outcome {
         .filter(|p| name_matches(p))
         .filter(|p| tag.is_empty() || p.object.tag == tag)
         .filter(|p| layer.is_none_or(|l| i64::from(p.object.layer) == l))
-        .filter(|p| {
-            required.iter().all(|want| {
-                p.object.components.iter().any(|c| {
-                    c.type_name == *want
-                        || (!c.namespace.is_empty() && format!("{}.{}", c.namespace, c.type_name) == *want)
-                })
-            })
-        })
+        .filter(|p| required.iter().all(|want| has_component(p.object, want)))
         .collect();
     let results: Vec<Value> = found
         .iter()

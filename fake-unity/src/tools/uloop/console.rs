@@ -4,9 +4,12 @@
 use regex::Regex;
 use serde_json::{Value, json};
 
-use super::super::{Outcome, ToolCall, result};
+use super::super::{
+    Outcome, ToolCall,
+    console::{Cleared, clear},
+    result,
+};
 use crate::{
-    editor::ConsoleEntry,
     model::errors::uloop_internal,
     state::{LogEntry, LogType},
 };
@@ -117,20 +120,8 @@ pub fn get_logs(call: &ToolCall) -> Outcome {
 }
 
 pub fn clear_console(call: &ToolCall) -> Outcome {
-    let cleared = std::mem::take(&mut call.editor.sim().console);
-    let count = |t: LogType| cleared.iter().filter(|e| e.entry.log_type == t).count();
-    let (errors, warnings, logs) = (count(LogType::Error), count(LogType::Warning), count(LogType::Log));
-    if call.args.bool("AddConfirmationMessage") {
-        call.editor.log([ConsoleEntry {
-            entry: LogEntry {
-                log_type: LogType::Log,
-                message: "=== Console cleared via MCP tool ===".into(),
-                stack_trace: "UnityEngine.Debug:Log (object)".into(),
-            },
-            from_compile: false,
-        }]);
-    }
-    let total = cleared.len();
+    let confirmation = call.args.bool("AddConfirmationMessage").then_some("=== Console cleared via MCP tool ===");
+    let Cleared { total, errors, warnings, logs } = clear(&call.editor, confirmation);
     let message = if total == 0 {
         "Console was already empty".to_owned()
     } else {

@@ -42,17 +42,10 @@ pub fn get_version(call: &ToolCall) -> Outcome {
 
 pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let include_dev = call.args.bool("IncludeDevelopmentOnly");
-    let disabled = call.editor.sim().settings.disabled_tools.clone();
     let tools: Vec<Value> = call
         .editor
-        .model
-        .catalogue
-        .tools()
-        .iter()
-        .filter(|t| include_dev || !t.dev_only)
-        .filter(|t| call.editor.tool_available(t.name))
-        // Tools switched off in `.uloop/settings.tools.json` are left out.
-        .filter(|t| !disabled.iter().any(|d| d == t.name))
+        .offered_tools(include_dev)
+        .into_iter()
         .filter_map(|t| match &t.dialect {
             Dialect::Uloop(binding) => Some(binding.listing.clone()),
             Dialect::Package => None,

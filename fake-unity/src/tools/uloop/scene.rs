@@ -5,7 +5,10 @@
 
 use serde_json::{Map, Value, json};
 
-use super::super::{Outcome, ToolCall, scene::walk};
+use super::super::{
+    Outcome, ToolCall,
+    scene::{has_component, walk},
+};
 use crate::{model::errors::uloop_internal, state::GameObject};
 
 fn reply(fields: Vec<(&str, Value)>) -> Outcome {
@@ -99,14 +102,7 @@ pub fn find_game_objects(call: &ToolCall) -> Outcome {
         })
         .filter(|p| tag.is_empty() || p.object.tag == tag)
         .filter(|p| layer.is_none_or(|l| i64::from(p.object.layer) == l))
-        .filter(|p| {
-            required.iter().all(|want| {
-                p.object.components.iter().any(|c| {
-                    c.type_name == *want
-                        || (!c.namespace.is_empty() && format!("{}.{}", c.namespace, c.type_name) == *want)
-                })
-            })
-        })
+        .filter(|p| required.iter().all(|want| has_component(p.object, want)))
         .take(if mode == 1 { 1.min(max) } else { max })
         .map(|p| found(p.object, &p.path))
         .collect();
