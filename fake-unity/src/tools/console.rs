@@ -10,6 +10,23 @@ use crate::{
 
 pub const LOG_TYPES: &[(&str, i64)] = &[("Error", 0), ("Warning", 1), ("Log", 2), ("All", 3)];
 
+/// Whether a log text matches `SearchText`.
+pub(crate) type TextMatcher = Box<dyn Fn(&str) -> bool>;
+
+/// get-logs' `SearchText` filter (both Editors): everything when empty, else
+/// a regular expression, or a substring in any case.
+pub(crate) fn text_matcher(search: &str, use_regex: bool) -> Result<TextMatcher, regex::Error> {
+    if search.is_empty() {
+        return Ok(Box::new(|_| true));
+    }
+    if use_regex {
+        let re = regex::Regex::new(search)?;
+        return Ok(Box::new(move |s| re.is_match(s)));
+    }
+    let needle = search.to_lowercase();
+    Ok(Box::new(move |s| s.to_lowercase().contains(&needle)))
+}
+
 pub fn get_logs(call: &ToolCall) -> Outcome {
     let args = &call.args;
     let log_type = args.str("LogType");
@@ -20,21 +37,14 @@ pub fn get_logs(call: &ToolCall) -> Outcome {
     let in_stack = args.bool("SearchInStackTrace");
     let include_stack = args.bool("IncludeStackTrace");
 
-    let matcher: Box<dyn Fn(&str) -> bool> = if search.is_empty() {
-        Box::new(|_| true)
-    } else if use_regex {
-        match regex::Regex::new(search) {
-            Ok(re) => Box::new(move |s| re.is_match(s)),
-            Err(err) => {
-                return invalid_param(
-                    "SearchText",
-                    format!("Parameter 'SearchText' is not a valid regular expression: {err}"),
-                );
-            }
+    let matcher = match text_matcher(search, use_regex) {
+        Ok(matcher) => matcher,
+        Err(err) => {
+            return invalid_param(
+                "SearchText",
+                format!("Parameter 'SearchText' is not a valid regular expression: {err}"),
+            );
         }
-    } else {
-        let needle = search.to_lowercase();
-        Box::new(move |s| s.to_lowercase().contains(&needle))
     };
 
     let sim = call.editor.sim();

@@ -46,11 +46,6 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[];
 
 const WAIT: Duration = Duration::from_secs(5);
 
-struct Link {
-    read: FramedRead<OwnedReadHalf, FrameDecoder>,
-    write: OwnedWriteHalf,
-}
-
 /// Both sides made comparable.
 fn normalise(value: &Value, project: &str) -> Value {
     match value {
@@ -82,17 +77,14 @@ async fn replay(fake: &FakeUnity, project: &Path, name: &str) -> Fidelity {
     let path = fixtures().join(format!("recordings/uloop-2.1.1/{name}.jsonl"));
     let transcript = Transcript::read(&path).unwrap();
     let project_text = project.to_string_lossy().into_owned();
-    let mut links: HashMap<u64, Link> = HashMap::new();
+    let mut links: HashMap<u64, Caller> = HashMap::new();
     // Request id (as JSON text) → method.
     let mut methods: HashMap<String, String> = HashMap::new();
     let mut found = Fidelity::default();
     for record in &transcript.records {
         match &record.entry {
             Entry::Event { event, .. } if event == "connect" => {
-                let stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
-                let (read, write) = stream.into_split();
-                let read = FramedRead::new(read, FrameDecoder::new(Framing::Header, 64 << 20));
-                links.insert(record.conn, Link { read, write });
+                links.insert(record.conn, Caller::connect(fake.port()).await);
             }
             Entry::Event { event, .. } if event == "close" => {
                 if let Some(mut link) = links.remove(&record.conn) {
@@ -265,17 +257,10 @@ async fn a_compile_waiting_for_the_domain_reload_leaves_its_result_in_a_file() {
     // A script with an error: answered at once, and the file written too.
     let script = root.join("Assets/Scripts/Turret.cs");
     std::fs::write(&script, "public class Turret {\n#error Turret is not finished\n}\n").unwrap();
-    let mut stream = TcpStream::connect(("127.0.0.1", fake.port())).await.unwrap();
-    send(
-        &mut stream,
-        &serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "compile",
-        "params": {"WaitForDomainReload": true, "RequestId": "compile_1_000001"}}),
-    )
-    .await;
-    let mut read = FramedRead::new(stream, FrameDecoder::new(Framing::Header, 64 << 20));
-    let Some(Ok(Frame::Body(body))) = tokio::time::timeout(WAIT, read.next()).await.unwrap() else { panic!() };
-    let answer: Value = serde_json::from_slice(&body).unwrap();
-    let result = &answer["result"];
+    let mut editor = Caller::connect(fake.port()).await;
+    let answer =
+        editor.call("compile", serde_json::json!({"WaitForDomainReload": true, "RequestId": "compile_1_000001"})).await;
+    let result = &answer;
     assert_eq!((&result["Success"], &result["ErrorCount"]), (&Value::Bool(false), &serde_json::json!(1)), "{answer}");
     assert_eq!(
         result["Errors"][0]["Message"],
@@ -340,11 +325,8 @@ async fn a_compile_waiting_for_the_domain_reload_leaves_its_result_in_a_file() {
     let settings: Value =
         serde_json::from_slice(&std::fs::read(root.join("UserSettings/UnityMcpSettings.json")).unwrap()).unwrap();
     let port = settings["customPort"].as_u64().unwrap() as u16;
-    let mut stream = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    send(&mut stream, &serde_json::json!({"jsonrpc": "2.0", "id": 3, "method": "ping", "params": {}})).await;
-    let mut read = FramedRead::new(stream, FrameDecoder::new(Framing::Header, 64 << 20));
-    let Some(Ok(Frame::Body(body))) = tokio::time::timeout(WAIT, read.next()).await.unwrap() else { panic!() };
-    assert_eq!(serde_json::from_slice::<Value>(&body).unwrap()["result"]["Ver"], "2.1.1");
+    let pong = Caller::connect(port).await.call("ping", serde_json::json!({})).await;
+    assert_eq!(pong["Ver"], "2.1.1");
 }
 
 /// One connection to the model, a request at a time.

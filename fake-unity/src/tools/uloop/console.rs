@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::super::{
     Outcome, ToolCall,
-    console::{Cleared, clear},
+    console::{Cleared, clear, text_matcher},
     result,
 };
 use crate::{
@@ -61,30 +61,21 @@ pub fn get_logs(call: &ToolCall) -> Outcome {
     let use_regex = args.bool("UseRegex");
     let in_stack = args.bool("SearchInStackTrace");
     let include_stack = args.bool("IncludeStackTrace");
-    let matcher: Box<dyn Fn(&str) -> bool> = if search.is_empty() {
-        Box::new(|_| true)
-    } else if use_regex {
-        match Regex::new(search) {
-            Ok(re) => Box::new(move |s| re.is_match(s)),
-            Err(err) => {
-                // .NET's words for the two commonest mistakes; the rest in Rust's.
-                let text = err.to_string();
-                let why = if text.contains("unclosed group") {
-                    "Not enough )'s.".to_owned()
-                } else if text.contains("unopened group") {
-                    "Too many )'s.".to_owned()
-                } else {
-                    text
-                };
-                let why = format!("parsing \"{search}\" - {why}");
-                return Outcome::Fail(uloop_internal(format!(
-                    "Failed to retrieve logs: Failed to retrieve logs: {why}"
-                )));
-            }
+    let matcher = match text_matcher(search, use_regex) {
+        Ok(matcher) => matcher,
+        Err(err) => {
+            // .NET's words for the two commonest mistakes; the rest in Rust's.
+            let text = err.to_string();
+            let why = if text.contains("unclosed group") {
+                "Not enough )'s.".to_owned()
+            } else if text.contains("unopened group") {
+                "Too many )'s.".to_owned()
+            } else {
+                text
+            };
+            let why = format!("parsing \"{search}\" - {why}");
+            return Outcome::Fail(uloop_internal(format!("Failed to retrieve logs: Failed to retrieve logs: {why}")));
         }
-    } else {
-        let needle = search.to_lowercase();
-        Box::new(move |s| s.to_lowercase().contains(&needle))
     };
     let selected = selected(log_type);
     let sim = call.editor.sim();
