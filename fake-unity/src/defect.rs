@@ -108,20 +108,76 @@ impl Defect {
         <Defect as clap::ValueEnum>::value_variants()
     }
 
-    /// Defects that are an Editor policy set another way are applied to the
-    /// model here, once, instead of being checked in the Editor core.
+    /// The defect as a value of one of the Editor's policies, applied to the
+    /// model once at start: the Editor core carries out policies and never
+    /// asks for a defect. The four that break one tool's behaviour are
+    /// checked by that tool.
     pub fn shape(self, model: &mut crate::model::EditorModel) {
-        use crate::model::{HeaderError, NewlineFrames, Oversize};
+        use crate::model::{
+            Decoding, HeaderError, NewlineFrames, Oversize, ReplyFraming,
+            discovery::{DiscoveryPid, Writes},
+            lifecycle::{InFlightAtShutdown, SessionAfterReload},
+            listener::{Accepting, BrokenPeer, Interfaces},
+            messages::{
+                AfterParseError, Batches, Expectations, ExtraFields, IdEcho, Notifications, ParamNames, Resume,
+                TimeoutParameter, UnknownTool, WrongTypes,
+            },
+        };
+        let (framing, messages, listener) = (&mut model.framing, &mut model.messages, &mut model.listener);
+        let (discovery, lifecycle) = (&mut model.discovery, &mut model.lifecycle);
         match self {
-            Defect::OversizeCloses => model.framing.oversize = Oversize::AnswerAndClose,
-            Defect::NoNewlineFraming => model.framing.newline = NewlineFrames::Refused,
-            Defect::FramingErrorKeepsOpen => model.framing.header_error = HeaderError::AnswerAndKeepOpen,
+            Defect::IdsAsStrings => messages.ids = IdEcho::AsStrings,
+            Defect::IdsAsFloats => messages.ids = IdEcho::AsFloats,
+            Defect::NoVer => messages.ver = false,
+            Defect::ErrorsWithoutData => messages.error_data = false,
+            Defect::AnswersNotifications => messages.notifications = Notifications::Answered,
+            Defect::IgnoresBatches => messages.batches = Batches::Unanswered,
+            Defect::ParseErrorCloses => messages.after_parse_error = AfterParseError::Close,
+            Defect::RejectsExtraFields => messages.extra_fields = ExtraFields::Refused,
+            Defect::IgnoresExpectations => messages.expectations = Expectations::Ignored,
+            Defect::StrictParams => messages.param_names = ParamNames::Exact,
+            Defect::AcceptsWrongTypes => messages.wrong_types = WrongTypes::Defaulted,
+            Defect::UnknownToolWrongCode => messages.unknown_tool = UnknownTool::InvalidParams,
+            Defect::NoTimeoutParameter => messages.timeout_parameter = TimeoutParameter::Refused,
+            Defect::ResumeReruns => messages.resume = Resume::Reruns,
+
+            Defect::OversizeCloses => framing.oversize = Oversize::AnswerAndClose,
+            Defect::NoNewlineFraming => framing.newline = NewlineFrames::Refused,
+            Defect::FramingErrorKeepsOpen => framing.header_error = HeaderError::AnswerAndKeepOpen,
+            Defect::NoPartialFrames => framing.decoding = Decoding::DropsPartialFrames,
+            Defect::StrictHeaders => framing.decoding = Decoding::ExactHeader,
+            Defect::LengthInCharacters => framing.decoding = Decoding::LengthInCharacters,
+            Defect::OneFramePerRead => framing.decoding = Decoding::FirstFramePerRead,
+            Defect::WrongReplyFraming => framing.replies = ReplyFraming::AlwaysNewline,
+
+            Defect::AllInterfaces => listener.interfaces = Interfaces::All,
+            Defect::SerializesClients => listener.accepting = Accepting::OneAtATime,
+            Defect::BlockingAccept => listener.accepting = Accepting::WaitsForFirstByte,
+            Defect::FragileListener => listener.broken_peer = BrokenPeer::StopsEditor,
+            Defect::LeaksConnections => listener.connections = Some(100),
+
+            Defect::NoShutdownNotification => lifecycle.shutdown_notice = false,
+            Defect::AnswersAfterShutdown => lifecycle.in_flight = InFlightAtShutdown::AnsweredAfterNotice,
+            Defect::SameSessionAfterReload => lifecycle.session_after_reload = SessionAfterReload::Kept,
+            Defect::NoListChangedAfterReload => lifecycle.list_changed_after_reload = false,
+
+            Defect::DiscoveryDeadPid => discovery.pid = DiscoveryPid::Dead,
+            Defect::DiscoveryWithoutSession => discovery.names_session = false,
+            Defect::DiscoveryStaysReady => discovery.says_reloading = false,
+            Defect::QuitLeavesReady => discovery.says_stopped = false,
+            Defect::StaleDiscoveryPort => discovery.follows_port = false,
+            Defect::DiscoveryInPlace => discovery.writes = Writes::InPlace,
+
             Defect::IntegerEnumDefaults => model.extensions.enum_default_names = false,
             Defect::NoExtensions => {
                 model.extensions.capabilities = false;
                 model.extensions.tool_metadata = false;
             }
-            _ => {}
+            // Breaks inside one tool's behaviour, checked by that tool.
+            Defect::ListsInternalTools
+            | Defect::SchemaTypesAsStrings
+            | Defect::IgnoresLogFilter
+            | Defect::WrongTestCounts => {}
         }
     }
 

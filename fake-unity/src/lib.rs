@@ -214,7 +214,7 @@ impl FakeUnity {
         start_faults(&editor, config.port).await;
         let delay = scenario::start_delay(&editor, scenario.start_delay_ms);
         let listener = if delay.is_zero() {
-            let listener = server::bind(config.port, None, editor.has_defect(Defect::AllInterfaces))
+            let listener = server::bind(config.port, None, editor.listens_everywhere())
                 .await
                 .map_err(|source| StartError::Bind { port: config.port, source })?;
             Some(listener)
@@ -246,7 +246,7 @@ impl FakeUnity {
                 None => {
                     tracing::info!(?delay, "the Editor is not open yet");
                     tokio::time::sleep(delay).await;
-                    match server::bind(preferred, None, driving.has_defect(Defect::AllInterfaces)).await {
+                    match server::bind(preferred, None, driving.listens_everywhere()).await {
                         Ok(listener) => listener,
                         Err(err) => {
                             tracing::error!(%err, "cannot listen after the start delay");

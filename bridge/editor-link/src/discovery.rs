@@ -83,6 +83,13 @@ pub struct UloopSettings {
     pub project_root_path: Option<String>,
     #[serde(default)]
     pub server_session_id: Option<String>,
+    /// False once the Editor quit or its server was stopped
+    /// (`McpEditorSettings.ClearServerSession`); a crash leaves it true.
+    #[serde(default)]
+    pub is_server_running: Option<bool>,
+    /// True from `beforeAssemblyReload` until the server listens again.
+    #[serde(default)]
+    pub is_domain_reload_in_progress: Option<bool>,
 }
 
 /// Why a discovery file could not be read.
@@ -277,8 +284,17 @@ impl Locator {
             Err(err) => found.notes.push(err.to_string()),
         }
         match UloopSettings::read(project) {
+            Ok(settings) if settings.is_server_running == Some(false) => {
+                found
+                    .notes
+                    .push(format!("{ULOOP_SETTINGS_FILE}: the Editor's server is stopped (it quit, or was stopped)"));
+            }
             Ok(settings) => match settings.custom_port {
                 Some(port) if !found.ports.iter().any(|c| c.port == port) => {
+                    if settings.is_domain_reload_in_progress == Some(true) {
+                        found.reloading = true;
+                        found.notes.push(format!("{ULOOP_SETTINGS_FILE}: the Editor is reloading"));
+                    }
                     found.ports.push(Candidate {
                         port,
                         source: Source::UloopSettings,
@@ -457,6 +473,30 @@ mod tests {
         file.write_atomic(dir.path()).unwrap();
         let stopped = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
         assert!(stopped.notes[0].contains("quit"), "{:?}", stopped.notes);
+    }
+
+    #[test]
+    fn uloop_settings_say_when_the_server_reloads_or_has_stopped() {
+        let dir = project();
+        fs::create_dir_all(dir.path().join("UserSettings")).unwrap();
+        let settings = |json: &str| {
+            fs::write(UloopSettings::path_in(dir.path()), json).unwrap();
+            Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates()
+        };
+        let ports = |found: &Candidates| found.ports.iter().map(|c| (c.port, c.source)).collect::<Vec<_>>();
+
+        let running = settings(r#"{"customPort":8702,"isServerRunning":true,"isDomainReloadInProgress":false}"#);
+        assert_eq!(ports(&running), [(8702, Source::UloopSettings), (8700, Source::DefaultPort)]);
+        assert!(!running.reloading);
+
+        let reloading = settings(r#"{"customPort":8702,"isServerRunning":true,"isDomainReloadInProgress":true}"#);
+        assert_eq!(ports(&reloading), [(8702, Source::UloopSettings), (8700, Source::DefaultPort)]);
+        assert!(reloading.reloading);
+        assert!(reloading.notes.iter().any(|n| n.contains("reloading")), "{:?}", reloading.notes);
+
+        let stopped = settings(r#"{"customPort":8702,"isServerRunning":false,"serverSessionId":""}"#);
+        assert_eq!(ports(&stopped), [(8700, Source::DefaultPort)]);
+        assert!(stopped.notes.iter().any(|n| n.contains("stopped")), "{:?}", stopped.notes);
     }
 
     #[test]

@@ -12,7 +12,9 @@ pub struct Client {
     /// Its connection, as faults see it (the sender of its frames).
     pub wire: Wire,
     pub(super) stats: Arc<Stats>,
-    pub(super) defect: Option<Defect>,
+    /// How ids and errors are encoded in this Editor's answers.
+    pub(super) messages: MessagePolicy,
+    pub(super) reply_framing: ReplyFraming,
 }
 
 impl Client {
@@ -44,7 +46,7 @@ impl Client {
     /// The framing this client speaks, once its first byte has arrived;
     /// header framing (the primary one) until then.
     pub fn framing(&self) -> Framing {
-        if self.defect == Some(Defect::WrongReplyFraming) {
+        if self.reply_framing == ReplyFraming::AlwaysNewline {
             return Framing::Newline;
         }
         self.wire.sender.framing()
@@ -82,21 +84,11 @@ impl Client {
     }
 
     fn send_for(&self, message: &Message, method: Option<&str>) -> bool {
-        if let (Some(Defect::IdsAsFloats), Message::Response(r)) = (self.defect, message) {
-            if let Some(Id::Number(n)) = &r.id {
-                let exact = n.as_str().parse::<i64>().is_ok() || n.as_str().parse::<u64>().is_ok();
-                let float = n.as_str().parse::<f64>().ok().and_then(serde_json::Number::from_f64);
-                if let (false, Some(float)) = (exact, float.filter(|f| f.to_string() != n.as_str())) {
-                    let mut r = r.clone();
-                    r.id = Some(Id::Number((&float).into()));
-                    return self.send_for(&Message::Response(r), method);
-                }
-            }
-        }
-        if let (Some(Defect::IdsAsStrings), Message::Response(r)) = (self.defect, message) {
-            if let Some(Id::Number(n)) = &r.id {
+        if let Message::Response(r) = message {
+            let echoed = r.id.as_ref().map(|id| self.messages.echo(id));
+            if echoed != r.id {
                 let mut r = r.clone();
-                r.id = Some(Id::String(n.as_str().to_owned()));
+                r.id = echoed;
                 return self.send_for(&Message::Response(r), method);
             }
         }
@@ -114,8 +106,8 @@ impl Client {
             }
             Message::Request(_) => (FrameKind::Request, false),
         };
-        let body = match (self.defect, message) {
-            (Some(Defect::ErrorsWithoutData), Message::Response(r)) if r.outcome.is_err() => {
+        let body = match message {
+            Message::Response(r) if r.outcome.is_err() && !self.messages.error_data => {
                 let mut r = r.clone();
                 if let Err(e) = &mut r.outcome {
                     e.data = None;

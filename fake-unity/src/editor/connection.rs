@@ -13,33 +13,32 @@ use std::{
 
 use bytes::{Bytes, BytesMut};
 use editor_link::{
-    connection::{Connection, DecodeFrames, Ending, Flow, FrameSink, Options, Outgoing, Received, WriteLayer},
-    framing::{Frame, FrameDecoder, FrameError, Framing, FramingError},
+    connection::{Connection, Ending, Flow, FrameSink, Options, Outgoing, Received, WriteLayer},
+    framing::Framing,
     jsonrpc::{ErrorKind, ErrorObject, Message, ParseFailure, Response},
 };
 use tokio::net::TcpStream;
 use tokio_util::task::TaskTracker;
 
-use super::driver::IN_FLIGHT_LIMIT;
+use super::{decoder::PolicyDecoder, driver::IN_FLIGHT_LIMIT};
 use crate::{
-    defect::Defect,
     editor::{Client, Editor},
     faults::{BoxFuture, Inbound, Silence, Subject, Trigger, Wire},
-    model::{HeaderError, NewlineFrames, Oversize, Pipelining},
+    model::{
+        Decoding, HeaderError, NewlineFrames, Oversize, Pipelining, ReplyFraming,
+        listener::{Accepting, BrokenPeer},
+        messages::{AfterParseError, Batches, Notifications},
+    },
 };
 
 /// Serves one accepted connection until it closes.
 pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, peer: SocketAddr) {
-    let _serial = match editor.has_defect(Defect::SerializesClients) {
-        true => editor.serial.clone().acquire_owned().await.ok(),
-        false => None,
+    let _serial = match editor.model.listener.accepting {
+        Accepting::OneAtATime => editor.serial.clone().acquire_owned().await.ok(),
+        Accepting::Concurrent | Accepting::WaitsForFirstByte => None,
     };
-    let decoder = DefectiveDecoder {
-        inner: FrameDecoder::detect(editor.max_request_bytes),
-        drop_partial: editor.has_defect(Defect::NoPartialFrames),
-        strict_headers: editor.has_defect(Defect::StrictHeaders),
-        length_in_chars: editor.has_defect(Defect::LengthInCharacters),
-    };
+    let decoding = editor.model.framing.decoding;
+    let decoder = PolicyDecoder::new(decoding, editor.max_request_bytes);
     // The layer needs the connection's wire, which exists once the
     // connection does: it gets it through this cell.
     let wire_cell = Arc::new(std::sync::OnceLock::new());
@@ -108,7 +107,7 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
             }
             Received::Lost(why) => {
                 tracing::debug!(client = client.id, why, "peer went away");
-                if editor.has_defect(Defect::FragileListener) {
+                if editor.model.listener.broken_peer == BrokenPeer::StopsEditor {
                     editor.request_quit(None);
                 }
                 break;
@@ -126,7 +125,7 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
                 if receive(&editor, &client, &requests, body, permit, &previous).await == AfterBody::Close {
                     break;
                 }
-                if editor.has_defect(Defect::OneFramePerRead) {
+                if decoding == Decoding::FirstFramePerRead {
                     receiver.discard_buffered();
                 }
             }
@@ -147,7 +146,7 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
                 }
             }
             Received::Broken(err) => {
-                if editor.has_defect(Defect::FragileListener) {
+                if editor.model.listener.broken_peer == BrokenPeer::StopsEditor {
                     editor.request_quit(None);
                 }
                 editor.stats.framing_errors.fetch_add(1, Ordering::Relaxed);
@@ -210,7 +209,7 @@ impl WriteLayer for EditorFaults {
                 method: out.method.as_deref(),
             };
             let written = match self.editor.faults.frame(Trigger::FromEditor, subject) {
-                None if self.editor.has_defect(Defect::WrongReplyFraming) => {
+                None if self.editor.model.framing.replies == ReplyFraming::AlwaysNewline => {
                     // Newline framing whatever the client speaks.
                     let mut buf = BytesMut::new();
                     editor_link::framing::encode_frame(Framing::Newline, &out.body, &mut buf)
@@ -223,85 +222,6 @@ impl WriteLayer for EditorFaults {
             self.editor.stats.bytes_sent.fetch_add(sink.bytes_written() - before, Ordering::Relaxed);
             written
         })
-    }
-}
-
-/// The frame decoder, with the framing defects when asked for.
-struct DefectiveDecoder {
-    inner: FrameDecoder,
-    /// `no-partial-frames`: whatever does not make a whole frame is dropped.
-    drop_partial: bool,
-    /// `strict-headers`: the header block must be exactly `Content-Length: N`.
-    strict_headers: bool,
-    /// `length-in-characters`: Content-Length counts characters, not bytes.
-    length_in_chars: bool,
-}
-
-impl DefectiveDecoder {
-    /// The naive header reader of the two header defects (the real one is
-    /// the bridge library's decoder).
-    fn decode_naive(&self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
-        let Some(end) = src.windows(4).position(|w| w == b"\r\n\r\n") else { return Ok(None) };
-        let head = String::from_utf8_lossy(&src[..end]).into_owned();
-        let value = if self.strict_headers {
-            head.strip_prefix("Content-Length: ").filter(|v| !v.contains(['\r', '\n', ' ']))
-        } else {
-            head.split("\r\n").find_map(|line| {
-                let (name, value) = line.split_once(':')?;
-                name.trim().eq_ignore_ascii_case("content-length").then_some(value.trim())
-            })
-        };
-        let declared: usize = value
-            .and_then(|v| v.parse().ok())
-            .ok_or_else(|| FrameError::Protocol(FramingError::MalformedHeaderLine(head.clone())))?;
-        let start = end + 4;
-        let length = if self.length_in_chars {
-            // Walk `declared` characters; wait while they have not all come.
-            let text = String::from_utf8_lossy(&src[start..]);
-            match text.char_indices().nth(declared) {
-                Some((at, _)) => at,
-                None if text.chars().count() == declared => src.len() - start,
-                None => return Ok(None),
-            }
-        } else {
-            declared
-        };
-        if src.len() < start + length {
-            return Ok(None);
-        }
-        let mut frame = src.split_to(start + length);
-        Ok(Some(Frame::Body(frame.split_off(start).freeze())))
-    }
-}
-
-impl DecodeFrames for DefectiveDecoder {
-    fn framing(&self) -> Option<Framing> {
-        self.inner.framing()
-    }
-}
-
-impl tokio_util::codec::Decoder for DefectiveDecoder {
-    type Item = Frame;
-    type Error = FrameError;
-
-    fn decode(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
-        let header_framing = src.iter().find(|b| !b.is_ascii_whitespace()).is_some_and(|b| *b != b'{');
-        if (self.strict_headers || self.length_in_chars) && header_framing {
-            return self.decode_naive(src);
-        }
-        let frame = self.inner.decode_frame(src)?;
-        if frame.is_none() && self.drop_partial && !src.is_empty() {
-            src.clear();
-            self.inner = match self.inner.framing() {
-                Some(framing) => FrameDecoder::new(framing, self.inner.limit()),
-                None => FrameDecoder::detect(self.inner.limit()),
-            };
-        }
-        Ok(frame)
-    }
-
-    fn decode_eof(&mut self, src: &mut BytesMut) -> Result<Option<Frame>, FrameError> {
-        self.inner.decode_frame_eof(src)
     }
 }
 
@@ -388,14 +308,14 @@ fn handle_body(
         Ok(Message::Notification(_)) => {
             // Editors ignore client notifications (protocol §4).
             editor.stats.notifications_received.fetch_add(1, Ordering::Relaxed);
-            if editor.has_defect(Defect::AnswersNotifications) {
+            if editor.model.messages.notifications == Notifications::Answered {
                 client.send(&Message::Response(Response { id: None, outcome: Ok(serde_json::json!({})) }));
             }
         }
         Ok(Message::Response(_)) => {
             editor.stats.responses_received.fetch_add(1, Ordering::Relaxed);
         }
-        Err(ParseFailure::Batch) if editor.has_defect(Defect::IgnoresBatches) => {}
+        Err(ParseFailure::Batch) if editor.model.messages.batches == Batches::Unanswered => {}
         Err(failure) => {
             let not_json = matches!(failure, ParseFailure::NotJson(_));
             if not_json {
@@ -405,7 +325,7 @@ fn handle_body(
                 return AfterBody::Continue;
             };
             client.send(&Message::Response(response));
-            if not_json && editor.has_defect(Defect::ParseErrorCloses) {
+            if not_json && editor.model.messages.after_parse_error == AfterParseError::Close {
                 return AfterBody::Close;
             }
         }

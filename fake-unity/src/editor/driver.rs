@@ -11,8 +11,8 @@ use tokio_util::sync::CancellationToken;
 
 use super::{Command, Editor, ReloadReport, ShutdownReason, connection};
 use crate::{
-    defect::Defect,
     faults::{Fault, Fired, Trigger},
+    model::listener::Accepting,
     server::{Accepted, LINGER, NextPort, Responder, Server, swallow},
 };
 
@@ -31,14 +31,14 @@ impl Responder for Editor {
 
     async fn admit(&self, accepted: Accepted) -> Option<Accepted> {
         self.count_accepted();
-        if accepted.number > 100 && self.has_defect(Defect::LeaksConnections) {
+        if self.model.listener.connections.is_some_and(|limit| accepted.number > limit) {
             return None;
         }
         if let Some(fired) = self.faults.connect(accepted.number) {
             refuse(self, accepted.stream, &fired);
             return None;
         }
-        if self.has_defect(Defect::BlockingAccept) {
+        if self.model.listener.accepting == Accepting::WaitsForFirstByte {
             // The framing sniffed in the accept loop itself.
             let _ = accepted.stream.peek(&mut [0u8; 1]).await;
         }
@@ -143,7 +143,7 @@ pub async fn drive(
     preferred_port: u16,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
-    let all_interfaces = editor.has_defect(Defect::AllInterfaces);
+    let all_interfaces = editor.listens_everywhere();
     let mut server = Server::start(editor.clone(), listener, preferred_port, all_interfaces);
     loop {
         match commands.recv().await {
@@ -303,7 +303,7 @@ fn schedule_tools_ready(editor: &Arc<Editor>) {
     let delay = Duration::from_millis(editor.base.editor.tools_ready_delay_ms);
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
-        if editor.generation() == generation && !editor.has_defect(Defect::NoListChangedAfterReload) {
+        if editor.generation() == generation && editor.model.lifecycle.list_changed_after_reload {
             editor.notify_tools_changed();
         }
     });

@@ -2,7 +2,11 @@
 //! listening, reloads, crashes, restarts, and the discovery file.
 
 use super::*;
-use crate::model::{DiscoveryPolicy, discovery};
+use crate::model::{
+    DiscoveryFileKind, discovery,
+    discovery::{DiscoveryPid, Writes},
+    lifecycle::{InFlightAtShutdown, SessionAfterReload},
+};
 
 impl Editor {
     // ---- lifecycle (called by the server's driver) ----
@@ -10,13 +14,15 @@ impl Editor {
     pub(super) fn discovery(&self, link: &Lifecycle) -> DiscoveryFile {
         DiscoveryFile {
             port: link.port,
-            pid: if self.has_defect(Defect::DiscoveryDeadPid) || link.crashed { DEAD_PID } else { std::process::id() },
+            pid: match (self.model.discovery.pid, link.crashed) {
+                (DiscoveryPid::Own, false) => std::process::id(),
+                (DiscoveryPid::Dead, _) | (_, true) => DEAD_PID,
+            },
             project_path: self.project.to_string_lossy().into_owned(),
             unity_version: Some(self.base.editor.unity_version.clone()),
             package_version: Some(self.base.editor.package_version.clone()),
-            protocol_version: Some(PROTOCOL_VERSION).filter(|_| !self.has_defect(Defect::DiscoveryWithoutSession)),
-            server_session_id: Some(link.session_id.clone())
-                .filter(|_| !self.has_defect(Defect::DiscoveryWithoutSession)),
+            protocol_version: Some(PROTOCOL_VERSION).filter(|_| self.model.discovery.names_session),
+            server_session_id: Some(link.session_id.clone()).filter(|_| self.model.discovery.names_session),
             state: Some(link.phase),
             updated_at: Some(self.timestamp()),
         }
@@ -35,18 +41,20 @@ impl Editor {
             self.discovery(&link)
         };
         let mut file = file;
-        if phase == EditorState::Reloading && self.has_defect(Defect::DiscoveryStaysReady) {
+        if phase == EditorState::Reloading && !self.model.discovery.says_reloading {
             file.state = Some(EditorState::Ready);
         }
-        let written = match (self.model.discovery, self.has_defect(Defect::DiscoveryInPlace)) {
-            (DiscoveryPolicy::UloopSettings, _) => {
+        let written = match (self.model.discovery.file, self.model.discovery.writes) {
+            (DiscoveryFileKind::UloopSettings, _) => {
                 self.uloop_locks(phase);
                 let session = file.server_session_id.as_deref().unwrap_or_default();
                 let settings = discovery::uloop_settings(phase, file.port, &file.project_path, session);
                 discovery::write_uloop_settings(&self.project, &settings)
             }
-            (DiscoveryPolicy::InstanceFile, true) => write_in_place(&DiscoveryFile::path_in(&self.project), &file),
-            (DiscoveryPolicy::InstanceFile, false) => file.write_atomic(&self.project),
+            (DiscoveryFileKind::InstanceFile, Writes::InPlace) => {
+                write_in_place(&DiscoveryFile::path_in(&self.project), &file)
+            }
+            (DiscoveryFileKind::InstanceFile, Writes::Atomic) => file.write_atomic(&self.project),
         };
         if let Err(err) = written {
             tracing::error!(%err, "cannot write the discovery file");
@@ -90,30 +98,34 @@ impl Editor {
             domain.generation += 1;
             domain.token = CancellationToken::new();
         }
-        if !self.has_defect(Defect::NoShutdownNotification) {
+        if self.model.lifecycle.shutdown_notice {
             self.broadcast(notifications::SERVER_SHUTDOWN, json!({"reason": reason.as_str()}));
         }
-        if self.has_defect(Defect::AnswersAfterShutdown) {
-            // Calls in flight get their answers out before the sockets close.
-            let clients = self.clients();
-            tokio::spawn(async move {
-                tokio::time::sleep(Duration::from_millis(200)).await;
-                clients.iter().for_each(|c| c.end(Ending::Graceful));
-            });
-        } else {
-            for client in self.clients() {
-                client.end(Ending::Graceful);
+        match self.model.lifecycle.in_flight {
+            InFlightAtShutdown::Abandoned => {
+                for client in self.clients() {
+                    client.end(Ending::Graceful);
+                }
+            }
+            InFlightAtShutdown::AnsweredAfterNotice => {
+                // Calls in flight get their answers out before the sockets close.
+                let clients = self.clients();
+                tokio::spawn(async move {
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                    clients.iter().for_each(|c| c.end(Ending::Graceful));
+                });
             }
         }
-        if !reloading && !self.has_defect(Defect::QuitLeavesReady) {
+        if !reloading && self.model.discovery.says_stopped {
             self.publish(EditorState::Stopped, None, false);
         }
     }
 
     /// Step 4: listening again with a new session.
     pub(crate) fn finish_reload(&self, port: u16) {
-        let published = if self.has_defect(Defect::StaleDiscoveryPort) { None } else { Some(port) };
-        self.publish(EditorState::Ready, published, !self.has_defect(Defect::SameSessionAfterReload));
+        let published = Some(port).filter(|_| self.model.discovery.follows_port);
+        let new_session = self.model.lifecycle.session_after_reload == SessionAfterReload::New;
+        self.publish(EditorState::Ready, published, new_session);
         lock(&self.lifecycle).port = port;
         self.stats.reloads.fetch_add(1, Ordering::Relaxed);
     }
@@ -138,9 +150,9 @@ impl Editor {
             self.discovery(&link)
         };
         // uLoopMCP's settings file keeps saying running, as a crash leaves it.
-        let written = match self.model.discovery {
-            DiscoveryPolicy::InstanceFile => file.write_atomic(&self.project),
-            DiscoveryPolicy::UloopSettings => Ok(()),
+        let written = match self.model.discovery.file {
+            DiscoveryFileKind::InstanceFile => file.write_atomic(&self.project),
+            DiscoveryFileKind::UloopSettings => Ok(()),
         };
         if let Err(err) = written {
             tracing::error!(%err, "cannot leave the discovery file of the crashed Editor");

@@ -7,9 +7,12 @@
 //! - [`stats`] — the counters (`GET /stats`).
 //! - [`lifecycle`] — reloads, crashes, restarts and the discovery file.
 //! - [`request`] — one request from its checks to its response.
+//! - [`connection`] — one client connection: frames in, answers out.
+//! - [`decoder`] — how a connection's bytes are cut into frames.
 
 mod client;
 mod connection;
+mod decoder;
 pub mod driver;
 mod lifecycle;
 mod request;
@@ -35,7 +38,7 @@ use editor_link::{
     connection::Outgoing,
     discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
     framing::Framing,
-    jsonrpc::{ErrorKind, ErrorObject, Id, Message, Notification, Request, Response, notifications},
+    jsonrpc::{ErrorKind, ErrorObject, Message, Notification, Request, Response, notifications},
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
@@ -47,6 +50,7 @@ use crate::{
     defect::Defect,
     faults::{Fault, Faults, Fired, FrameKind, ReloadPoint, Wire},
     journal::{Journal, Key, Lookup},
+    model::{MessagePolicy, ReplyFraming},
     params::Args,
     stall::Stall,
     state::{EditorStateFile, GameObject, LogEntry, Settings},
@@ -332,7 +336,14 @@ impl Editor {
         (editor, rx)
     }
 
-    /// True when this Editor breaks `defect`'s rule on purpose.
+    /// True when this Editor listens on every interface, not only loopback.
+    pub fn listens_everywhere(&self) -> bool {
+        self.model.listener.interfaces == crate::model::listener::Interfaces::All
+    }
+
+    /// True when this Editor breaks `defect`'s rule on purpose (for the
+    /// defects that break one tool's behaviour; the rest are policies of
+    /// the model).
     pub fn has_defect(&self, defect: Defect) -> bool {
         self.defect == Some(defect)
     }
@@ -432,7 +443,8 @@ impl Editor {
             name: Mutex::new("Unknown Client".into()),
             wire,
             stats: self.stats.clone(),
-            defect: self.defect,
+            messages: self.model.messages,
+            reply_framing: self.model.framing.replies,
         });
         lock(&self.clients).insert(id, client.clone());
         client

@@ -3,7 +3,12 @@
 //! catalogue, deadlines and progress.
 
 use super::*;
-use crate::model::{Failure, errors::Thrown};
+use crate::model::{
+    Failure,
+    errors::Thrown,
+    lifecycle::InFlightAtShutdown,
+    messages::{Expectations, ExtraFields, ParamNames, Resume, TimeoutParameter, UnknownTool, WrongTypes},
+};
 
 impl Editor {
     // ---- requests ----
@@ -68,17 +73,19 @@ impl Editor {
             _ => {}
         }
 
-        if self.has_defect(Defect::RejectsExtraFields) {
+        let policy = self.model.messages;
+        if policy.extra_fields == ExtraFields::Refused {
             if let Some(field) = request.extra.keys().find(|k| !k.starts_with("x-")) {
                 return fail(ErrorObject::new(ErrorKind::InvalidRequest, format!("unknown field {field}")));
             }
         }
-        if !self.has_defect(Defect::IgnoresExpectations) {
+        if policy.expectations == Expectations::Checked {
             if let Err(error) = self.check_uloop(&request) {
                 return fail(error);
             }
         }
-        if self.has_defect(Defect::StrictParams) && request.params.as_ref().is_none_or(Value::is_null) {
+        let exact_names = policy.param_names == ParamNames::Exact;
+        if exact_names && request.params.as_ref().is_none_or(Value::is_null) {
             return fail(ErrorObject::new(ErrorKind::InvalidParams, "params must be an object"));
         }
         let params = match request.params_object() {
@@ -91,7 +98,7 @@ impl Editor {
         let params_value = Value::Object(params.clone());
         let (generation, domain) = self.domain();
 
-        if request.is_resume() && self.model.extensions.resume && !self.has_defect(Defect::ResumeReruns) {
+        if request.is_resume() && self.model.extensions.resume && policy.resume == Resume::FromJournal {
             let lookup = lock(&self.journal).lookup(&key, &request.method, &params_value, generation);
             match lookup {
                 Lookup::NotSeen => {}
@@ -123,7 +130,7 @@ impl Editor {
         }
 
         let Some(tool) = self.model.find(&request.method).filter(|t| self.tool_available(t.name)) else {
-            if self.has_defect(Defect::UnknownToolWrongCode) {
+            if policy.unknown_tool == UnknownTool::InvalidParams {
                 let error = ErrorObject::new(ErrorKind::InvalidParams, format!("Unknown tool: {}", request.method));
                 return fail(error.with_data("method", request.method.clone()));
             }
@@ -132,13 +139,12 @@ impl Editor {
         if let Err(error) = self.check_allowed(tool) {
             return fail(error);
         }
-        if self.has_defect(Defect::NoTimeoutParameter)
+        if policy.timeout_parameter == TimeoutParameter::Refused
             && params.keys().any(|k| k.eq_ignore_ascii_case("TimeoutSeconds"))
         {
             return fail(ErrorObject::new(ErrorKind::InvalidParams, "unknown parameter TimeoutSeconds"));
         }
-        let case_sensitive = self.has_defect(Defect::StrictParams);
-        if let Some(key) = params.keys().find(|k| case_sensitive && !tool.params.iter().any(|p| p.name == k.as_str())) {
+        if let Some(key) = params.keys().find(|k| exact_names && !tool.params.iter().any(|p| p.name == k.as_str())) {
             let known = tool.params.iter().any(|p| p.name.eq_ignore_ascii_case(key));
             if known {
                 return fail(ErrorObject::new(ErrorKind::InvalidParams, format!("unknown parameter {key}")));
@@ -154,7 +160,7 @@ impl Editor {
         };
         let args = match bound {
             Ok(args) => args,
-            Err(_) if self.has_defect(Defect::AcceptsWrongTypes) => {
+            Err(_) if policy.wrong_types == WrongTypes::Defaulted => {
                 Args::parse(&tool.params, &Map::new()).unwrap_or_default()
             }
             Err(error) => return fail(error),
@@ -191,7 +197,7 @@ impl Editor {
         let outcome = tokio::select! {
             _ = domain.cancelled() => {
                 task.abort();
-                if self.has_defect(Defect::AnswersAfterShutdown) {
+                if self.model.lifecycle.in_flight == InFlightAtShutdown::AnsweredAfterNotice {
                     return fail(interrupted(tool.name));
                 }
                 return (None, None);
@@ -261,7 +267,7 @@ impl Editor {
     }
 
     pub(super) fn with_ver(&self, mut result: Map<String, Value>) -> Value {
-        if !self.has_defect(Defect::NoVer) {
+        if self.model.messages.ver {
             let version = self.model.version.map_or_else(|| self.package_version().to_owned(), str::to_owned);
             result.insert("Ver".into(), version.into());
         }

@@ -1,25 +1,81 @@
 //! Where an Editor says it listens (protocol §7).
 
-impl DiscoveryPolicy {
-    /// A session id as this Editor writes it: a GUID with dashes (protocol
-    /// §7), or uLoopMCP's 32 hex digits (`Guid.ToString("N")`).
-    pub fn session_id(self, guid: &str) -> String {
-        match self {
-            DiscoveryPolicy::InstanceFile => guid.to_owned(),
-            DiscoveryPolicy::UloopSettings => guid.replace('-', ""),
-        }
-    }
-}
-
 /// The discovery file an Editor writes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum DiscoveryPolicy {
+pub enum DiscoveryFileKind {
     /// `Library/MCPInstance.json` (protocol §7): port, pid, session, state.
     InstanceFile,
     /// uLoopMCP's `UserSettings/UnityMcpSettings.json` only: `customPort`,
     /// `isServerRunning`, `projectRootPath`, `serverSessionId` and its other
     /// settings; no `Library/MCPInstance.json`.
     UloopSettings,
+}
+
+impl DiscoveryFileKind {
+    /// A session id as this Editor writes it: a GUID with dashes (protocol
+    /// §7), or uLoopMCP's 32 hex digits (`Guid.ToString("N")`).
+    pub fn session_id(self, guid: &str) -> String {
+        match self {
+            DiscoveryFileKind::InstanceFile => guid.to_owned(),
+            DiscoveryFileKind::UloopSettings => guid.replace('-', ""),
+        }
+    }
+}
+
+/// The pid the instance file names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DiscoveryPid {
+    /// The Editor's own (protocol §7).
+    Own,
+    /// A dead process's (`discovery-dead-pid`).
+    Dead,
+}
+
+/// How the instance file is rewritten.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Writes {
+    /// Atomically: a temporary file renamed over it (protocol §7).
+    Atomic,
+    /// Truncated and written in two halves, so a reader can find it empty
+    /// or cut (`discovery-in-place`).
+    InPlace,
+}
+
+/// Where the Editor says it listens, and how truthfully. Both Editors keep
+/// their file true; the lies are the deliberate defects' (`serve
+/// --defect`), set by `Defect::shape`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DiscoveryPolicy {
+    pub file: DiscoveryFileKind,
+    pub pid: DiscoveryPid,
+    /// `serverSessionId` and `protocolVersion` in the instance file; off for
+    /// `discovery-without-session`.
+    pub names_session: bool,
+    /// `reloading` while the domain reloads; off for `discovery-stays-ready`.
+    pub says_reloading: bool,
+    /// `stopped` after a quit; off for `quit-leaves-ready`.
+    pub says_stopped: bool,
+    /// The new port after the Editor moves; off for `stale-discovery-port`.
+    pub follows_port: bool,
+    pub writes: Writes,
+}
+
+impl DiscoveryPolicy {
+    pub const fn truthful(file: DiscoveryFileKind) -> DiscoveryPolicy {
+        DiscoveryPolicy {
+            file,
+            pid: DiscoveryPid::Own,
+            names_session: true,
+            says_reloading: true,
+            says_stopped: true,
+            follows_port: true,
+            writes: Writes::Atomic,
+        }
+    }
+
+    pub fn session_id(self, guid: &str) -> String {
+        self.file.session_id(guid)
+    }
 }
 
 use std::path::Path;

@@ -66,8 +66,38 @@ pub enum Pipelining {
     InOrder,
 }
 
+/// How header-framed bytes are cut into frames.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Decoding {
+    /// As protocol §2 says (the editor-link decoder): both Editors.
+    Protocol,
+    /// Whatever does not make a whole frame in one read is dropped (the
+    /// `no-partial-frames` defect).
+    DropsPartialFrames,
+    /// The header block must be exactly `Content-Length: N` (the
+    /// `strict-headers` defect).
+    ExactHeader,
+    /// Content-Length counts characters, not bytes (the
+    /// `length-in-characters` defect).
+    LengthInCharacters,
+    /// Only the first frame of each read is decoded; the rest is lost (the
+    /// `one-frame-per-read` defect).
+    FirstFramePerRead,
+}
+
+/// The framing of the Editor's replies.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReplyFraming {
+    /// The framing the client speaks (protocol §2).
+    AsClient,
+    /// Newline framing whatever the client speaks (the `wrong-reply-framing` defect).
+    AlwaysNewline,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FramingPolicy {
+    pub decoding: Decoding,
+    pub replies: ReplyFraming,
     pub reading: Reading,
     pub pipelining: Pipelining,
     pub newline: NewlineFrames,
@@ -80,6 +110,8 @@ pub struct FramingPolicy {
 
 impl FramingPolicy {
     pub const PACKAGE: FramingPolicy = FramingPolicy {
+        decoding: Decoding::Protocol,
+        replies: ReplyFraming::AsClient,
         reading: Reading::Strict,
         pipelining: Pipelining::Concurrent,
         newline: NewlineFrames::Served,
@@ -92,6 +124,8 @@ impl FramingPolicy {
     pub const ULOOP_LIMIT: usize = 1024 * 1024;
 
     pub const ULOOP_2_1_1: FramingPolicy = FramingPolicy {
+        decoding: Decoding::Protocol,
+        replies: ReplyFraming::AsClient,
         reading: Reading::Lenient,
         pipelining: Pipelining::InOrder,
         newline: NewlineFrames::Unanswered,

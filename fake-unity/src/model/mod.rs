@@ -7,7 +7,15 @@
 //! - [`framing`] — what a connection accepts: framings, a header block that
 //!   does not parse, an over-limit frame.
 //! - [`discovery`] — where the Editor says it listens, and in what shape.
+//! - [`messages`] — how a request is read and checked before a tool runs,
+//!   and how answers are encoded.
+//! - [`listener`] — how connections are accepted and kept.
+//! - [`lifecycle`] — what a reload or a quit does to clients and calls.
 //! - [`Extensions`] — which of this project's protocol extensions it offers.
+//!
+//! The deliberate defects (`serve --defect NAME`) are values of these
+//! policies too (`Defect::shape`): the core carries out a policy, whichever
+//! Editor or defect chose it.
 //!
 //! Two Editors: [`EditorKind::Package`], this project's Unity package
 //! (`docs/editor-link-protocol.md` with every extension), and
@@ -17,10 +25,16 @@
 pub mod discovery;
 pub mod errors;
 pub mod framing;
+pub mod lifecycle;
+pub mod listener;
+pub mod messages;
 
-pub use discovery::DiscoveryPolicy;
+pub use discovery::{DiscoveryFileKind, DiscoveryPolicy};
 pub use errors::{ErrorPolicy, Failure};
-pub use framing::{FramingPolicy, HeaderError, NewlineFrames, Oversize, Pipelining, Reading};
+pub use framing::{Decoding, FramingPolicy, HeaderError, NewlineFrames, Oversize, Pipelining, Reading, ReplyFraming};
+pub use lifecycle::LifecyclePolicy;
+pub use listener::ListenerPolicy;
+pub use messages::MessagePolicy;
 
 use crate::tools::{Catalogue, ToolSpec};
 
@@ -78,6 +92,9 @@ pub struct EditorModel {
     pub errors: ErrorPolicy,
     pub framing: FramingPolicy,
     pub discovery: DiscoveryPolicy,
+    pub messages: MessagePolicy,
+    pub listener: ListenerPolicy,
+    pub lifecycle: LifecyclePolicy,
     pub extensions: Extensions,
 }
 
@@ -92,7 +109,10 @@ impl EditorModel {
                 version: None,
                 errors: ErrorPolicy::Package,
                 framing: FramingPolicy::PACKAGE,
-                discovery: DiscoveryPolicy::InstanceFile,
+                discovery: DiscoveryPolicy::truthful(DiscoveryFileKind::InstanceFile),
+                messages: MessagePolicy::PROTOCOL,
+                listener: ListenerPolicy::PROTOCOL,
+                lifecycle: LifecyclePolicy::PROTOCOL,
                 extensions: Extensions {
                     resume,
                     timeouts: true,
@@ -107,7 +127,10 @@ impl EditorModel {
                 version: Some(crate::tools::uloop::VERSION),
                 errors: ErrorPolicy::Uloop211,
                 framing: FramingPolicy::ULOOP_2_1_1,
-                discovery: DiscoveryPolicy::UloopSettings,
+                discovery: DiscoveryPolicy::truthful(DiscoveryFileKind::UloopSettings),
+                messages: MessagePolicy::PROTOCOL,
+                listener: ListenerPolicy::PROTOCOL,
+                lifecycle: LifecyclePolicy::PROTOCOL,
                 extensions: Extensions::NONE,
             },
         }

@@ -1,0 +1,53 @@
+//! How an Editor accepts and keeps connections (protocol §1). Both Editors
+//! listen on loopback and serve every client at once; the other values are
+//! the deliberate defects' (`serve --defect`), set by `Defect::shape`.
+
+/// Where the Editor listens.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Interfaces {
+    /// 127.0.0.1 only (protocol §1).
+    Loopback,
+    /// Every interface (`all-interfaces`).
+    All,
+}
+
+/// How connections are taken in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accepting {
+    /// Each served in its own task as soon as it is accepted (protocol §1).
+    Concurrent,
+    /// One connection served at a time; the others wait for it to close
+    /// (`serializes-clients`).
+    OneAtATime,
+    /// The accept loop waits for a connection's first byte before the next
+    /// accept, so a silent probe holds up everyone (`blocking-accept`).
+    WaitsForFirstByte,
+}
+
+/// A connection the peer breaks (reset, cut mid-frame, bad framing).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BrokenPeer {
+    /// That connection ends; the listener goes on (protocol §1).
+    Dropped,
+    /// The whole Editor goes down with it (`fragile-listener`).
+    StopsEditor,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ListenerPolicy {
+    pub interfaces: Interfaces,
+    pub accepting: Accepting,
+    pub broken_peer: BrokenPeer,
+    /// How many connections are served before the Editor runs out of them
+    /// (`leaks-connections`: closed ones are never released); `None`: no limit.
+    pub connections: Option<u64>,
+}
+
+impl ListenerPolicy {
+    pub const PROTOCOL: ListenerPolicy = ListenerPolicy {
+        interfaces: Interfaces::Loopback,
+        accepting: Accepting::Concurrent,
+        broken_peer: BrokenPeer::Dropped,
+        connections: None,
+    };
+}
