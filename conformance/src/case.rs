@@ -41,6 +41,115 @@ pub enum Needs {
     Faults,
 }
 
+/// One of this project's extensions of the protocol (marked **extension** in
+/// `docs/editor-link-protocol.md`): something an Editor may offer beyond the
+/// core every uLoopMCP-2.x-compatible Editor follows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Extension {
+    /// §2 newline framing.
+    NewlineFraming,
+    /// §2 an over-limit frame answered `frame_too_large`, the connection kept.
+    FrameTooLarge,
+    /// §3 `-32601` for an unknown tool and `-32602` for invalid params.
+    ErrorCodes,
+    /// §5 the resume journal (`x-resume`).
+    Resume,
+    /// §6 `ProtocolVersion`, `EditorInstanceId` and `Capabilities` in `get-version`.
+    Capabilities,
+    /// §6 the `TimeoutSeconds` parameter and the `timeout` error.
+    Timeouts,
+    /// §6 `annotations` and `timeoutSeconds` in `get-tool-details`.
+    ToolMetadata,
+    /// §4 `notifications/progress`.
+    Progress,
+    /// §6 screenshots' `ImageDataBase64` (`IncludeImageData`).
+    ImageData,
+    /// §7 `Library/MCPInstance.json`.
+    DiscoveryFile,
+}
+
+impl Extension {
+    pub fn all() -> &'static [Extension] {
+        <Extension as clap::ValueEnum>::value_variants()
+    }
+
+    /// Its name (`newline-framing`), as `Capabilities` and `--extension` say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Extension::NewlineFraming => "newline-framing",
+            Extension::FrameTooLarge => "frame-too-large",
+            Extension::ErrorCodes => "error-codes",
+            Extension::Resume => "resume",
+            Extension::Capabilities => "capabilities",
+            Extension::Timeouts => "timeouts",
+            Extension::ToolMetadata => "tool-metadata",
+            Extension::Progress => "progress",
+            Extension::ImageData => "image-data",
+            Extension::DiscoveryFile => "discovery-file",
+        }
+    }
+}
+
+impl fmt::Display for Extension {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// What a case checks, and so what the Editor must offer for it to apply:
+/// the core protocol (no extensions), extensions of this project, the tools
+/// it calls, and whether it checks this project's tool catalogue (§6's
+/// reference) rather than the protocol.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Requires {
+    pub extensions: Vec<Extension>,
+    /// Tools the case calls: the Editor must list them.
+    pub tools: Vec<Cow<'static, str>>,
+    /// It checks a tool of the package's catalogue (its schema or its result
+    /// as §6's reference gives them), not the protocol.
+    pub package_catalogue: bool,
+}
+
+impl Requires {
+    /// The core protocol, with no particular tool.
+    pub const CORE: Requires = Requires { extensions: Vec::new(), tools: Vec::new(), package_catalogue: false };
+
+    /// The core protocol, calling `tools`.
+    pub fn tools(tools: &[&'static str]) -> Requires {
+        Requires { tools: tools.iter().map(|t| Cow::Borrowed(*t)).collect(), ..Requires::CORE }
+    }
+
+    /// An extension of this project.
+    pub fn extension(extension: Extension) -> Requires {
+        Requires { extensions: vec![extension], ..Requires::CORE }
+    }
+
+    /// A tool of the package's catalogue.
+    pub fn catalogue_tool(tool: impl Into<Cow<'static, str>>) -> Requires {
+        Requires { tools: vec![tool.into()], package_catalogue: true, ..Requires::CORE }
+    }
+
+    pub fn and_extension(mut self, extension: Extension) -> Requires {
+        self.extensions.push(extension);
+        self
+    }
+
+    pub fn and_tool(mut self, tool: impl Into<Cow<'static, str>>) -> Requires {
+        self.tools.push(tool.into());
+        self
+    }
+
+    /// Its profile in words: `core`, `catalogue`, or the extensions' names.
+    pub fn profile(&self) -> String {
+        match (self.extensions.as_slice(), self.package_catalogue) {
+            ([], false) => "core".into(),
+            ([], true) => "catalogue".into(),
+            (extensions, _) => extensions.iter().map(|e| e.name()).collect::<Vec<_>>().join("+"),
+        }
+    }
+}
+
 /// The outcome of a case.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -112,6 +221,8 @@ pub struct Case {
     pub reference: &'static str,
     pub level: Level,
     pub needs: Needs,
+    /// What it checks, and what the Editor must offer for it to apply.
+    pub requires: Requires,
     pub check: Check,
 }
 

@@ -25,6 +25,8 @@
 //!   by field differences.
 //! - [`prove`] — `unity-conformance prove`: which cases each deliberate
 //!   defect breaks, and running them to show every check failing.
+//! - [`profile`] — which cases apply: what each checks (core, an
+//!   extension, a tool), what the Editor offers, the profile asked for.
 //! - [`runner`] — selection, running each case with a deadline, results.
 //! - [`report`] — the console report, JSON and JUnit XML.
 //! - [`bench`] — `unity-conformance bench`: measured figures for the bridge
@@ -36,6 +38,7 @@ pub mod bridge_defect;
 pub mod case;
 pub mod cases;
 pub mod launch;
+pub mod profile;
 pub mod prove;
 pub mod reference;
 pub mod report;

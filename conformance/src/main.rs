@@ -11,7 +11,10 @@ use clap::{Parser, Subcommand};
 use unity_conformance::{
     bridge::BridgeCommand,
     bridge_defect::{self, BridgeDefect},
-    cases, launch, report, runner,
+    case::Extension,
+    cases, launch,
+    profile::{Offers, Profile, Scope},
+    report, runner,
     target::{self, RemoteKind, Target},
 };
 
@@ -85,7 +88,8 @@ enum Command {
 
 #[derive(clap::Args, Debug)]
 struct RunArgs {
-    /// `fake` (embedded); `mono`: the Unity package's C# server, built and
+    /// `fake` (embedded, playing this project's package), `fake:uloop-2.1.1`
+    /// (embedded, playing the uLoopMCP 2.1.1 Editor server); `mono`: the Unity package's C# server, built and
     /// started headless under mono; `unity`: a Unity Editor started in batch
     /// mode (with --unity PATH); or `tcp://HOST:PORT` for any running Editor.
     #[arg(long, default_value = "fake")]
@@ -123,6 +127,17 @@ struct RunArgs {
     /// Leave out cases whose id matches (repeatable).
     #[arg(long)]
     exclude: Vec<String>,
+    /// Which cases to hold the Editor to: `auto` (the core protocol, and the
+    /// extensions and catalogue the Editor says it offers), `core` (the
+    /// protocol every uLoopMCP-2.x-compatible Editor must follow), `full`
+    /// (every case). A case that does not apply is reported SKIP, with why.
+    #[arg(long, value_enum, default_value_t = Profile::Auto)]
+    profile: Profile,
+    /// Also check this extension, whatever the Editor says (repeatable):
+    /// newline-framing, frame-too-large, error-codes, resume, capabilities,
+    /// timeouts, tool-metadata, progress, image-data, discovery-file.
+    #[arg(long, value_enum, value_name = "NAME")]
+    extension: Vec<Extension>,
     /// Cases expected to fail on this target, one id per line (`#` comments):
     /// their failures do not fail the run, and one that passes does (the
     /// baseline is stale).
@@ -224,9 +239,10 @@ fn main() -> ExitCode {
             for case in &selected {
                 let _ = writeln!(
                     out,
-                    "{:<34} {:<7} {:<34} {}",
+                    "{:<34} {:<7} {:<22} {:<34} {}",
                     case.id,
                     case.level.to_string(),
+                    case.requires.profile(),
                     case.reference,
                     case.requirement
                 );
@@ -486,7 +502,7 @@ fn run(args: RunArgs) -> ExitCode {
             eprintln!("unity-conformance: --control and --project are for --target tcp://HOST:PORT");
             return ExitCode::from(2);
         }
-        (Target::Fake { .. }, defect) => Target::Fake { defect },
+        (Target::Fake { editor, .. }, defect) => Target::Fake { editor, defect },
         (_, Some(_)) => {
             eprintln!("unity-conformance: --defect needs --target fake");
             return ExitCode::from(2);
@@ -569,10 +585,29 @@ fn run(args: RunArgs) -> ExitCode {
     let name = target.to_string();
     let mut stdout = std::io::stdout().lock();
     let _ = writeln!(stdout, "unity-conformance: {} cases against {name}", selected.len());
+    let scope = runtime.block_on(async {
+        let mut scope =
+            Scope { profile: args.profile, extensions: args.extension.iter().copied().collect(), offers: None };
+        if scope.profile != Profile::Full {
+            match Offers::find_out(&target, &bridge).await {
+                Ok(offers) => {
+                    let _ = writeln!(stdout, "unity-conformance: the Editor offers {}", offers.describe());
+                    scope.offers = Some(offers);
+                }
+                Err(why) => {
+                    let _ = writeln!(
+                        stdout,
+                        "unity-conformance: could not ask the Editor what it offers ({why}); every case runs"
+                    );
+                }
+            }
+        }
+        scope
+    });
     let results = runtime.block_on(async {
         let mut results = Vec::new();
         for case in &selected {
-            let mut result = runner::run_case(&target, &bridge, case).await;
+            let mut result = runner::run_case(&target, &bridge, &scope, case).await;
             runner::check_editor_up(&target, &bridge, &results, &mut result).await;
             baseline.apply(&mut result);
             if let Some(heading) = report::group_heading(results.last(), &result) {

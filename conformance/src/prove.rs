@@ -21,13 +21,14 @@ use std::{
     process::{Child, Command, Stdio},
 };
 
-use fake_unity::Defect;
+use fake_unity::{Defect, EditorKind};
 use futures_util::StreamExt;
 
 use crate::{
     bridge::BridgeCommand,
     bridge_defect::BridgeDefect,
     case::{Case, Level, Status},
+    profile::Scope,
     runner::{self, CaseResult, glob_matches},
     target::{Remote, RemoteKind, Target},
 };
@@ -69,7 +70,8 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         D::NoVer => &["3.result-ver", "6.result-fields.*"],
         D::AllInterfaces => &["1.loopback-only"],
         D::ListsInternalTools => &["6.internal-tools-hidden"],
-        D::IntegerEnumDefaults => &["6.enum-defaults"],
+        D::IntegerEnumDefaults => &["6.enum-default-names"],
+        D::EnumDefaultsOutsideEnum => &["6.enum-defaults", "6.enum-default-names"],
         D::SchemaTypesAsStrings => &["6.schema.*"],
         D::NoExtensions => &["6.protocol-version", "6.annotations"],
         D::IgnoresLogFilter => &["6.get-logs.*"],
@@ -269,10 +271,16 @@ pub async fn prove(
     let mut results = futures_util::stream::iter(runs)
         .map(|(defect, case)| async move {
             let (target, bridge) = match defect {
-                Broken::Fake(d) => (Target::Fake { defect: Some(d) }, BridgeCommand::embedded(program, None)),
-                Broken::Bridge(d) => (Target::Fake { defect: None }, BridgeCommand::embedded(program, Some(d))),
+                Broken::Fake(d) => (
+                    Target::Fake { editor: EditorKind::Package, defect: Some(d) },
+                    BridgeCommand::embedded(program, None),
+                ),
+                Broken::Bridge(d) => (
+                    Target::Fake { editor: EditorKind::Package, defect: None },
+                    BridgeCommand::embedded(program, Some(d)),
+                ),
             };
-            let result = runner::run_case(&target, &bridge, &case).await;
+            let result = runner::run_case(&target, &bridge, &Scope::full(), &case).await;
             Proof { defect, holds: shows_defect(case.level, &result), result }
         })
         .buffer_unordered(at_once.max(1));
@@ -346,7 +354,7 @@ pub async fn suite_over_tcp(program: &Path, defect: Defect, cases: &[Case]) -> R
     let bridge = BridgeCommand::embedded(program, None);
     let mut results: Vec<CaseResult> = Vec::new();
     for case in cases.iter().filter(|c| !c.id.starts_with("mcp.")) {
-        let mut result = runner::run_case(&target, &bridge, case).await;
+        let mut result = runner::run_case(&target, &bridge, &Scope::full(), case).await;
         runner::check_editor_up(&target, &bridge, &results, &mut result).await;
         results.push(result);
     }
@@ -381,6 +389,7 @@ mod tests {
     fn only_the_expected_status_with_a_reason_shows_a_defect() {
         let result = |status, detail: &str| CaseResult {
             id: "x".into(),
+            profile: "core".into(),
             requirement: String::new(),
             reference: "",
             level: Level::Must,

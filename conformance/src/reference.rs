@@ -55,6 +55,18 @@ pub struct ToolRef {
     pub result: &'static [&'static str],
 }
 
+impl ToolRef {
+    /// What a case about this tool checks: an internal tool is the
+    /// protocol's (every Editor of it has one); a public one belongs to the
+    /// package's catalogue.
+    pub fn requires(&self) -> crate::case::Requires {
+        match self.internal {
+            true => crate::case::Requires::tools(&[self.name]),
+            false => crate::case::Requires::catalogue_tool(self.name),
+        }
+    }
+}
+
 const fn p(name: &'static str, ty: Type) -> ParamRef {
     ParamRef { name, ty, values: &[] }
 }

@@ -6,6 +6,7 @@ use std::time::{Duration, Instant};
 use crate::{
     bridge::BridgeCommand,
     case::{Case, Finding, Level, Needs, Status},
+    profile::Scope,
     target::{Target, WireLog},
 };
 
@@ -17,6 +18,8 @@ pub const CASE_DEADLINE: Duration = Duration::from_secs(60);
 #[serde(rename_all = "camelCase")]
 pub struct CaseResult {
     pub id: String,
+    /// What it checks: `core`, `catalogue`, or its extensions.
+    pub profile: String,
     pub requirement: String,
     pub reference: &'static str,
     pub level: Level,
@@ -55,19 +58,21 @@ pub fn select(cases: Vec<Case>, include: &[String], exclude: &[String]) -> Vec<C
         .collect()
 }
 
-/// Runs one case (the `mcp` cases start `bridge` in front of the target).
-pub async fn run_case(target: &Target, bridge: &BridgeCommand, case: &Case) -> CaseResult {
+/// Runs one case (the `mcp` cases start `bridge` in front of the target),
+/// unless `scope` says it does not apply.
+pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, case: &Case) -> CaseResult {
     let started = Instant::now();
     let log = WireLog::default();
     let not_applicable = match target {
-        Target::Tcp(remote) if case.needs == Needs::Control => remote.cannot_control(),
+        Target::Tcp(remote) if case.needs == Needs::Control => remote.cannot_control().map(str::to_owned),
         Target::Tcp(remote) if case.needs == Needs::Project && remote.project.is_none() => {
-            Some("not applicable: this case compares the Editor with its project's files (--project DIR)")
+            Some("not applicable: this case compares the Editor with its project's files (--project DIR)".to_owned())
         }
         _ => None,
-    };
+    }
+    .or_else(|| scope.not_applicable(case));
     let (status, detail) = if let Some(why) = not_applicable {
-        (Status::Skip, why.to_owned())
+        (Status::Skip, why)
     } else {
         let outcome = match target.open(log.clone(), bridge).await {
             Err(finding) => Err(finding),
@@ -92,6 +97,7 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, case: &Case) -> C
     };
     CaseResult {
         id: case.id.to_string(),
+        profile: case.requires.profile(),
         requirement: case.requirement.to_string(),
         reference: case.reference,
         level: case.level,
@@ -259,6 +265,7 @@ mod tests {
     fn result(id: &str, status: Status, detail: &str) -> CaseResult {
         CaseResult {
             id: id.into(),
+            profile: "core".into(),
             requirement: String::new(),
             reference: "§1",
             level: Level::Must,

@@ -19,7 +19,7 @@ use editor_link::{
     framing::{DEFAULT_RESPONSE_LIMIT, Framing, encode_frame},
     jsonrpc::Id,
 };
-use fake_unity::{ControlClient, Defect, FakeUnity};
+use fake_unity::{ControlClient, Defect, EditorKind, FakeUnity};
 use serde_json::{Value, json};
 use tokio::net::TcpStream;
 
@@ -37,8 +37,9 @@ pub const READY_TIMEOUT: Duration = Duration::from_secs(30);
 /// What the suite runs against.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Target {
-    /// A fake Editor in this process (optionally with a deliberate defect).
-    Fake { defect: Option<Defect> },
+    /// A fake Editor in this process, playing `editor` (optionally with a
+    /// deliberate defect).
+    Fake { editor: EditorKind, defect: Option<Defect> },
     /// Any Editor listening at this address.
     Tcp(Remote),
 }
@@ -84,8 +85,10 @@ impl Remote {
 impl fmt::Display for Target {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Target::Fake { defect: None } => f.write_str("fake"),
-            Target::Fake { defect: Some(d) } => write!(f, "fake (defect {d})"),
+            Target::Fake { editor: EditorKind::Package, defect: None } => f.write_str("fake"),
+            Target::Fake { editor, defect: None } => write!(f, "fake:{editor}"),
+            Target::Fake { editor: EditorKind::Package, defect: Some(d) } => write!(f, "fake (defect {d})"),
+            Target::Fake { editor, defect: Some(d) } => write!(f, "fake:{editor} (defect {d})"),
             Target::Tcp(remote) => match remote.kind {
                 RemoteKind::Tcp => write!(f, "tcp://{}", remote.addr),
                 RemoteKind::Mono => write!(f, "mono (the package's C# server, headless, at tcp://{})", remote.addr),
@@ -99,7 +102,14 @@ impl FromStr for Target {
     type Err = String;
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
-            "fake" => Ok(Target::Fake { defect: None }),
+            "fake" => Ok(Target::Fake { editor: EditorKind::Package, defect: None }),
+            // The embedded fake playing another Editor: `fake:uloop-2.1.1`.
+            other if other.starts_with("fake:") => {
+                let name = &other["fake:".len()..];
+                <EditorKind as clap::ValueEnum>::from_str(name, false)
+                    .map(|editor| Target::Fake { editor, defect: None })
+                    .map_err(|_| format!("unknown Editor {name:?} (expected fake:package or fake:uloop-2.1.1)"))
+            }
             // Started before the run, which fills in where they listen.
             "mono" | "unity" => Ok(Target::Tcp(Remote {
                 kind: if s == "mono" { RemoteKind::Mono } else { RemoteKind::Unity },
@@ -112,7 +122,9 @@ impl FromStr for Target {
                     .parse()
                     .map(|addr| Target::Tcp(Remote { kind: RemoteKind::Tcp, addr, control: None, project: None }))
                     .map_err(|e| format!("invalid address {addr:?}: {e}")),
-                None => Err(format!("unknown target {other:?} (expected fake, mono, unity or tcp://HOST:PORT)")),
+                None => Err(format!(
+                    "unknown target {other:?} (expected fake, fake:uloop-2.1.1, mono, unity or tcp://HOST:PORT)"
+                )),
             },
         }
     }
@@ -134,6 +146,7 @@ pub struct Session {
 /// A fake Editor this suite started, on its own copy of the project.
 struct EmbeddedFake {
     fake: FakeUnity,
+    editor: EditorKind,
     defect: Option<Defect>,
     project: tempfile::TempDir,
 }
@@ -217,9 +230,9 @@ impl Target {
                     fake: None,
                 })
             }
-            Target::Fake { defect } => {
+            Target::Fake { editor, defect } => {
                 let project = fixture_copy().map_err(Finding::Harness)?;
-                let fake = start_fake(project.path(), *defect, |_| {}).await?;
+                let fake = start_fake(project.path(), *editor, *defect, |_| {}).await?;
                 let addr = SocketAddr::from(([127, 0, 0, 1], fake.port()));
                 Ok(Session {
                     addr,
@@ -227,7 +240,7 @@ impl Target {
                     project: Some(fake.editor().project.clone()),
                     log,
                     bridge: bridge.clone(),
-                    fake: Some(EmbeddedFake { fake, defect: *defect, project }),
+                    fake: Some(EmbeddedFake { fake, editor: *editor, defect: *defect, project }),
                 })
             }
         }
@@ -238,10 +251,12 @@ impl Target {
 /// reloads, a fixed seed), adjusted by `adjust`.
 async fn start_fake(
     project: &std::path::Path,
+    editor: EditorKind,
     defect: Option<Defect>,
     adjust: impl FnOnce(&mut fake_unity::Config),
 ) -> Result<FakeUnity, Finding> {
     let mut config = fake_unity::Config::new(project);
+    config.editor = editor;
     config.seed = Some(1);
     config.defect = defect;
     config.state.editor.reload_downtime_ms = 100;
@@ -267,7 +282,7 @@ impl Session {
         let embedded =
             self.fake.take().ok_or_else(|| Finding::Harness("only the embedded fake can be restarted".into()))?;
         embedded.fake.quit().await;
-        let fake = start_fake(embedded.project.path(), embedded.defect, adjust).await?;
+        let fake = start_fake(embedded.project.path(), embedded.editor, embedded.defect, adjust).await?;
         self.addr = SocketAddr::from(([127, 0, 0, 1], fake.port()));
         self.control = Some(fake.control());
         self.fake = Some(EmbeddedFake { fake, ..embedded });

@@ -66,7 +66,7 @@ impl CutOff {
         match reason {
             CloseReason::Shutdown(why) if why == "EditorQuit" => CutOff::Quit,
             CloseReason::Shutdown(_) => CutOff::Reload,
-            CloseReason::Silent => CutOff::Silent,
+            CloseReason::Silent | CloseReason::Overdue => CutOff::Silent,
             CloseReason::PeerClosed | CloseReason::Failed(_) | CloseReason::Open | CloseReason::Stopped => CutOff::Lost,
         }
     }
@@ -243,7 +243,16 @@ impl Link {
                     // A late answer finds no one waiting and is dropped.
                     connection.forget(&id);
                     let seconds = seconds_since(started);
-                    return Err(match (delivery.withdraw(), &reached) {
+                    let sent = delivery.withdraw();
+                    if sent && !connection.info().concurrent() {
+                        // uLoopMCP answers one request at a time per
+                        // connection: what is sent after this on it would
+                        // wait for an answer no one wants (forever, if the
+                        // connection went half-open). The next call gets a
+                        // fresh connection.
+                        connection.close(CloseReason::Overdue);
+                    }
+                    return Err(match (sent, &reached) {
                         (true, _) => CallError::NoAnswer { seconds, after: None },
                         (false, Some(r)) => CallError::NoAnswer { seconds, after: Some(r.cut) },
                         (false, None) => CallError::NotSent { seconds, why: NotSent::Blocked },

@@ -66,6 +66,8 @@ pub(super) enum CloseReason {
     Failed(String),
     /// The Editor stopped answering.
     Silent,
+    /// A call on it outlived its deadline, and the Editor answers in order.
+    Overdue,
     /// The bridge is stopping.
     Stopped,
 }
@@ -186,6 +188,9 @@ impl EditorConnection {
                     CloseReason::PeerClosed => ("editor", "the Editor closed the connection".to_owned()),
                     CloseReason::Failed(e) => ("client", e.clone()),
                     CloseReason::Silent => ("client", "the Editor stopped answering".to_owned()),
+                    CloseReason::Overdue => {
+                        ("client", "a call outlived its deadline on an Editor that answers in order".to_owned())
+                    }
                     CloseReason::Stopped => ("client", "the bridge is stopping".to_owned()),
                     CloseReason::Shutdown(why) => ("editor", format!("shutdown: {why}")),
                     CloseReason::Open => ("client", String::new()),

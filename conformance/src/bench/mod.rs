@@ -541,12 +541,12 @@ async fn choose_tool(options: &BenchOptions, project: &Path, port: u16) -> anyho
 
 /// The whole conformance suite against the embedded fake, with `bridge`.
 async fn suite(bridge: &BridgeCommand) -> SuiteRun {
-    let target = Target::Fake { defect: None };
+    let target = Target::Fake { editor: fake_unity::EditorKind::Package, defect: None };
     let cases = crate::cases::catalogue();
     let started = Instant::now();
     let mut results = Vec::new();
     for case in &cases {
-        let mut result = crate::runner::run_case(&target, bridge, case).await;
+        let mut result = crate::runner::run_case(&target, bridge, &crate::profile::Scope::full(), case).await;
         crate::runner::check_editor_up(&target, bridge, &results, &mut result).await;
         results.push(result);
     }

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::MCP_TIMEOUT,
-    case::{Case, CheckFuture, Finding, Level, Needs, check, violation},
+    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check, violation},
     ensure,
     target::Session,
 };
@@ -30,6 +30,7 @@ pub fn cases() -> Vec<Case> {
             reference: TOOLS,
             level: Level::Must,
             needs: Needs::Faults,
+            requires: Requires::CORE,
             check: check(duplicate_id),
         },
         Case {
@@ -38,6 +39,7 @@ pub fn cases() -> Vec<Case> {
             reference: LIFECYCLE,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(unknown_method),
         },
         Case {
@@ -46,6 +48,7 @@ pub fn cases() -> Vec<Case> {
             reference: TOOLS,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(timeout_range),
         },
     ]

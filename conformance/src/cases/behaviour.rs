@@ -7,7 +7,7 @@ use editor_link::framing::Framing;
 use serde_json::{Value, json};
 
 use crate::{
-    case::{Case, CheckResult, Finding, Level, Needs, check},
+    case::{Case, CheckResult, Finding, Level, Needs, Requires, check},
     ensure,
     target::Session,
 };
@@ -26,6 +26,7 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::catalogue_tool("get-logs"),
             check: check(move |s| Box::pin(log_filter(s, log_type))),
         });
     }
@@ -35,6 +36,7 @@ pub fn cases() -> Vec<Case> {
         reference: REF,
         level: Level::Must,
         needs: Needs::Link,
+        requires: Requires::catalogue_tool("get-logs"),
         check: check(|s| Box::pin(log_totals(s))),
     });
     for mode in ["EditMode", "PlayMode"] {
@@ -47,6 +49,7 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Project,
+            requires: Requires::catalogue_tool("run-tests"),
             check: check(move |s| Box::pin(test_counts(s, mode))),
         });
     }

@@ -6,7 +6,7 @@ use editor_link::framing::{Framing, frame_bytes};
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, check},
+    case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, Requires, check},
     ensure,
     target::Session,
 };
@@ -48,6 +48,7 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(move |s| Box::pin(header_accepted(s, head))),
         });
     }
@@ -61,6 +62,7 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(move |s| Box::pin(header_refused(s, head))),
         });
     }
@@ -75,6 +77,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(reply_header_exact),
         },
         Case {
@@ -83,6 +86,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(length_in_bytes),
         },
         Case {
@@ -91,6 +95,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::NewlineFraming),
             check: check(newline_crlf),
         },
         Case {
@@ -99,6 +104,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::NewlineFraming),
             check: check(newline_leading_whitespace),
         },
         Case {
@@ -107,6 +113,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::NewlineFraming),
             check: check(newline_coalesced),
         },
         Case {
@@ -115,6 +122,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::NewlineFraming),
             check: check(newline_parse_error),
         },
         Case {
@@ -123,6 +131,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(slow_client),
         },
         Case {
@@ -131,6 +140,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(partial_frame_waits),
         },
         Case {
@@ -139,6 +149,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(header_framing),
         },
         Case {
@@ -147,6 +158,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::NewlineFraming),
             check: check(newline_framing),
         },
         Case {
@@ -155,6 +167,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(coalesced_frames),
         },
         Case {
@@ -163,6 +176,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(split_frames),
         },
         Case {
@@ -171,6 +185,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(parse_error),
         },
         Case {
@@ -179,6 +194,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::FrameTooLarge),
             check: check(frame_too_large),
         },
     ]

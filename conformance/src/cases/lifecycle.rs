@@ -9,7 +9,7 @@ use editor_link::{
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs, check},
+    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check},
     ensure,
     target::{Read, Session},
 };
@@ -22,6 +22,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §5",
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::Resume),
             check: check(resume_completed),
         },
         Case {
@@ -30,6 +31,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §3, §5",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::extension(crate::case::Extension::Resume),
             check: check(resume_interrupted),
         },
         Case {
@@ -38,6 +40,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §4",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::CORE,
             check: check(list_changed_params),
         },
         Case {
@@ -46,6 +49,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §5",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::CORE,
             check: check(reload_in_flight_unanswered),
         },
         Case {
@@ -54,6 +58,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_fields),
         },
         Case {
@@ -62,6 +67,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_atomic),
         },
         Case {
@@ -70,6 +76,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_reload_state),
         },
         Case {
@@ -78,6 +85,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_pid),
         },
         Case {
@@ -86,6 +94,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §5",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::CORE,
             check: check(reload_shutdown_notification),
         },
         Case {
@@ -94,6 +103,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(reload_new_session),
         },
         Case {
@@ -102,6 +112,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §4, §5",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::CORE,
             check: check(reload_list_changed),
         },
         Case {
@@ -110,6 +121,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_port),
         },
     ]
@@ -405,14 +417,36 @@ fn quit(s: Session) -> CheckFuture {
         shutdown_then_close(&mut link, "EditorQuit").await?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         loop {
-            let file = s.discovery()?;
-            if file.state == Some(EditorState::Stopped) {
+            let said = stopped_says(&s)?;
+            if said.is_none() {
                 return Ok(());
             }
-            ensure!(tokio::time::Instant::now() < deadline, "discovery state {:?} after the quit", file.state);
+            ensure!(tokio::time::Instant::now() < deadline, "after the quit {}", said.unwrap_or_default());
             tokio::time::sleep(Duration::from_millis(20)).await;
         }
     })
+}
+
+/// `None` once the Editor's discovery file says it stopped: the instance
+/// file's state `stopped`, or, for an Editor that writes only uLoopMCP's
+/// settings file, its `isServerRunning: false`; else what it says.
+fn stopped_says(s: &Session) -> Result<Option<String>, Finding> {
+    let project = s.project.as_ref().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+    if editor_link::discovery::DiscoveryFile::path_in(project).exists() {
+        let file = s.discovery()?;
+        return Ok(
+            (file.state != Some(EditorState::Stopped)).then(|| format!("the discovery state is {:?}", file.state))
+        );
+    }
+    match editor_link::discovery::UloopSettings::read(project) {
+        Ok(settings) if settings.is_server_running == Some(false) => Ok(None),
+        Ok(settings) => Ok(Some(format!(
+            "{} says isServerRunning {:?}",
+            editor_link::discovery::ULOOP_SETTINGS_FILE,
+            settings.is_server_running
+        ))),
+        Err(e) => Err(Finding::Violation(format!("no discovery file says the Editor stopped: {e}"))),
+    }
 }
 
 /// The quit, which ends the Editor: the catalogue's last case, so a remote
@@ -420,10 +454,11 @@ fn quit(s: Session) -> CheckFuture {
 pub fn last_cases() -> Vec<Case> {
     vec![Case {
         id: "5.quit".into(),
-        requirement: "On quit every client gets notifications/server/shutdown {\"reason\":\"EditorQuit\"}, the connections close, and the discovery file says state stopped.".into(),
+        requirement: "On quit every client gets notifications/server/shutdown {\"reason\":\"EditorQuit\"}, the connections close, and the discovery file says state stopped (uLoopMCP's settings file: isServerRunning false).".into(),
         reference: "docs/editor-link-protocol.md §4, §5, §7",
         level: Level::Must,
         needs: Needs::Control,
+        requires: Requires::CORE,
         check: check(quit),
     }]
 }

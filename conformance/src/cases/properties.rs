@@ -15,7 +15,7 @@ use proptest::{
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckResult, Finding, Level, Needs, check},
+    case::{Case, CheckResult, Finding, Level, Needs, Requires, check},
     target::Session,
 };
 
@@ -58,6 +58,10 @@ pub fn cases() -> Vec<Case> {
                 reference: "docs/editor-link-protocol.md §2",
                 level: Level::Must,
                 needs: Needs::Link,
+                requires: match framing {
+                    Framing::Header => Requires::CORE,
+                    Framing::Newline => Requires::extension(crate::case::Extension::NewlineFraming),
+                },
                 check: check(move |s| Box::pin(property(s, framing, bound))),
             });
         }

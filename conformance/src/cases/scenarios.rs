@@ -17,7 +17,7 @@ use fake_unity::{
 use serde_json::Value;
 
 use crate::{
-    case::{Case, Finding, Level, Needs, check, violation},
+    case::{Case, Finding, Level, Needs, Requires, check, violation},
     target::{Session, fixture_project},
 };
 
@@ -121,9 +121,29 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §5; mcp-stdio.md (tools/call); fixtures/scenarios/README.md",
             level: Level::Must,
             needs: Needs::Faults,
+            requires: requires(name),
             check: check(move |s| Box::pin(run(s, name))),
         })
         .collect()
+}
+
+/// What a scenario needs of the Editor: the Editor tools its exercise
+/// calls (the bridge's own are always there), and for `flaky-link`, whose
+/// faults delay them, progress notifications.
+fn requires(name: &str) -> Requires {
+    let mut requires = match name {
+        "flaky-link" => Requires::extension(crate::case::Extension::Progress),
+        _ => Requires::CORE,
+    };
+    if let Ok(scenario) = Scenario::load(&scenarios_dir().join(format!("{name}.toml"))) {
+        for step in scenario.exercise {
+            let bridge_own = ["bridge-status", "wait-for-editor-ready"].contains(&step.call.as_str());
+            if !bridge_own && !requires.tools.iter().any(|t| *t == step.call) {
+                requires.tools.push(step.call.into());
+            }
+        }
+    }
+    requires
 }
 
 /// Where a scenario's faults are carried out.

@@ -9,7 +9,7 @@ use editor_link::framing::Framing;
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs, check},
+    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check},
     ensure,
     target::Session,
 };
@@ -22,6 +22,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §1",
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(loopback_only),
         },
         Case {
@@ -30,6 +31,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §3, §6",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::tools(&["get-menu-items"]).and_extension(crate::case::Extension::ErrorCodes),
             check: check(disabled_tool),
         },
         Case {
@@ -38,6 +40,7 @@ pub fn cases() -> Vec<Case> {
             reference: "docs/editor-link-protocol.md §3, §6",
             level: Level::Must,
             needs: Needs::Control,
+            requires: Requires::catalogue_tool("run-tests"),
             check: check(security_blocked),
         },
     ]

@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::McpProcess,
-    case::{Case, Finding, Level, Needs, check},
+    case::{Case, Finding, Level, Needs, Requires, check},
     snapshot,
     target::Session,
     workflow::{Revision, Step, Workflow},
@@ -168,6 +168,8 @@ pub fn cases() -> Vec<Case> {
                 },
                 level: Level::Must,
                 needs,
+                // The answers recorded are the package's.
+                requires: Requires { package_catalogue: true, ..Requires::CORE },
                 check: check(move |s| {
                     let workflow = workflow.clone();
                     Box::pin(async move {

@@ -4,7 +4,7 @@ use editor_link::{framing::Framing, tool_details::ToolDetails};
 use serde_json::{Value, json};
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs, check},
+    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check},
     ensure,
     reference::{TOOLS, ToolRef, Type},
     target::Session,
@@ -18,15 +18,16 @@ pub fn cases() -> Vec<Case> {
         cases.push(Case {
             id: format!("6.schema.{}", tool.name).into(),
             requirement: format!(
-                "get-tool-details describes {} as §6 does: {}, each parameter ({}TimeoutSeconds) with its Type and enum names, every Type one of the five, defaults of their parameter's type.",
+                "get-tool-details describes {} as §6 does: {}, each parameter ({}) with its Type and enum names, every Type one of the five, defaults of their parameter's type.",
                 tool.name,
                 if tool.internal { "internal (displayDevelopmentOnly)" } else { "public" },
-                tool.params.iter().map(|p| format!("{}, ", p.name)).collect::<String>(),
+                tool.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
             )
             .into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: tool.requires(),
             check: check(move |s| Box::pin(schema_as_documented(s, *tool))),
         });
         cases.push(Case {
@@ -41,18 +42,24 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: match tool.name {
+                // Its PackageVersion is this project's (uLoopMCP lists other fields).
+                "get-version" => Requires::catalogue_tool(tool.name),
+                _ => tool.requires(),
+            },
             check: check(move |s| Box::pin(result_fields(s, *tool))),
         });
         cases.push(Case {
             id: format!("6.timeout-parameter.{}", tool.name).into(),
             requirement: format!(
-                "{} takes the common parameter TimeoutSeconds: called with {} and TimeoutSeconds 60 it succeeds.",
+                "{} lists the common parameter TimeoutSeconds (a number) and takes it: called with {} and TimeoutSeconds 60 it succeeds.",
                 tool.name, tool.call_with
             )
             .into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: tool.requires().and_extension(crate::case::Extension::Timeouts),
             check: check(move |s| Box::pin(takes_timeout(s, *tool))),
         });
     }
@@ -67,6 +74,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::Capabilities),
             check: check(protocol_version),
         },
         Case {
@@ -75,6 +83,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Should,
             needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::ToolMetadata),
             check: check(annotations),
         },
         Case {
@@ -83,15 +92,26 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(internal_tools_hidden),
         },
         Case {
             id: "6.enum-defaults".into(),
-            requirement: "An enum parameter's DefaultValue is one of its Enum names (uLoopMCP's C# integer values are not).".into(),
+            requirement: "An enum parameter's DefaultValue is one of its Enum names, or an integer (uLoopMCP sends the C# enum's value).".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
+            requires: Requires::CORE,
             check: check(enum_defaults),
+        },
+        Case {
+            id: "6.enum-default-names".into(),
+            requirement: "An enum parameter's DefaultValue is one of its Enum names, never the C# integer.".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            requires: Requires::extension(crate::case::Extension::ToolMetadata),
+            check: check(enum_default_names),
         },
     ]
 }
@@ -120,19 +140,35 @@ fn internal_tools_hidden(s: Session) -> CheckFuture {
     })
 }
 
-fn enum_defaults(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        let all = tool_details(&s, true).await?;
-        let mut bad = Vec::new();
-        for tool in &all.tools {
-            for (name, property) in &tool.parameter_schema.properties {
-                if let (Some(values), Some(default)) = (&property.enum_values, &property.default_value) {
-                    if !values.iter().any(|v| default == v) {
-                        bad.push(format!("{}.{name} = {default} (enum {values:?})", tool.name));
-                    }
+/// Enum defaults that are not one of the enum's names; with `integers`,
+/// an integer (uLoopMCP's C# value) is one too.
+async fn enum_defaults_outside(s: &Session, integers: bool) -> Result<Vec<String>, Finding> {
+    let all = tool_details(s, true).await?;
+    let mut bad = Vec::new();
+    for tool in &all.tools {
+        for (name, property) in &tool.parameter_schema.properties {
+            if let (Some(values), Some(default)) = (&property.enum_values, &property.default_value) {
+                let integer = integers && (default.is_i64() || default.is_u64());
+                if !integer && !values.iter().any(|v| default == v) {
+                    bad.push(format!("{}.{name} = {default} (enum {values:?})", tool.name));
                 }
             }
         }
+    }
+    Ok(bad)
+}
+
+fn enum_defaults(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let bad = enum_defaults_outside(&s, true).await?;
+        ensure!(bad.is_empty(), "defaults neither a name of their enum nor an integer: {}", bad.join("; "));
+        Ok(())
+    })
+}
+
+fn enum_default_names(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let bad = enum_defaults_outside(&s, false).await?;
         ensure!(bad.is_empty(), "defaults outside their enums: {}", bad.join("; "));
         Ok(())
     })
@@ -162,9 +198,8 @@ async fn schema_as_documented(s: Session, tool: ToolRef) -> crate::case::CheckRe
         tool.internal
     );
     let properties = &detail.parameter_schema.properties;
-    let timeout = crate::reference::ParamRef { name: "TimeoutSeconds", ty: Type::Number, values: &[] };
     let mut problems = Vec::new();
-    for param in tool.params.iter().chain([&timeout]) {
+    for param in tool.params {
         let Some(property) = properties.get(param.name) else {
             problems.push(format!("{} is missing", param.name));
             continue;
@@ -239,6 +274,13 @@ fn annotations(s: Session) -> CheckFuture {
 }
 
 async fn takes_timeout(s: Session, tool: ToolRef) -> crate::case::CheckResult {
+    let all = tool_details(&s, true).await?;
+    let listed = all.get(tool.name).and_then(|t| t.parameter_schema.properties.get("TimeoutSeconds"));
+    ensure!(
+        listed.is_some_and(|p| p.ty.as_str() == "number"),
+        "{} does not list TimeoutSeconds as a number: {listed:?}",
+        tool.name
+    );
     let mut link = s.link(Framing::Header).await?;
     let mut args: Value = serde_json::from_str(tool.call_with).map_err(|e| Finding::Harness(e.to_string()))?;
     args["TimeoutSeconds"] = json!(60);

@@ -33,10 +33,32 @@ fn a_defect_fails_the_run_with_exit_code_1_and_names_the_case() {
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
     assert!(stdout.contains("FAIL  MUST    3.result-ver"), "{stdout}");
     assert!(stdout.contains("Not passed:") && stdout.contains("has no Ver"), "{stdout}");
-    // A broken SHOULD is a warning: the run still passes.
+    // An Editor without the extensions does not claim them: their cases do
+    // not apply to it, and say why.
     let run = conformance().args(["run", "--defect", "no-extensions", "--filter", "6.annotations"]).assert().code(0);
     let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(stdout.contains("extensions: newline-framing; catalogue: its own"), "{stdout}");
+    assert!(
+        stdout.contains("SKIP  SHOULD  6.annotations") && stdout.contains("the tool-metadata extension"),
+        "{stdout}"
+    );
+    // Held to them all the same, a broken SHOULD is a warning: the run still passes.
+    let run = conformance()
+        .args(["run", "--defect", "no-extensions", "--profile", "full", "--filter", "6.annotations"])
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
     assert!(stdout.contains("WARN  SHOULD  6.annotations") && stdout.contains("1 warnings"), "{stdout}");
+    // The core profile leaves the extensions out; --extension brings one back.
+    let run = conformance().args(["run", "--profile", "core", "--filter", "5.resume-*"]).assert().code(0);
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(stdout.contains("0 passed, 0 failed, 0 warnings, 2 skipped"), "{stdout}");
+    let run = conformance()
+        .args(["run", "--profile", "core", "--extension", "resume", "--filter", "5.resume-*"])
+        .assert()
+        .code(0);
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
 }
 
 /// The `mcp` cases run the bridge given by `--bridge`, or the embedded one

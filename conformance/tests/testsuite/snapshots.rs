@@ -29,7 +29,10 @@ fn names_in(dir: &std::path::Path, extension: &str) -> BTreeSet<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn each_workflow_gives_its_snapshot_against_the_fake() {
     for workflow in workflows() {
-        let session = Target::Fake { defect: None }.open(WireLog::default(), &embedded_bridge()).await.unwrap();
+        let session = Target::Fake { editor: fake_unity::EditorKind::Package, defect: None }
+            .open(WireLog::default(), &embedded_bridge())
+            .await
+            .unwrap();
         let answers = run_workflow(&session, &workflow).await.unwrap_or_else(|e| panic!("{}: {e:?}", workflow.name));
         insta::with_settings!({
             snapshot_path => "../../../fixtures/snapshots/mcp",

@@ -49,6 +49,13 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
                 detail.annotations = None;
                 detail.timeout_seconds = None;
             }
+            if call.editor.has_defect(Defect::EnumDefaultsOutsideEnum) {
+                for property in detail.parameter_schema.properties.values_mut() {
+                    if let (Some(_), Some(Value::String(name))) = (&property.enum_values, &mut property.default_value) {
+                        *name = name.to_lowercase();
+                    }
+                }
+            }
             if types_as_strings {
                 for property in detail.parameter_schema.properties.values_mut() {
                     property.ty = editor_link::tool_details::ParameterType::String;

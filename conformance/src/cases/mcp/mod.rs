@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::{McpProcess, stateless_meta},
-    case::{Case, CheckFuture, Finding, Level, Needs, check, violation},
+    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check, violation},
     ensure,
     target::Session,
 };
@@ -41,7 +41,35 @@ fn case(
     requirement: &'static str,
     f: fn(Session) -> CheckFuture,
 ) -> Case {
-    Case { id: id.into(), requirement: requirement.into(), reference, level, needs, check: check(f) }
+    Case {
+        id: id.into(),
+        requirement: requirement.into(),
+        reference,
+        level,
+        needs,
+        requires: requires(id),
+        check: check(f),
+    }
+}
+
+/// What an `mcp` case needs of the Editor behind the bridge: they test the
+/// bridge, so most need only the core protocol; these call particular tools
+/// or rely on an extension of the Editor's.
+fn requires(id: &str) -> Requires {
+    use crate::case::Extension;
+    match id {
+        // Every tool of the package's catalogue, with its parameters.
+        "mcp.tools-call.arguments-schema" => Requires { package_catalogue: true, ..Requires::CORE },
+        // get-logs' LogType enum; get-hierarchy's result.
+        "mcp.tools-call.invalid-arguments" => Requires::catalogue_tool("get-logs"),
+        "mcp.tools-call.concurrent" => Requires::catalogue_tool("get-hierarchy"),
+        "mcp.tools-call.editor-failure" => Requires::tools(&["execute-menu-item"]),
+        "mcp.tools-call.image" => Requires::extension(Extension::ImageData).and_tool("screenshot"),
+        "mcp.progress" => Requires::extension(Extension::Progress).and_tool("run-tests"),
+        // A tool disabled and enabled again.
+        "mcp.list-changed" | "mcp.stateless.subscription" => Requires::tools(&["unity-search"]),
+        _ => Requires::CORE,
+    }
 }
 
 pub fn cases() -> Vec<Case> {

@@ -1,0 +1,244 @@
+//! Which cases apply to the Editor under test: what each case checks
+//! ([`Requires`]: the core protocol, an extension, a tool), what the Editor
+//! offers ([`Offers`], found out once at the start of a run), and the
+//! profile asked for ([`Profile`]).
+//!
+//! A case for something the Editor does not offer is not applicable, with
+//! the reason, and ends at once: an Editor is not failed for lacking an
+//! extension it never claimed, and a run against one that lacks most of
+//! them is quick.
+
+use std::{collections::BTreeSet, time::Duration};
+
+use editor_link::framing::Framing;
+use serde_json::{Value, json};
+
+use crate::{
+    bridge::BridgeCommand,
+    case::{Case, Extension, Requires},
+    target::{Read, Target, WireLog},
+};
+
+/// The cases to hold the Editor to.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Profile {
+    /// The core protocol, and the extensions and catalogue the Editor says
+    /// it offers (or that `--extension` names).
+    #[default]
+    Auto,
+    /// The core protocol only (and `--extension`s): what every
+    /// uLoopMCP-2.x-compatible Editor must do.
+    Core,
+    /// Every case, whatever the Editor offers.
+    Full,
+}
+
+/// What the Editor under test offers, as it says itself.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Offers {
+    /// Every tool `get-tool-details` lists, internal ones included.
+    pub tools: BTreeSet<String>,
+    pub extensions: BTreeSet<Extension>,
+    /// Its catalogue is the package's: it speaks ProtocolVersion 1.
+    pub package_catalogue: bool,
+}
+
+/// The extensions an Editor that says `ProtocolVersion: 1` offers by that
+/// alone (the others it names in `Capabilities`).
+pub const PROTOCOL_1: &[Extension] = &[
+    Extension::Capabilities,
+    Extension::ErrorCodes,
+    Extension::FrameTooLarge,
+    Extension::Timeouts,
+    Extension::ToolMetadata,
+    Extension::DiscoveryFile,
+];
+
+/// How long the newline-framing probe waits for an answer.
+const PROBE_WAIT: Duration = Duration::from_millis(1500);
+
+impl Offers {
+    /// Asks the Editor: `get-tool-details` (with internal tools),
+    /// `get-version`'s `ProtocolVersion` and `Capabilities`, and whether a
+    /// request in newline framing is answered.
+    pub async fn find_out(target: &Target, bridge: &BridgeCommand) -> Result<Offers, String> {
+        let session = target.open(WireLog::default(), bridge).await.map_err(|f| format!("{f:?}"))?;
+        let mut link = session.link(Framing::Header).await.map_err(|f| format!("{f:?}"))?;
+        let details = link
+            .result("get-tool-details", json!({"IncludeDevelopmentOnly": true}))
+            .await
+            .map_err(|f| format!("get-tool-details: {f:?}"))?;
+        let mut offers = Offers {
+            tools: details["Tools"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect(),
+            ..Offers::default()
+        };
+        if offers.tools.contains("get-version") {
+            if let Ok(version) = link.result("get-version", json!({})).await {
+                offers.read_version(&version);
+            }
+        }
+        if !offers.extensions.contains(&Extension::NewlineFraming) {
+            let mut newline = session.link(Framing::Newline).await.map_err(|f| format!("{f:?}"))?;
+            if newline
+                .send_json(&json!({"jsonrpc": "2.0", "id": "probe", "method": "ping", "params": {}}))
+                .await
+                .is_ok()
+            {
+                if let Read::Message(answer) = newline.receive(PROBE_WAIT).await {
+                    if answer.get("result").is_some() {
+                        offers.extensions.insert(Extension::NewlineFraming);
+                    }
+                }
+            }
+        }
+        Ok(offers)
+    }
+
+    /// What `get-version` says: ProtocolVersion 1 and its Capabilities.
+    pub fn read_version(&mut self, version: &Value) {
+        if version["ProtocolVersion"] != 1 {
+            return;
+        }
+        self.package_catalogue = true;
+        self.extensions.extend(PROTOCOL_1);
+        for name in version["Capabilities"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            if let Some(extension) = Extension::all().iter().find(|e| e.name() == name) {
+                self.extensions.insert(*extension);
+            }
+        }
+    }
+
+    /// One line for the report.
+    pub fn describe(&self) -> String {
+        let extensions: Vec<&str> = self.extensions.iter().map(|e| e.name()).collect();
+        format!(
+            "{} tools; extensions: {}; catalogue: {}",
+            self.tools.len(),
+            if extensions.is_empty() { "none".to_owned() } else { extensions.join(", ") },
+            if self.package_catalogue { "the package's" } else { "its own" }
+        )
+    }
+}
+
+/// Decides which cases apply.
+#[derive(Clone, Debug, Default)]
+pub struct Scope {
+    pub profile: Profile,
+    /// Extensions to check whatever the Editor says (`--extension`).
+    pub extensions: BTreeSet<Extension>,
+    /// What the Editor offers; `None` when it could not be asked (every
+    /// case then runs, and says what went wrong).
+    pub offers: Option<Offers>,
+}
+
+impl Scope {
+    /// Every case applies (`prove`: each check must be shown failing).
+    pub fn full() -> Scope {
+        Scope { profile: Profile::Full, ..Scope::default() }
+    }
+
+    /// Why `case` does not apply, if it does not.
+    pub fn not_applicable(&self, case: &Case) -> Option<String> {
+        if self.profile == Profile::Full {
+            return None;
+        }
+        let offers = self.offers.as_ref()?;
+        why_not(&case.requires, offers, self.profile, &self.extensions)
+    }
+}
+
+fn why_not(requires: &Requires, offers: &Offers, profile: Profile, forced: &BTreeSet<Extension>) -> Option<String> {
+    for extension in &requires.extensions {
+        if forced.contains(extension) {
+            continue;
+        }
+        match profile {
+            Profile::Core => {
+                return Some(format!(
+                    "not applicable: it checks the {extension} extension, outside the core profile (--extension {extension} adds it)"
+                ));
+            }
+            _ if !offers.extensions.contains(extension) => {
+                return Some(format!(
+                    "not applicable: it checks the {extension} extension, which this Editor does not offer (get-version: {})",
+                    if offers.package_catalogue { "not in its Capabilities" } else { "no ProtocolVersion 1" }
+                ));
+            }
+            _ => {}
+        }
+    }
+    if requires.package_catalogue && (profile == Profile::Core || !offers.package_catalogue) {
+        return Some(match profile {
+            Profile::Core => "not applicable: it checks the package's tool catalogue, outside the core profile".into(),
+            _ => "not applicable: it checks the package's tool catalogue (§6's reference), and this Editor's catalogue is its own".into(),
+        });
+    }
+    let missing: Vec<&str> = requires.tools.iter().map(|t| t.as_ref()).filter(|t| !offers.tools.contains(*t)).collect();
+    if !missing.is_empty() {
+        return Some(format!("not applicable: it calls {}, which this Editor does not list", missing.join(", ")));
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn uloop() -> Offers {
+        Offers {
+            tools: ["ping", "get-tool-details", "get-logs"].map(String::from).into(),
+            extensions: BTreeSet::new(),
+            package_catalogue: false,
+        }
+    }
+
+    fn package() -> Offers {
+        let mut offers = Offers { tools: uloop().tools, ..Offers::default() };
+        offers.read_version(&json!({"ProtocolVersion": 1, "Capabilities": ["resume", "progress", "no-such"]}));
+        offers
+    }
+
+    #[test]
+    fn what_a_case_needs_decides_whether_it_applies() {
+        let none = BTreeSet::new();
+        let resume = Requires::extension(Extension::Resume);
+        assert_eq!(why_not(&resume, &package(), Profile::Auto, &none), None);
+        let said = why_not(&resume, &uloop(), Profile::Auto, &none).unwrap();
+        assert!(said.contains("resume extension") && said.contains("no ProtocolVersion 1"), "{said}");
+        let core = why_not(&resume, &package(), Profile::Core, &none).unwrap();
+        assert!(core.contains("outside the core profile"), "{core}");
+        assert_eq!(why_not(&resume, &uloop(), Profile::Core, &[Extension::Resume].into()), None, "--extension");
+
+        assert_eq!(why_not(&Requires::tools(&["get-logs"]), &uloop(), Profile::Core, &none), None);
+        let tool = why_not(&Requires::tools(&["unity-search"]), &package(), Profile::Auto, &none).unwrap();
+        assert!(tool.contains("calls unity-search"), "{tool}");
+
+        let catalogue = Requires::catalogue_tool("get-logs");
+        assert_eq!(why_not(&catalogue, &package(), Profile::Auto, &none), None);
+        assert!(why_not(&catalogue, &uloop(), Profile::Auto, &none).unwrap().contains("its own"));
+        assert!(why_not(&catalogue, &package(), Profile::Core, &none).is_some());
+    }
+
+    #[test]
+    fn protocol_version_1_offers_its_extensions_and_capabilities_name_the_rest() {
+        let offers = package();
+        for extension in PROTOCOL_1.iter().chain(&[Extension::Resume, Extension::Progress]) {
+            assert!(offers.extensions.contains(extension), "{extension}");
+        }
+        assert!(!offers.extensions.contains(&Extension::ImageData));
+        assert!(offers.package_catalogue);
+        let mut none = Offers::default();
+        none.read_version(&json!({"UnityVersion": "6000.0.65f1", "Capabilities": ["resume"]}));
+        assert!(none.extensions.is_empty(), "Capabilities count only beside ProtocolVersion 1");
+        assert_eq!(
+            package().describe(),
+            "3 tools; extensions: frame-too-large, error-codes, resume, capabilities, timeouts, tool-metadata, \
+             progress, discovery-file; catalogue: the package's"
+        );
+    }
+}
