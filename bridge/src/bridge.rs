@@ -16,7 +16,8 @@ use tokio::sync::{mpsc, watch};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    link::{CallError, CallOptions, Link, LinkEvent},
+    compile_result,
+    link::{CallError, CallOptions, CutOff, Link, LinkEvent},
     tools::{self, McpTool, ResultPolicy, ToolCache, ToolResult},
 };
 use editor_link::{jsonrpc::ErrorKind, tool_details::ToolDetails};
@@ -302,8 +303,31 @@ impl Bridge {
             }
             None => (None, None),
         };
+        if let Err(why) = tools::check_arguments(&tool.definition["inputSchema"], &arguments) {
+            return Ok(ToolResult::error(format!(
+                "The arguments of {name} do not fit its input schema: {why}. The bridge did not send the call to Unity, so it did not run. Check them against the tool's input schema."
+            )));
+        }
+        let mut arguments = arguments;
+        let result_file = match self.link.editor_info() {
+            Some(info) if name == "compile" && !info.can_resume() => {
+                let project = self.options.project.clone().or_else(|| {
+                    info.data_path.as_deref().and_then(|assets| std::path::Path::new(assets).parent().map(Into::into))
+                });
+                compile_result::prepare(&tool.definition["inputSchema"], project.as_deref(), &mut arguments)
+            }
+            _ => None,
+        };
         let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
-        let outcome = self.link.call(name, Value::Object(arguments), options).await;
+        let mut outcome = self.link.call(name, Value::Object(arguments), options).await;
+        if let (Some(file), Err(CallError::CutOff(CutOff::Reload))) = (&result_file, &outcome) {
+            // The reload the compile caused cut its answer off: the Editor
+            // wrote it to the file first.
+            if let Some(result) = file.read(deadline).await {
+                tracing::info!(path = %file.path.display(), "compile answered through its result file");
+                outcome = Ok(result);
+            }
+        }
         if let Some((stop, task)) = forwarder {
             // Every report goes out before the answer does, within a moment.
             stop.cancel();

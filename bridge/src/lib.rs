@@ -11,6 +11,8 @@
 //!   results; oversized results to files; the tool cache.
 //! - [`bridge`] — the bridge as a service, independent of the MCP SDK: the
 //!   tool catalogue, calls with deadlines and progress, its own two tools.
+//! - [`compile_result`] — a compile across its reload on an Editor without
+//!   a resume journal, answered from the result file it writes (uLoopMCP).
 //! - [`mcp`] — the MCP stdio server: the one module that knows rmcp, behind a
 //!   guard that keeps stdout clean and every request answered.
 //! - [`setup`] — writing MCP clients' configuration files (`setup CLIENT`).
@@ -19,6 +21,7 @@
 
 pub mod bridge;
 pub mod cli;
+pub mod compile_result;
 pub mod link;
 pub mod mcp;
 pub mod setup;

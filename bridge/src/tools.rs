@@ -81,7 +81,7 @@ fn from_detail(detail: &ToolDetail) -> McpTool {
     let mut definition = json!({
         "name": detail.name,
         "description": if detail.description.is_empty() { format!("The Unity Editor's {} tool", detail.name) } else { detail.description.clone() },
-        "inputSchema": input_schema(&detail.parameter_schema),
+        "inputSchema": input_schema(&detail.name, &detail.parameter_schema),
     });
     if let Some(annotations) = &detail.annotations {
         if let Ok(value) = serde_json::to_value(annotations) {
@@ -103,11 +103,15 @@ fn from_detail(detail: &ToolDetail) -> McpTool {
     McpTool { definition, read_only, timeout_seconds }
 }
 
-/// A JSON Schema for a tool's parameters (protocol §6 → MCP).
-pub fn input_schema(schema: &ParameterSchema) -> Value {
+/// A JSON Schema for `tool`'s parameters (protocol §6 → MCP).
+pub fn input_schema(tool: &str, schema: &ParameterSchema) -> Value {
     let mut properties = Map::new();
     for (name, property) in &schema.properties {
-        properties.insert(name.clone(), property_schema(property));
+        let mut property = property.clone();
+        if let Some(name) = enum_default_name(tool, name, &property) {
+            property.default_value = Some(name.into());
+        }
+        properties.insert(name.clone(), property_schema(&property));
     }
     let mut out = json!({"type": "object", "properties": properties});
     let required: Vec<&String> = schema.required.iter().filter(|r| schema.properties.contains_key(*r)).collect();
@@ -152,6 +156,75 @@ fn property_schema(property: &ParameterProperty) -> Value {
         }
     }
     Value::Object(out)
+}
+
+/// Checks `arguments` against a tool's MCP `inputSchema` before they are
+/// sent, as this project's Editors check them (protocol §3): parameter names
+/// without regard to case, `null` as absent, names the schema does not know
+/// left to the Editor; enum values by name, in any case. The error names the
+/// parameter.
+pub fn check_arguments(input_schema: &Value, arguments: &Map<String, Value>) -> Result<(), String> {
+    let Some(properties) = input_schema["properties"].as_object() else { return Ok(()) };
+    for (key, value) in arguments.iter().filter(|(_, v)| !v.is_null()) {
+        let Some((name, property)) = properties.iter().find(|(name, _)| name.eq_ignore_ascii_case(key)) else {
+            continue;
+        };
+        let describe = || match value {
+            Value::String(s) => format!("string {s:?}"),
+            Value::Number(n) => format!("number {n}"),
+            Value::Bool(b) => format!("boolean {b}"),
+            Value::Array(_) => "an array".to_owned(),
+            Value::Object(_) => "an object".to_owned(),
+            Value::Null => "null".to_owned(),
+        };
+        if let Some(names) = property["enum"].as_array() {
+            let known = value
+                .as_str()
+                .is_some_and(|v| names.iter().any(|n| n.as_str().is_some_and(|n| n.eq_ignore_ascii_case(v))));
+            if !known {
+                let names: Vec<&str> = names.iter().filter_map(Value::as_str).collect();
+                return Err(format!("Parameter '{name}' must be one of {}, not {}", names.join(", "), describe()));
+            }
+            continue;
+        }
+        let fits = match property["type"].as_str() {
+            Some("string") => value.is_string(),
+            Some("boolean") => value.is_boolean(),
+            Some("number") => value.is_number(),
+            Some("object") => value.is_object(),
+            Some("array") => value.as_array().is_some_and(|items| match property["items"]["type"].as_str() {
+                Some("string") => items.iter().all(Value::is_string),
+                _ => true,
+            }),
+            _ => true,
+        };
+        if !fits {
+            let expected = match property["type"].as_str() {
+                Some("array") => "an array of strings".to_owned(),
+                Some("object") => "an object".to_owned(),
+                Some(ty) => format!("a {ty}"),
+                None => "of its type".to_owned(),
+            };
+            return Err(format!("Parameter '{name}' must be {expected}, not {}", describe()));
+        }
+    }
+    Ok(())
+}
+
+/// uLoopMCP enums whose first value is not 0 (read in its 2.1.1 source):
+/// run-tests' `RunTestMode { EditMode = 1, PlayMode = 2 }`.
+const ENUMS_NOT_FROM_ZERO: &[(&str, &str, i64)] = &[("run-tests", "TestMode", 1)];
+
+/// The name of an enum default uLoopMCP sends as the C# integer. Its `Enum`
+/// lists the names sorted by value (`Enum.GetNames`), and its enums number
+/// their names one after the other, from 0 but for [`ENUMS_NOT_FROM_ZERO`]:
+/// the integer's name is at its distance from the first value. `None` when
+/// the default is not an integer, or lands outside the names.
+fn enum_default_name(tool: &str, param: &str, property: &ParameterProperty) -> Option<String> {
+    let values = property.enum_values.as_ref()?;
+    let value = property.default_value.as_ref()?.as_i64()?;
+    let first = ENUMS_NOT_FROM_ZERO.iter().find(|(t, p, _)| *t == tool && *p == param).map_or(0, |(_, _, v)| *v);
+    usize::try_from(value - first).ok().and_then(|index| values.get(index)).cloned()
 }
 
 /// A default is published only when it is valid for the property: one of the
@@ -218,7 +291,7 @@ impl Default for ResultPolicy {
 pub fn from_editor_result(tool: &str, result: Value, policy: &ResultPolicy) -> ToolResult {
     let mut result = result;
     let is_error = result.get("Success") == Some(&Value::Bool(false));
-    let images = take_images(&mut result);
+    let (images, notes) = take_images(&mut result, policy);
     let text = serde_json::to_string(&result).unwrap_or_default();
     let mut content = Vec::new();
     let mut structured = result;
@@ -232,6 +305,9 @@ pub fn from_editor_result(tool: &str, result: Value, policy: &ResultPolicy) -> T
     for data in images {
         content.push(json!({"type": "image", "data": data, "mimeType": "image/png"}));
     }
+    for note in notes {
+        content.push(json!({"type": "text", "text": note}));
+    }
     let mut out = json!({"content": content, "structuredContent": structured});
     if is_error {
         out["isError"] = true.into();
@@ -239,17 +315,46 @@ pub fn from_editor_result(tool: &str, result: Value, policy: &ResultPolicy) -> T
     ToolResult(out)
 }
 
-/// Moves `ImageDataBase64` out of screenshot entries, leaving a note.
-fn take_images(result: &mut Value) -> Vec<String> {
-    let mut images = Vec::new();
-    let Some(shots) = result.get_mut("Screenshots").and_then(Value::as_array_mut) else { return images };
+/// The largest screenshot file sent as image content (a full-HD PNG is
+/// about 1 to 3 MB; clients count images apart from text).
+pub const IMAGE_FILE_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// Screenshots as image content: `ImageDataBase64` (the image-data
+/// extension) moved out of the entry, leaving a note; else the PNG at
+/// `ImagePath` (uLoopMCP), read when it is within [`IMAGE_FILE_LIMIT`].
+/// Returns the images (base64) and notes for those that could not be sent.
+fn take_images(result: &mut Value, policy: &ResultPolicy) -> (Vec<String>, Vec<String>) {
+    use base64::Engine;
+    let (mut images, mut notes) = (Vec::new(), Vec::new());
+    let Some(shots) = result.get_mut("Screenshots").and_then(Value::as_array_mut) else { return (images, notes) };
     for shot in shots {
         if let Some(Value::String(data)) = shot.get_mut("ImageDataBase64").map(Value::take) {
             shot["ImageDataBase64"] = format!("(sent as image content: {} bytes of base64)", data.len()).into();
             images.push(data);
+            continue;
+        }
+        let Some(path) = shot.get("ImagePath").and_then(Value::as_str).filter(|p| !p.is_empty()) else { continue };
+        let path = match (Path::new(path).is_absolute(), &policy.project) {
+            (false, Some(project)) => project.join(path),
+            _ => PathBuf::from(path),
+        };
+        let size = std::fs::metadata(&path).map(|m| m.len());
+        match size {
+            Ok(size) if size > IMAGE_FILE_LIMIT => notes.push(format!(
+                "The screenshot {} ({size} bytes) is larger than the {IMAGE_FILE_LIMIT} bytes the bridge sends as image content; open it from its ImagePath.",
+                path.display()
+            )),
+            Ok(_) => match std::fs::read(&path) {
+                Ok(bytes) if bytes.starts_with(b"\x89PNG\r\n\x1a\n") => {
+                    images.push(base64::engine::general_purpose::STANDARD.encode(&bytes));
+                }
+                Ok(_) => notes.push(format!("The screenshot {} is not a PNG; open it from its ImagePath.", path.display())),
+                Err(err) => notes.push(format!("The screenshot {} could not be read: {err}.", path.display())),
+            },
+            Err(err) => notes.push(format!("The screenshot {} could not be read: {err}.", path.display())),
         }
     }
-    images
+    (images, notes)
 }
 
 /// Writes an oversized result to a file; returns the summary text and the
@@ -430,7 +535,7 @@ mod tests {
     const ULOOP_STYLE: &str = r#"{"Tools":[
       {"name":"run-tests","description":"Runs tests","parameterSchema":{"Properties":{
          "FilterType":{"Type":"string","Description":"Type of test filter","DefaultValue":0,"Enum":["all","exact","regex","assembly"]},
-         "TestMode":{"Type":"string","Description":"Test mode","DefaultValue":"EditMode","Enum":["EditMode","PlayMode"]},
+         "TestMode":{"Type":"string","Description":"Test mode","DefaultValue":1,"Enum":["EditMode","PlayMode"]},
          "MaxCount":{"Type":"number","Description":"","DefaultValue":"lots","Enum":null},
          "Names":{"Type":"array","Description":"Names","DefaultValue":[],"Enum":null},
          "Parameters":{"Type":"object","Description":"Runtime parameters","DefaultValue":{},"Enum":null},
@@ -444,6 +549,57 @@ mod tests {
     ],"Ver":"2.1.1"}"#;
 
     #[test]
+    fn arguments_are_checked_against_the_input_schema_naming_the_parameter() {
+        let schema = json!({"type": "object", "properties": {
+            "MaxCount": {"type": "number"}, "LogType": {"type": "string", "enum": ["Error", "Log"]},
+            "Names": {"type": "array", "items": {"type": "string"}}, "Stack": {"type": "boolean"},
+            "Options": {"type": "object"}, "Text": {"type": "string"}}});
+        let check = |args: Value| check_arguments(&schema, args.as_object().unwrap());
+        assert_eq!(
+            check(json!({"maxcount": 5, "LOGTYPE": "error", "Names": ["a"], "Stack": null, "Other": 1})),
+            Ok(())
+        );
+        assert_eq!(
+            check(json!({"MaxCount": "ten"})),
+            Err("Parameter 'MaxCount' must be a number, not string \"ten\"".into())
+        );
+        assert_eq!(
+            check(json!({"LogType": "Nope"})),
+            Err("Parameter 'LogType' must be one of Error, Log, not string \"Nope\"".into())
+        );
+        assert_eq!(
+            check(json!({"LogType": 1})),
+            Err("Parameter 'LogType' must be one of Error, Log, not number 1".into())
+        );
+        assert_eq!(
+            check(json!({"Names": [1]})),
+            Err("Parameter 'Names' must be an array of strings, not an array".into())
+        );
+        assert_eq!(
+            check(json!({"Stack": "yes"})),
+            Err("Parameter 'Stack' must be a boolean, not string \"yes\"".into())
+        );
+        assert_eq!(
+            check(json!({"Options": "{}"})),
+            Err("Parameter 'Options' must be an object, not string \"{}\"".into())
+        );
+        assert_eq!(check(json!({"Text": {"a": 1}})), Err("Parameter 'Text' must be a string, not an object".into()));
+    }
+
+    #[test]
+    fn an_integer_enum_default_outside_the_names_is_dropped() {
+        let text = r#"{"Tools":[{"name":"t","description":"","parameterSchema":{"Properties":{
+            "A":{"Type":"string","Description":"","DefaultValue":7,"Enum":["x","y"]},
+            "B":{"Type":"string","Description":"","DefaultValue":-1,"Enum":["x","y"]},
+            "C":{"Type":"string","Description":"","DefaultValue":1,"Enum":["x","y"]}},"Required":[]},
+            "displayDevelopmentOnly":false}],"Ver":"2.1.1"}"#;
+        let (tools, _) = from_editor(&details(text), false);
+        let props = &tools[0].definition["inputSchema"]["properties"];
+        assert!(props["A"].get("default").is_none() && props["B"].get("default").is_none(), "{props}");
+        assert_eq!(props["C"]["default"], "y");
+    }
+
+    #[test]
     fn schemas_are_valid_and_simple() {
         let (tools, warnings) = from_editor(&details(ULOOP_STYLE), false);
         assert_eq!(tools.iter().map(McpTool::name).collect::<Vec<_>>(), ["compile", "run-tests"]);
@@ -452,8 +608,8 @@ mod tests {
         let props = &run["inputSchema"]["properties"];
         assert_eq!(run["inputSchema"]["type"], "object");
         assert_eq!(props["FilterType"]["enum"], json!(["all", "exact", "regex", "assembly"]));
-        assert!(props["FilterType"].get("default").is_none(), "an integer default is not one of the enum names");
-        assert_eq!(props["TestMode"]["default"], "EditMode");
+        assert_eq!(props["FilterType"]["default"], "all", "an integer default becomes the name of its value");
+        assert_eq!(props["TestMode"]["default"], "EditMode", "RunTestMode starts at EditMode = 1");
         assert!(props["MaxCount"].get("default").is_none(), "a default of the wrong type is dropped");
         assert_eq!(
             props["Names"],
@@ -472,6 +628,35 @@ mod tests {
         assert_eq!((compile.read_only, compile.timeout_seconds), (false, Some(300.0)));
         let (with_internal, _) = from_editor(&details(ULOOP_STYLE), true);
         assert!(with_internal.iter().any(|t| t.name() == "ping" && t.read_only));
+    }
+
+    #[test]
+    fn a_screenshot_without_image_data_is_sent_from_its_image_path() {
+        let project = tempfile::tempdir().unwrap();
+        let png = b"\x89PNG\r\n\x1a\n rest of a png";
+        std::fs::write(project.path().join("shot.png"), png).unwrap();
+        std::fs::write(project.path().join("not.png"), b"GIF89a").unwrap();
+        std::fs::write(project.path().join("huge.png"), vec![0u8; IMAGE_FILE_LIMIT as usize + 1]).unwrap();
+        let absolute = project.path().join("shot.png").display().to_string();
+        let policy = ResultPolicy { budget_bytes: 80_000, project: Some(project.path().to_owned()) };
+        let result = json!({"Screenshots": [
+            {"ImagePath": absolute, "Width": 16}, {"ImagePath": "shot.png"}, {"ImagePath": "not.png"},
+            {"ImagePath": "huge.png"}, {"ImagePath": "gone.png"}], "ScreenshotCount": 5});
+        let shot = from_editor_result("screenshot", result, &policy);
+        let content = shot.0["content"].as_array().unwrap();
+        let images: Vec<&Value> = content.iter().filter(|c| c["type"] == "image").collect();
+        use base64::Engine;
+        let encoded = base64::engine::general_purpose::STANDARD.encode(png);
+        assert_eq!(images.len(), 2, "{content:?}");
+        assert!(images.iter().all(|i| i["data"] == encoded.as_str() && i["mimeType"] == "image/png"));
+        let notes: Vec<&str> = content[3..].iter().filter_map(|c| c["text"].as_str()).collect();
+        assert_eq!(notes.len(), 3, "{notes:?}");
+        assert!(
+            notes[0].contains("not a PNG")
+                && notes[1].contains("larger than")
+                && notes[2].contains("could not be read")
+        );
+        assert_eq!(shot.0["structuredContent"]["Screenshots"][0]["Width"], 16, "the result itself is kept");
     }
 
     #[test]

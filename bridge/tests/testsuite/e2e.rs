@@ -343,11 +343,13 @@ async fn a_compile_that_reloads_returns_its_real_result(
             assert_eq!((stats["reloads"].clone(), stats["resumed"].clone()), (json!(1), json!(1)));
         }
         // 2.1.1 has no journal: its answer races the reload that follows a
-        // successful compile, and the model loses the race. The bridge says
-        // what it knows, and does not compile again.
+        // successful compile (the model loses the race), so the bridge asks
+        // for WaitForDomainReload and reads the result file written before
+        // the reload. It never compiles again.
         Model::Uloop211 => {
-            assert_eq!(result["isError"], true, "{result}");
-            assert!(text(&result).contains("may or may not have run"), "{result}");
+            assert_eq!(result["structuredContent"]["Success"], true, "{result}");
+            let root = result["structuredContent"]["ProjectRoot"].as_str().unwrap_or_default().to_owned();
+            assert!(editor_link::discovery::same_folder(std::path::Path::new(&root), project.path()), "{result}");
             assert_eq!(stats["calls"]["compile"], 1, "{stats}");
             // The bridge comes back once the Editor has reloaded.
             let logs = call(&client, "get-logs", json!({"MaxCount": 1})).await;
@@ -669,11 +671,14 @@ async fn a_uloop_2_1_1_editor_is_served_through_the_bridge(#[values(Era::Handsha
             "simulate-mouse-ui"
         ]
     );
-    // An integer enum default (2.1.1 sends the C# value) is not offered as
-    // a value outside the enum: the schema keeps the names, without a default.
-    let play = tools.iter().find(|t| t.name == "control-play-mode").unwrap();
-    let action = &Value::Object((*play.input_schema).clone())["properties"]["Action"];
-    assert_eq!((&action["enum"], action.get("default")), (&json!(["Play", "Stop", "Pause"]), None), "{action}");
+    // An integer enum default (2.1.1 sends the C# value) becomes its name.
+    let default_of = |tool: &str, param: &str| {
+        let tool = tools.iter().find(|t| t.name == tool).unwrap();
+        Value::Object((*tool.input_schema).clone())["properties"][param].clone()
+    };
+    let action = default_of("control-play-mode", "Action");
+    assert_eq!((&action["enum"], &action["default"]), (&json!(["Play", "Stop", "Pause"]), &json!("Play")), "{action}");
+    assert_eq!(default_of("run-tests", "TestMode")["default"], "EditMode", "RunTestMode's EditMode is 1");
 
     let status = call(&client, "bridge-status", json!({})).await;
     assert_eq!(status["structuredContent"]["connected"], true, "{status}");
@@ -706,6 +711,11 @@ async fn a_uloop_2_1_1_editor_is_served_through_the_bridge(#[values(Era::Handsha
         let result = call(&client, tool, arguments.clone()).await;
         assert_eq!(result["structuredContent"][field], expected, "{tool} {arguments}: {result}");
     }
+    // 2.1.1 has no ImageDataBase64: the image comes from the file at ImagePath.
+    let shot = call(&client, "screenshot", json!({"ResolutionScale": 0.25})).await;
+    let image = &shot["content"][1];
+    assert_eq!((&image["type"], &image["mimeType"]), (&json!("image"), &json!("image/png")), "{shot}");
+    assert!(image["data"].as_str().unwrap().starts_with("iVBORw0KGgo"), "{shot}");
     let saved = call(&client, "record-input", json!({"Action": "Stop"})).await;
     assert!(text(&saved).contains("Recording saved: 4 events"), "{saved}");
     // Outside the EventSystem-less scene's reach: uLoopMCP's own refusal, as a failed result.
@@ -714,17 +724,31 @@ async fn a_uloop_2_1_1_editor_is_served_through_the_bridge(#[values(Era::Handsha
     assert!(text(&ui).contains("No EventSystem found in the scene"), "{ui}");
 
     // What the agent reads for each of uLoopMCP's answers that is not a
-    // plain result; never an empty explanation.
+    // plain result, and for arguments the bridge refuses before sending
+    // them (it checks them against the input schema); never an empty
+    // explanation.
     let cases = [
         (
             "get-logs",
             json!({"MaxCount": "ten"}),
-            "Unity failed to run get-logs: Could not convert string to integer: ten. Path 'MaxCount', line 1, position N (error -32603, internal_error).",
+            "The arguments of get-logs do not fit its input schema: Parameter 'MaxCount' must be a number, not string \"ten\". The bridge did not send the call to Unity, so it did not run. Check them against the tool's input schema.",
         ),
         (
             "control-play-mode",
             json!({"Action": "Sideways"}),
-            "Unity rejected the arguments of control-play-mode: Parameter type mismatch for tool 'control-play-mode': Error converting value \"Sideways\" to type 'io.github.hatayama.uLoopMCP.PlayModeAction'. Path 'Action', line 1, position N. Check them against the tool's input schema.",
+            "The arguments of control-play-mode do not fit its input schema: Parameter 'Action' must be one of Play, Stop, Pause, not string \"Sideways\". The bridge did not send the call to Unity, so it did not run. Check them against the tool's input schema.",
+        ),
+        // uLoopMCP's first shape: the explanation in data.message.
+        (
+            "get-logs",
+            json!({"MaxCount": 99999999999_i64}),
+            "Unity failed to run get-logs: Value was either too large or too small for an Int32 (error -32603, internal_error).",
+        ),
+        // Its second: the explanation in the top-level message, data.message empty.
+        (
+            "clear-console",
+            json!({"AddConfirmationMessage": null}),
+            "Unity rejected the arguments of clear-console: Parameter type mismatch for tool 'clear-console': Error converting value {null} to type 'System.Boolean'. Path 'AddConfirmationMessage', line 1, position N. Check them against the tool's input schema.",
         ),
         (
             "get-logs",

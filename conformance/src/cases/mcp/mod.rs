@@ -64,7 +64,8 @@ fn requires(id: &str) -> Requires {
         "mcp.tools-call.invalid-arguments" => Requires::catalogue_tool("get-logs"),
         "mcp.tools-call.concurrent" => Requires::catalogue_tool("get-hierarchy"),
         "mcp.tools-call.editor-failure" => Requires::tools(&["execute-menu-item"]),
-        "mcp.tools-call.image" => Requires::extension(Extension::ImageData).and_tool("screenshot"),
+        // From ImageDataBase64 (image-data) or from the file at ImagePath.
+        "mcp.tools-call.image" => Requires::tools(&["screenshot"]),
         "mcp.progress" => Requires::extension(Extension::Progress).and_tool("run-tests"),
         // A tool disabled and enabled again.
         "mcp.list-changed" | "mcp.stateless.subscription" => Requires::tools(&["unity-search"]),
