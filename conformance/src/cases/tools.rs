@@ -18,7 +18,7 @@ pub fn cases() -> Vec<Case> {
         cases.push(Case {
             id: format!("6.schema.{}", tool.name).into(),
             requirement: format!(
-                "get-tool-details describes {} as §6 does: {}, each parameter ({}) with its Type and enum names, every Type one of the five, defaults of their parameter's type.",
+                "get-tool-details describes {} as §6 does: {}, each parameter ({}) with its Type and enum names, every Type one of the five, defaults of their parameter's type, and TimeoutSeconds, if listed, a number.",
                 tool.name,
                 if tool.internal { "internal (displayDevelopmentOnly)" } else { "public" },
                 tool.params.iter().map(|p| p.name).collect::<Vec<_>>().join(", "),
@@ -220,6 +220,11 @@ async fn schema_as_documented(s: Session, tool: ToolRef) -> crate::case::CheckRe
                 problems.push(format!("{} has DefaultValue {default}, not a {}", param.name, param.ty.name()));
             }
         }
+    }
+    // Listed or not is the timeouts extension's business (6.timeout-parameter.*);
+    // listed, it is a number.
+    if let Some(timeout) = properties.get("TimeoutSeconds").filter(|p| p.ty.as_str() != "number") {
+        problems.push(format!("TimeoutSeconds has Type {}, not number", timeout.ty.as_str()));
     }
     for (name, property) in properties {
         if !["string", "boolean", "number", "array", "object"].contains(&property.ty.as_str()) {
