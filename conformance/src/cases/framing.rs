@@ -447,10 +447,36 @@ fn reply_header_exact(s: Session) -> CheckFuture {
             "header block {head:?} for a body of {} bytes",
             body.len()
         );
-        let value: serde_json::Value =
-            serde_json::from_str(body).map_err(|e| Finding::Violation(format!("body: {e}")))?;
-        let compact = value.to_string();
-        ensure!(body == compact.as_str(), "the body is not compact JSON: {body}");
+        let _: serde_json::Value = serde_json::from_str(body).map_err(|e| Finding::Violation(format!("body: {e}")))?;
+        ensure!(is_compact(body), "the body is not compact JSON: {body}");
         Ok(())
     })
+}
+
+/// JSON text without whitespace between tokens. Strings are as the writer
+/// wrote them: `\u00e9` and `é` are the same JSON (uLoopMCP's Newtonsoft
+/// writes the character; other writers escape it).
+fn is_compact(json: &str) -> bool {
+    let (mut in_string, mut escaped) = (false, false);
+    for c in json.chars() {
+        match (in_string, escaped, c) {
+            (true, true, _) => escaped = false,
+            (true, false, '\\') => escaped = true,
+            (true, false, '"') | (false, _, '"') => in_string = !in_string,
+            (false, _, ' ' | '\t' | '\n' | '\r') => return false,
+            _ => {}
+        }
+    }
+    true
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn compact_json_may_escape_characters_but_has_no_whitespace_between_tokens() {
+        assert!(super::is_compact(r#"{"a":"x y \" z","b":[1,2],"c":"\u00e9"}"#));
+        assert!(super::is_compact(r#"{"c":"é"}"#));
+        assert!(!super::is_compact(r#"{"a": 1}"#));
+        assert!(!super::is_compact("{\"a\":1}\n"));
+    }
 }
