@@ -246,3 +246,16 @@ macro_rules! ensure {
 pub fn violation<T>(message: impl Into<String>) -> Result<T, Finding> {
     Err(Finding::Violation(message.into()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Extension;
+
+    #[test]
+    fn each_extension_is_named_as_on_the_command_line() {
+        for extension in Extension::all() {
+            let value = clap::ValueEnum::to_possible_value(extension).unwrap();
+            assert_eq!(extension.name(), value.get_name());
+        }
+    }
+}

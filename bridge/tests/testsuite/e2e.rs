@@ -617,8 +617,7 @@ async fn a_call_unity_never_answers_ends_at_its_deadline_and_the_bridge_stays_he
 
 /// A uLoopMCP 2.1.1 Editor (fake-unity's model of it) on `project`.
 async fn uloop_editor(project: &Path) -> FakeUnity {
-    let mut config = Config::new(project);
-    config.editor = fake_unity::EditorKind::Uloop211;
+    let mut config = Model::Uloop211.config(project);
     config.seed = Some(211);
     config.state.editor.reload_downtime_ms = 100;
     config.state.compile.duration_ms = 20;
