@@ -49,7 +49,8 @@ pub enum BridgeDefect {
     AcceptsAnyCursor,
     /// Marks every parameter of every tool required.
     RequiresEveryParameter,
-    /// Changes what Unity answered: a suffix on every description and text.
+    /// Changes what Unity answered: a suffix on every description, text
+    /// and error message.
     AltersResults,
     /// Leaves `structuredContent` out of tool results.
     NoStructuredContent,
@@ -482,10 +483,12 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
             }
         }
         BridgeDefect::PinsVersion if method == "initialize" => {
-            message["result"]["protocolVersion"] = json!("2024-11-05");
+            if let Some(version) = message.pointer_mut("/result/protocolVersion") {
+                *version = json!("2024-11-05");
+            }
         }
         BridgeDefect::NoListChangedCapability if method == "initialize" => {
-            if let Some(tools) = message["result"]["capabilities"]["tools"].as_object_mut() {
+            if let Some(tools) = message.pointer_mut("/result/capabilities/tools").and_then(Value::as_object_mut) {
                 tools.remove("listChanged");
             }
         }
@@ -495,17 +498,17 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
             }
         }
         BridgeDefect::InvalidSchema if method == "tools/list" => {
-            if let Some(tool) = message["result"]["tools"].get_mut(0) {
+            if let Some(tool) = message.pointer_mut("/result/tools/0") {
                 tool["inputSchema"]["type"] = json!("objekt");
             }
         }
         BridgeDefect::NoStructuredContent if method == "tools/call" => {
-            if let Some(result) = message["result"].as_object_mut() {
+            if let Some(result) = message.pointer_mut("/result").and_then(Value::as_object_mut) {
                 result.remove("structuredContent");
             }
         }
         BridgeDefect::SaysDidNotRun if method == "tools/call" && message["result"]["isError"] == json!(true) => {
-            for block in message["result"]["content"].as_array_mut().into_iter().flatten() {
+            for block in message.pointer_mut("/result/content").and_then(Value::as_array_mut).into_iter().flatten() {
                 if let Some(text) = block["text"].as_str() {
                     let said =
                         text.replace("may or may not have run", "did not run").replace("may have run", "did not run");
@@ -514,7 +517,7 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
             }
         }
         BridgeDefect::NoIsError if method == "tools/call" => {
-            if let Some(result) = message["result"].as_object_mut() {
+            if let Some(result) = message.pointer_mut("/result").and_then(Value::as_object_mut) {
                 result.remove("isError");
             }
         }
@@ -524,7 +527,7 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
             *message = json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}], "isError": true}});
         }
         BridgeDefect::ImagesAsText if method == "tools/call" => {
-            if let Some(content) = message["result"]["content"].as_array_mut() {
+            if let Some(content) = message.pointer_mut("/result/content").and_then(Value::as_array_mut) {
                 for block in content.iter_mut().filter(|b| b["type"] == "image") {
                     *block = json!({"type": "text", "text": block["data"]});
                 }
@@ -538,7 +541,7 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
                 "content": [{"type": "text", "text": "Unity is not reachable: the connection was lost"}]}});
         }
         BridgeDefect::HidesATool if method == "tools/list" => {
-            if let Some(tools) = message["result"]["tools"].as_array_mut() {
+            if let Some(tools) = message.pointer_mut("/result/tools").and_then(Value::as_array_mut) {
                 tools.pop();
             }
         }
@@ -547,7 +550,7 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
             *message = json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}});
         }
         BridgeDefect::RequiresEveryParameter if method == "tools/list" => {
-            for tool in message["result"]["tools"].as_array_mut().into_iter().flatten() {
+            for tool in message.pointer_mut("/result/tools").and_then(Value::as_array_mut).into_iter().flatten() {
                 let names: Vec<Value> = tool["inputSchema"]["properties"]
                     .as_object()
                     .map(|p| p.keys().map(|k| json!(k)).collect())
@@ -556,18 +559,54 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
             }
         }
         BridgeDefect::AltersResults => {
-            for tool in message["result"]["tools"].as_array_mut().into_iter().flatten() {
+            for tool in message.pointer_mut("/result/tools").and_then(Value::as_array_mut).into_iter().flatten() {
                 if let Some(d) = tool["description"].as_str() {
                     tool["description"] = json!(format!("{d} (relayed)"));
                 }
             }
-            for block in message["result"]["content"].as_array_mut().into_iter().flatten() {
+            for block in message.pointer_mut("/result/content").and_then(Value::as_array_mut).into_iter().flatten() {
                 if let Some(t) = block["text"].as_str() {
                     block["text"] = json!(format!("{t} (relayed)"));
                 }
+            }
+            if let Some(m) = message["error"]["message"].as_str() {
+                message["error"]["message"] = json!(format!("{m} (relayed)"));
             }
         }
         _ => {}
     }
     Some(message.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A defect breaks what it says, and nothing else: a message it has no
+    /// business with keeps its members (an error answer grows no `result`,
+    /// which would make it an answer no client reads).
+    #[test]
+    fn a_defect_adds_no_member_to_a_message_it_does_not_break() {
+        let error = json!({"jsonrpc": "2.0", "id": 7, "error": {"code": -32603, "message": "boom"}});
+        let result = json!({"jsonrpc": "2.0", "id": 7, "result": {"content": [{"type": "text", "text": "ok"}]}});
+        for defect in BridgeDefect::all() {
+            for method in ["tools/call", "tools/list", "initialize", "ping"] {
+                // These replace an error answer with a result, as they say.
+                let replaces = matches!(
+                    defect,
+                    BridgeDefect::UnknownToolAsResult | BridgeDefect::AcceptsAnyCursor | BridgeDefect::GivesUp
+                );
+                let mut message = error.clone();
+                if let Some(text) = break_message(defect, method, &mut message) {
+                    let message: Value = serde_json::from_str(&text).unwrap();
+                    assert!(replaces || message.get("result").is_none(), "{defect} {method}: {message}");
+                }
+                let mut message = result.clone();
+                if let Some(text) = break_message(defect, method, &mut message) {
+                    let message: Value = serde_json::from_str(&text).unwrap();
+                    assert!(message.get("error").is_none(), "{defect} {method}: {message}");
+                }
+            }
+        }
+    }
 }

@@ -97,23 +97,77 @@ impl fmt::Display for Extension {
     }
 }
 
+/// A tool catalogue the suite has a reference for: the tools an Editor
+/// lists, their schemas and their answers. The protocol does not fix one;
+/// a case about a catalogue's tool applies only to an Editor whose
+/// catalogue it is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, serde::Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Catalogue {
+    /// This project's package: §6 of the protocol reference
+    /// (`reference::TOOLS`); the Editor says `ProtocolVersion: 1`.
+    Package,
+    /// The uLoopMCP 2.1.1 package, as its server lists and answers
+    /// (`fixtures/editor-models/uloop-2.1.1.tool-details.json`, the
+    /// recordings of `fixtures/recordings/uloop-2.1.1/`); the Editor says
+    /// `Ver: "2.1.1"` and no `ProtocolVersion`.
+    #[serde(rename = "uloop-2.1.1")]
+    Uloop211,
+}
+
+impl Catalogue {
+    /// Its name in case ids and profiles.
+    pub fn name(self) -> &'static str {
+        match self {
+            Catalogue::Package => "package",
+            Catalogue::Uloop211 => "uloop-2.1.1",
+        }
+    }
+
+    pub fn all() -> [Catalogue; 2] {
+        [Catalogue::Package, Catalogue::Uloop211]
+    }
+
+    /// The fake Editor whose catalogue it is.
+    pub fn fake_editor(self) -> fake_unity::EditorKind {
+        match self {
+            Catalogue::Package => fake_unity::EditorKind::Package,
+            Catalogue::Uloop211 => fake_unity::EditorKind::Uloop211,
+        }
+    }
+
+    /// Where its reference is, in words.
+    pub fn reference(self) -> &'static str {
+        match self {
+            Catalogue::Package => "the package's tool catalogue (§6's reference)",
+            Catalogue::Uloop211 => "uLoopMCP 2.1.1's tool catalogue (its recorded get-tool-details and answers)",
+        }
+    }
+}
+
+impl fmt::Display for Catalogue {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 /// What a case checks, and so what the Editor must offer for it to apply:
 /// the core protocol (no extensions), extensions of this project, the tools
-/// it calls, and whether it checks this project's tool catalogue (§6's
-/// reference) rather than the protocol.
+/// it calls, and whether it checks a tool catalogue's reference rather than
+/// the protocol.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Requires {
     pub extensions: Vec<Extension>,
     /// Tools the case calls: the Editor must list them.
     pub tools: Vec<Cow<'static, str>>,
-    /// It checks a tool of the package's catalogue (its schema or its result
-    /// as §6's reference gives them), not the protocol.
-    pub package_catalogue: bool,
+    /// It checks a catalogue's tools (their schemas or results as its
+    /// reference gives them), not the protocol.
+    pub catalogue: Option<Catalogue>,
 }
 
 impl Requires {
     /// The core protocol, with no particular tool.
-    pub const CORE: Requires = Requires { extensions: Vec::new(), tools: Vec::new(), package_catalogue: false };
+    pub const CORE: Requires = Requires { extensions: Vec::new(), tools: Vec::new(), catalogue: None };
 
     /// The core protocol, calling `tools`.
     pub fn tools(tools: &[&'static str]) -> Requires {
@@ -125,9 +179,14 @@ impl Requires {
         Requires { extensions: vec![extension], ..Requires::CORE }
     }
 
+    /// The reference of `catalogue` as a whole.
+    pub fn catalogue(catalogue: Catalogue) -> Requires {
+        Requires { catalogue: Some(catalogue), ..Requires::CORE }
+    }
+
     /// A tool of the package's catalogue.
     pub fn catalogue_tool(tool: impl Into<Cow<'static, str>>) -> Requires {
-        Requires { tools: vec![tool.into()], package_catalogue: true, ..Requires::CORE }
+        Requires::catalogue(Catalogue::Package).and_tool(tool)
     }
 
     pub fn and_extension(mut self, extension: Extension) -> Requires {
@@ -140,11 +199,12 @@ impl Requires {
         self
     }
 
-    /// Its profile in words: `core`, `catalogue`, or the extensions' names.
+    /// Its profile in words: `core`, the catalogue's (`catalogue:package`),
+    /// or the extensions' names.
     pub fn profile(&self) -> String {
-        match (self.extensions.as_slice(), self.package_catalogue) {
-            ([], false) => "core".into(),
-            ([], true) => "catalogue".into(),
+        match (self.extensions.as_slice(), self.catalogue) {
+            ([], None) => "core".into(),
+            ([], Some(catalogue)) => format!("catalogue:{catalogue}"),
             (extensions, _) => extensions.iter().map(|e| e.name()).collect::<Vec<_>>().join("+"),
         }
     }

@@ -432,7 +432,10 @@ fn prove(names: &[String], over_tcp: bool) -> ExitCode {
             })
             .buffer_unordered(3);
             while let Some((defect, outcome)) = runs.next().await {
-                let name = Broken::Fake(defect).to_string();
+                let name = match prove::editor_over_tcp(defect, &catalogue) {
+                    fake_unity::EditorKind::Package => Broken::Fake(defect).to_string(),
+                    editor => format!("{} as {editor}", Broken::Fake(defect)),
+                };
                 match outcome {
                     Ok(not_passed) => match not_passed
                         .iter()

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::BridgeCommand,
-    case::{Case, Extension, Requires},
+    case::{Case, Catalogue, Extension, Requires},
     target::{Read, Target, WireLog},
 };
 
@@ -39,8 +39,10 @@ pub struct Offers {
     /// Every tool `get-tool-details` lists, internal ones included.
     pub tools: BTreeSet<String>,
     pub extensions: BTreeSet<Extension>,
-    /// Its catalogue is the package's: it speaks ProtocolVersion 1.
-    pub package_catalogue: bool,
+    /// Whose catalogue it has, if the suite has its reference: the
+    /// package's (it says `ProtocolVersion: 1`) or uLoopMCP 2.1.1's (it
+    /// says `Ver: "2.1.1"` and no `ProtocolVersion`).
+    pub catalogue: Option<Catalogue>,
 }
 
 /// The extensions an Editor that says `ProtocolVersion: 1` offers by that
@@ -99,12 +101,16 @@ impl Offers {
         Ok(offers)
     }
 
-    /// What `get-version` says: ProtocolVersion 1 and its Capabilities.
+    /// What `get-version` says: ProtocolVersion 1 and its Capabilities, or
+    /// uLoopMCP's package version.
     pub fn read_version(&mut self, version: &Value) {
         if version["ProtocolVersion"] != 1 {
+            if version.get("ProtocolVersion").is_none() && version["Ver"] == "2.1.1" {
+                self.catalogue = Some(Catalogue::Uloop211);
+            }
             return;
         }
-        self.package_catalogue = true;
+        self.catalogue = Some(Catalogue::Package);
         self.extensions.extend(PROTOCOL_1);
         for name in version["Capabilities"].as_array().into_iter().flatten().filter_map(Value::as_str) {
             if let Some(extension) = Extension::all().iter().find(|e| e.name() == name) {
@@ -120,7 +126,11 @@ impl Offers {
             "{} tools; extensions: {}; catalogue: {}",
             self.tools.len(),
             if extensions.is_empty() { "none".to_owned() } else { extensions.join(", ") },
-            if self.package_catalogue { "the package's" } else { "its own" }
+            match self.catalogue {
+                Some(Catalogue::Package) => "the package's",
+                Some(Catalogue::Uloop211) => "uLoopMCP 2.1.1's",
+                None => "its own (no reference here)",
+            }
         )
     }
 }
@@ -166,17 +176,30 @@ fn why_not(requires: &Requires, offers: &Offers, profile: Profile, forced: &BTre
             _ if !offers.extensions.contains(extension) => {
                 return Some(format!(
                     "not applicable: it checks the {extension} extension, which this Editor does not offer (get-version: {})",
-                    if offers.package_catalogue { "not in its Capabilities" } else { "no ProtocolVersion 1" }
+                    if offers.catalogue == Some(Catalogue::Package) {
+                        "not in its Capabilities"
+                    } else {
+                        "no ProtocolVersion 1"
+                    }
                 ));
             }
             _ => {}
         }
     }
-    if requires.package_catalogue && (profile == Profile::Core || !offers.package_catalogue) {
-        return Some(match profile {
-            Profile::Core => "not applicable: it checks the package's tool catalogue, outside the core profile".into(),
-            _ => "not applicable: it checks the package's tool catalogue (§6's reference), and this Editor's catalogue is its own".into(),
-        });
+    if let Some(catalogue) = requires.catalogue {
+        if profile == Profile::Core {
+            return Some(format!("not applicable: it checks {}, outside the core profile", catalogue.reference()));
+        }
+        if offers.catalogue != Some(catalogue) {
+            return Some(format!(
+                "not applicable: it checks {}, and this Editor's catalogue is {}",
+                catalogue.reference(),
+                match offers.catalogue {
+                    Some(other) => other.reference(),
+                    None => "its own",
+                }
+            ));
+        }
     }
     let missing: Vec<&str> = requires.tools.iter().map(|t| t.as_ref()).filter(|t| !offers.tools.contains(*t)).collect();
     if !missing.is_empty() {
@@ -193,7 +216,7 @@ mod tests {
         Offers {
             tools: ["ping", "get-tool-details", "get-logs"].map(String::from).into(),
             extensions: BTreeSet::new(),
-            package_catalogue: false,
+            catalogue: Some(Catalogue::Uloop211),
         }
     }
 
@@ -220,8 +243,32 @@ mod tests {
 
         let catalogue = Requires::catalogue_tool("get-logs");
         assert_eq!(why_not(&catalogue, &package(), Profile::Auto, &none), None);
-        assert!(why_not(&catalogue, &uloop(), Profile::Auto, &none).unwrap().contains("its own"));
+        let other = why_not(&catalogue, &uloop(), Profile::Auto, &none).unwrap();
+        assert!(other.contains("this Editor's catalogue is uLoopMCP 2.1.1's"), "{other}");
         assert!(why_not(&catalogue, &package(), Profile::Core, &none).is_some());
+        let uloop_catalogue = Requires::catalogue(Catalogue::Uloop211);
+        assert_eq!(why_not(&uloop_catalogue, &uloop(), Profile::Auto, &none), None);
+        let package_editor = why_not(&uloop_catalogue, &package(), Profile::Auto, &none).unwrap();
+        assert!(package_editor.contains("is the package's tool catalogue"), "{package_editor}");
+        let unknown = Offers { catalogue: None, ..uloop() };
+        assert!(why_not(&uloop_catalogue, &unknown, Profile::Auto, &none).unwrap().ends_with("is its own"));
+    }
+
+    #[test]
+    fn the_catalogue_is_told_by_get_version() {
+        let read = |version: Value| {
+            let mut offers = Offers::default();
+            offers.read_version(&version);
+            offers.catalogue
+        };
+        // As the real 2.1.1 server answers (fixtures/recordings/uloop-2.1.1/raw-requests.jsonl).
+        assert_eq!(
+            read(json!({"UnityVersion": "6000.0.65f1", "IsEditor": true, "Ver": "2.1.1"})),
+            Some(Catalogue::Uloop211)
+        );
+        assert_eq!(read(json!({"UnityVersion": "6000.0.65f1", "Ver": "2.2.0"})), None, "another version, no reference");
+        assert_eq!(read(json!({"ProtocolVersion": 1, "Ver": "2.1.1"})), Some(Catalogue::Package));
+        assert_eq!(read(json!({"ProtocolVersion": 2, "Ver": "2.1.1"})), None);
     }
 
     #[test]
@@ -231,7 +278,7 @@ mod tests {
             assert!(offers.extensions.contains(extension), "{extension}");
         }
         assert!(!offers.extensions.contains(&Extension::ImageData));
-        assert!(offers.package_catalogue);
+        assert_eq!(offers.catalogue, Some(Catalogue::Package));
         let mut none = Offers::default();
         none.read_version(&json!({"UnityVersion": "6000.0.65f1", "Capabilities": ["resume"]}));
         assert!(none.extensions.is_empty(), "Capabilities count only beside ProtocolVersion 1");

@@ -27,9 +27,9 @@ use futures_util::StreamExt;
 use crate::{
     bridge::BridgeCommand,
     bridge_defect::BridgeDefect,
-    case::{Case, Level, Status},
-    profile::Scope,
-    runner::{self, CaseResult, glob_matches},
+    case::{Case, Catalogue, Level, Status},
+    profile::{Offers, Scope},
+    runner::{self, Baseline, CaseResult, glob_matches},
     target::{Remote, RemoteKind, Target},
 };
 
@@ -67,12 +67,20 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         D::RejectsExtraFields => &["3.extra-fields-ignored"],
         D::IgnoresExpectations => &["3.error.project_mismatch", "3.error.session_changed"],
         D::ErrorsWithoutData => &["3.error.*", "6.disabled-tool", "6.security-blocked"],
-        D::NoVer => &["3.result-ver", "6.result-fields.*"],
+        D::NoVer => &["3.result-ver", "6.result-fields.*", "6.uloop-2.1.1.answer-fields.*"],
         D::AllInterfaces => &["1.loopback-only"],
-        D::ListsInternalTools => &["6.internal-tools-hidden"],
+        D::ListsInternalTools => &["6.internal-tools-hidden", "6.uloop-2.1.1.tool-list"],
         D::IntegerEnumDefaults => &["6.enum-default-names"],
-        D::EnumDefaultsOutsideEnum => &["6.enum-defaults", "6.enum-default-names"],
-        D::SchemaTypesAsStrings => &["6.schema.*"],
+        D::EnumDefaultsOutsideEnum => &[
+            "6.enum-defaults",
+            "6.enum-default-names",
+            "6.uloop-2.1.1.schema.control-play-mode",
+            "6.uloop-2.1.1.schema.run-tests",
+        ],
+        D::SchemaTypesAsStrings => &["6.schema.*", "6.uloop-2.1.1.schema.get-logs", "6.uloop-2.1.1.schema.compile"],
+        D::RewordedDescriptions => {
+            &["6.uloop-2.1.1.schema.*", "mcp.snapshot.tools-list", "mcp.snapshot.uloop-2.1.1.tools-list"]
+        }
         D::NoExtensions => &["6.protocol-version", "6.annotations"],
         D::IgnoresLogFilter => &["6.get-logs.*"],
         D::WrongTestCounts => &["6.run-tests.counts-*"],
@@ -110,12 +118,20 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         D::IgnoresPing => &["mcp.ping", "mcp.ping-during-call"],
         D::IgnoresDiscover => &["mcp.initialize.server-discover"],
         D::InvalidSchema => &["mcp.tools-list.schemas"],
-        D::HidesATool => &["mcp.tools-list.editor-tools", "mcp.snapshot.tools-list"],
+        D::HidesATool => {
+            &["mcp.tools-list.editor-tools", "mcp.snapshot.tools-list", "mcp.snapshot.uloop-2.1.1.tools-list"]
+        }
         D::AcceptsAnyCursor => &["mcp.tools-list.invalid-cursor"],
         D::RequiresEveryParameter => &["mcp.tools-call.arguments-schema"],
         D::NoStructuredContent => &["mcp.tools-call.result", "mcp.tools-call.concurrent", "mcp.snapshot.inspect-scene"],
-        D::NoIsError => &["mcp.tools-call.invalid-arguments", "mcp.tools-call.editor-failure", "mcp.snapshot.refusals"],
-        D::UnknownToolAsResult => &["mcp.tools-call.unknown-tool"],
+        D::NoIsError => &[
+            "mcp.tools-call.invalid-arguments",
+            "mcp.tools-call.editor-failure",
+            "mcp.snapshot.refusals",
+            "mcp.snapshot.uloop-2.1.1.refusals",
+            "mcp.snapshot.uloop-2.1.1.edit-compile-fix",
+        ],
+        D::UnknownToolAsResult => &["mcp.tools-call.unknown-tool", "mcp.snapshot.uloop-2.1.1.search-assets"],
         D::ImagesAsText => &["mcp.tools-call.image"],
         D::NoListChanged => &["mcp.list-changed", "mcp.stateless.subscription"],
         D::EarlyListChanged => &["mcp.list-changed-after-initialized"],
@@ -270,15 +286,12 @@ pub async fn prove(
     let mut proofs = Vec::new();
     let mut results = futures_util::stream::iter(runs)
         .map(|(defect, case)| async move {
+            // A case of a catalogue is shown failing by the Editor whose
+            // catalogue it is; any other, by the package's.
+            let editor = case.requires.catalogue.map_or(EditorKind::Package, Catalogue::fake_editor);
             let (target, bridge) = match defect {
-                Broken::Fake(d) => (
-                    Target::Fake { editor: EditorKind::Package, defect: Some(d) },
-                    BridgeCommand::embedded(program, None),
-                ),
-                Broken::Bridge(d) => (
-                    Target::Fake { editor: EditorKind::Package, defect: None },
-                    BridgeCommand::embedded(program, Some(d)),
-                ),
+                Broken::Fake(d) => (Target::Fake { editor, defect: Some(d) }, BridgeCommand::embedded(program, None)),
+                Broken::Bridge(d) => (Target::Fake { editor, defect: None }, BridgeCommand::embedded(program, Some(d))),
             };
             let result = runner::run_case(&target, &bridge, &Scope::full(), &case).await;
             Proof { defect, holds: shows_defect(case.level, &result), result }
@@ -292,7 +305,7 @@ pub async fn prove(
 }
 
 /// A fake Editor with one defect, served by its own process
-/// (`PROGRAM fake serve`), as a user would start one. Killed on drop.
+/// (`PROGRAM fake serve --editor E`), as a user would start one. Killed on drop.
 #[derive(Debug)]
 pub struct ServedFake {
     child: Child,
@@ -301,10 +314,11 @@ pub struct ServedFake {
 }
 
 impl ServedFake {
-    pub fn start(program: &Path, defect: Defect) -> Result<ServedFake, String> {
+    pub fn start(program: &Path, editor: EditorKind, defect: Defect) -> Result<ServedFake, String> {
         let project = crate::target::fixture_copy()?;
         let mut child = Command::new(program)
-            .args(["fake", "serve", "--port", "0", "--defect", &defect.to_string(), "--project"])
+            .args(["fake", "serve", "--port", "0", "--editor", &editor.to_string()])
+            .args(["--defect", &defect.to_string(), "--project"])
             .arg(project.path())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -346,20 +360,57 @@ impl Drop for ServedFake {
     }
 }
 
-/// The whole suite but the `mcp` cases against `defect` served over TCP:
-/// the cases that did not pass (it proves the defect when one failed).
+/// The Editor a defect is served as over TCP: the one whose catalogue the
+/// cases it claims (but the `mcp` ones) check, if they all check another
+/// catalogue than the package's; the package otherwise.
+pub fn editor_over_tcp(defect: Defect, cases: &[Case]) -> EditorKind {
+    let claimed: Vec<Case> =
+        Broken::Fake(defect).claimed(cases).into_iter().filter(|c| !c.id.starts_with("mcp.")).collect();
+    match claimed.first().and_then(|c| c.requires.catalogue) {
+        Some(catalogue) if claimed.iter().all(|c| c.requires.catalogue == Some(catalogue)) => catalogue.fake_editor(),
+        _ => EditorKind::Package,
+    }
+}
+
+/// The committed baseline of a fake Editor: what the model breaks on
+/// purpose, because the Editor it models does.
+fn baseline_of(editor: EditorKind, cases: &[Case]) -> Result<Baseline, String> {
+    match editor {
+        EditorKind::Package => Ok(Baseline::default()),
+        EditorKind::Uloop211 => Baseline::parse(include_str!("../../fixtures/baselines/uloop-2.1.1.txt"), cases),
+    }
+}
+
+/// The whole suite but the `mcp` cases against `defect` served over TCP,
+/// as [`editor_over_tcp`] says: the cases that did not pass (it proves the
+/// defect when one failed). The package's Editor is held to every case but
+/// those of other catalogues (which fail against it whatever the defect);
+/// another Editor, as a user would run the suite against it: to what it
+/// offers, less its committed baseline.
 pub async fn suite_over_tcp(program: &Path, defect: Defect, cases: &[Case]) -> Result<Vec<CaseResult>, String> {
-    let served = ServedFake::start(program, defect)?;
+    let editor = editor_over_tcp(defect, cases);
+    let served = ServedFake::start(program, editor, defect)?;
     let target = Target::Tcp(served.remote.clone());
     let bridge = BridgeCommand::embedded(program, None);
+    let baseline = baseline_of(editor, cases)?;
+    let scope = match editor {
+        EditorKind::Package => Scope::full(),
+        _ => Scope { offers: Offers::find_out(&target, &bridge).await.ok(), ..Scope::default() },
+    };
+    let of_other_catalogue =
+        |c: &&Case| editor == EditorKind::Package && c.requires.catalogue.is_some_and(|k| k != Catalogue::Package);
     let mut results: Vec<CaseResult> = Vec::new();
-    for case in cases.iter().filter(|c| !c.id.starts_with("mcp.")) {
-        let mut result = runner::run_case(&target, &bridge, &Scope::full(), case).await;
+    for case in cases.iter().filter(|c| !c.id.starts_with("mcp.")).filter(|c| !of_other_catalogue(c)) {
+        let mut result = runner::run_case(&target, &bridge, &scope, case).await;
         runner::check_editor_up(&target, &bridge, &results, &mut result).await;
+        baseline.apply(&mut result);
         results.push(result);
     }
     drop(served);
-    Ok(results.into_iter().filter(|r| r.status != Status::Pass).collect())
+    Ok(results
+        .into_iter()
+        .filter(|r| !matches!(r.status, Status::Pass | Status::Skip | Status::ExpectedFailure))
+        .collect())
 }
 
 #[cfg(test)]

@@ -301,25 +301,26 @@ impl Session {
             Some(embedded) => SocketAddr::from(([127, 0, 0, 1], embedded.fake.port())),
             // A remote Editor with a known project: the port it publishes
             // (it moves when a reload finds the old one taken), once it is
-            // ready again (an earlier case may have reloaded it).
+            // ready again (an earlier case may have reloaded it). Published
+            // as the bridge finds it: the instance file, or uLoopMCP's
+            // settings file (its customPort and isDomainReloadInProgress).
             None => match &self.project {
                 Some(project) => {
+                    use editor_link::discovery::{Locator, Source};
+                    let locator = Locator { explicit_port: None, project: Some(project.clone()) };
                     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
                     loop {
-                        use editor_link::discovery::EditorState;
-                        match DiscoveryFile::read(project) {
-                            Ok(file) if file.state == Some(EditorState::Ready) => {
-                                break SocketAddr::new(self.addr.ip(), file.port);
-                            }
-                            // Only a reload is worth waiting for.
-                            Ok(file) if file.state == Some(EditorState::Reloading) => {
-                                if tokio::time::Instant::now() >= deadline {
-                                    break self.addr;
-                                }
-                                tokio::time::sleep(Duration::from_millis(20)).await;
-                            }
-                            _ => break self.addr,
+                        let found = locator.candidates();
+                        // Only a reload is worth waiting for.
+                        if found.reloading && tokio::time::Instant::now() < deadline {
+                            tokio::time::sleep(Duration::from_millis(20)).await;
+                            continue;
                         }
+                        let published = found
+                            .ports
+                            .iter()
+                            .find(|c| matches!(c.source, Source::DiscoveryFile | Source::UloopSettings));
+                        break published.map_or(self.addr, |c| SocketAddr::new(self.addr.ip(), c.port));
                     }
                 }
                 None => self.addr,

@@ -12,6 +12,7 @@ pub mod scenarios;
 mod security;
 pub mod snapshots;
 mod tools;
+mod uloop_catalogue;
 
 use crate::case::Case;
 
@@ -52,6 +53,7 @@ pub fn catalogue() -> Vec<Case> {
     cases.extend(properties::cases());
     cases.extend(jsonrpc::cases());
     cases.extend(tools::cases());
+    cases.extend(uloop_catalogue::cases());
     cases.extend(behaviour::cases());
     cases.extend(security::cases());
     cases.extend(robustness::cases());

@@ -1,15 +1,19 @@
 //! MCP output snapshots: scripted agent workflows (those recorded in
 //! `fixtures/sessions/`, and more) run through the bridge against the
-//! target; the redacted answers must equal `fixtures/snapshots/mcp/NAME.snap`,
-//! the same for every target. The snapshots are insta snapshots, written and
-//! reviewed with `cargo insta` (`conformance/tests/testsuite/snapshots.rs`);
-//! they are built into this program, so it needs no checkout.
+//! target; the redacted answers must equal the snapshot of the Editor's
+//! catalogue: `fixtures/snapshots/mcp/NAME.snap` for the package's
+//! (`mcp.snapshot.NAME`), `fixtures/snapshots/mcp/uloop-2.1.1/NAME.snap`
+//! for uLoopMCP 2.1.1's (`mcp.snapshot.uloop-2.1.1.NAME`): the same
+//! workflows, the answers each Editor gives. The snapshots are insta
+//! snapshots, written and reviewed with `cargo insta`
+//! (`conformance/tests/testsuite/snapshots.rs`) from each catalogue's fake
+//! Editor; they are built into this program, so it needs no checkout.
 
 use serde_json::{Value, json};
 
 use crate::{
     bridge::McpProcess,
-    case::{Case, Finding, Level, Needs, Requires, check},
+    case::{Case, Catalogue, Finding, Level, Needs, Requires, check},
     snapshot,
     target::Session,
     workflow::{Revision, Step, Workflow},
@@ -32,24 +36,93 @@ fn needs(workflow: &Workflow) -> Needs {
     }
 }
 
-/// The committed snapshot of each workflow.
-const SNAPSHOTS: &[(&str, &str)] = &[
-    ("inspect-scene", include_str!("../../../fixtures/snapshots/mcp/inspect-scene.snap")),
-    ("edit-compile-fix", include_str!("../../../fixtures/snapshots/mcp/edit-compile-fix.snap")),
-    ("run-tests-read-failures", include_str!("../../../fixtures/snapshots/mcp/run-tests-read-failures.snap")),
-    ("search-assets", include_str!("../../../fixtures/snapshots/mcp/search-assets.snap")),
-    ("reload-moves-port", include_str!("../../../fixtures/snapshots/mcp/reload-moves-port.snap")),
-    ("tools-list", include_str!("../../../fixtures/snapshots/mcp/tools-list.snap")),
-    ("refusals", include_str!("../../../fixtures/snapshots/mcp/refusals.snap")),
-    ("scene-queries", include_str!("../../../fixtures/snapshots/mcp/scene-queries.snap")),
-    ("run-code", include_str!("../../../fixtures/snapshots/mcp/run-code.snap")),
-    ("stateless-session", include_str!("../../../fixtures/snapshots/mcp/stateless-session.snap")),
-    ("stateless-edit-compile-fix", include_str!("../../../fixtures/snapshots/mcp/stateless-edit-compile-fix.snap")),
+/// The committed snapshot of each workflow, for each catalogue.
+const SNAPSHOTS: &[(Catalogue, &str, &str)] = &[
+    (Catalogue::Package, "inspect-scene", include_str!("../../../fixtures/snapshots/mcp/inspect-scene.snap")),
+    (Catalogue::Package, "edit-compile-fix", include_str!("../../../fixtures/snapshots/mcp/edit-compile-fix.snap")),
+    (
+        Catalogue::Package,
+        "run-tests-read-failures",
+        include_str!("../../../fixtures/snapshots/mcp/run-tests-read-failures.snap"),
+    ),
+    (Catalogue::Package, "search-assets", include_str!("../../../fixtures/snapshots/mcp/search-assets.snap")),
+    (Catalogue::Package, "reload-moves-port", include_str!("../../../fixtures/snapshots/mcp/reload-moves-port.snap")),
+    (Catalogue::Package, "tools-list", include_str!("../../../fixtures/snapshots/mcp/tools-list.snap")),
+    (Catalogue::Package, "refusals", include_str!("../../../fixtures/snapshots/mcp/refusals.snap")),
+    (Catalogue::Package, "scene-queries", include_str!("../../../fixtures/snapshots/mcp/scene-queries.snap")),
+    (Catalogue::Package, "run-code", include_str!("../../../fixtures/snapshots/mcp/run-code.snap")),
+    (Catalogue::Package, "stateless-session", include_str!("../../../fixtures/snapshots/mcp/stateless-session.snap")),
+    (
+        Catalogue::Package,
+        "stateless-edit-compile-fix",
+        include_str!("../../../fixtures/snapshots/mcp/stateless-edit-compile-fix.snap"),
+    ),
+    (
+        Catalogue::Uloop211,
+        "inspect-scene",
+        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/inspect-scene.snap"),
+    ),
+    (
+        Catalogue::Uloop211,
+        "edit-compile-fix",
+        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/edit-compile-fix.snap"),
+    ),
+    (
+        Catalogue::Uloop211,
+        "run-tests-read-failures",
+        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/run-tests-read-failures.snap"),
+    ),
+    (
+        Catalogue::Uloop211,
+        "search-assets",
+        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/search-assets.snap"),
+    ),
+    (
+        Catalogue::Uloop211,
+        "reload-moves-port",
+        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/reload-moves-port.snap"),
+    ),
+    (Catalogue::Uloop211, "tools-list", include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/tools-list.snap")),
+    (Catalogue::Uloop211, "refusals", include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/refusals.snap")),
+    (
+        Catalogue::Uloop211,
+        "scene-queries",
+        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/scene-queries.snap"),
+    ),
+    (Catalogue::Uloop211, "run-code", include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/run-code.snap")),
+    (
+        Catalogue::Uloop211,
+        "stateless-session",
+        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/stateless-session.snap"),
+    ),
+    (
+        Catalogue::Uloop211,
+        "stateless-edit-compile-fix",
+        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/stateless-edit-compile-fix.snap"),
+    ),
 ];
 
-/// The snapshot of `name`, as built into this program.
-pub fn snapshot_of(name: &str) -> Option<&'static str> {
-    SNAPSHOTS.iter().find(|(n, _)| *n == name).map(|(_, text)| *text)
+/// The folder of a catalogue's snapshots, under `fixtures/snapshots/mcp/`.
+pub fn snapshot_folder(catalogue: Catalogue) -> &'static str {
+    match catalogue {
+        Catalogue::Package => "",
+        Catalogue::Uloop211 => "uloop-2.1.1/",
+    }
+}
+
+/// The id of the case that holds `catalogue`'s Editors to a workflow's
+/// snapshot: `mcp.snapshot.NAME` for the package's (the ids of before
+/// there were others), `mcp.snapshot.CATALOGUE.NAME` for the others.
+pub fn case_id(catalogue: Catalogue, workflow: &str) -> String {
+    match catalogue {
+        Catalogue::Package => format!("mcp.snapshot.{workflow}"),
+        other => format!("mcp.snapshot.{other}.{workflow}"),
+    }
+}
+
+/// The snapshot of `name` for `catalogue`, as built into this program.
+pub fn snapshot_of(catalogue: Catalogue, name: &str) -> Option<&'static str> {
+    SNAPSHOTS.iter().find(|(c, n, _)| *c == catalogue && *n == name).map(|(_, _, text)| *text)
 }
 
 /// Runs `workflow` through the bridge against the session's Editor; the
@@ -150,47 +223,47 @@ async fn list_tools(mcp: &mut McpProcess, revision: Revision) -> Result<Value, F
 }
 
 pub fn cases() -> Vec<Case> {
-    workflows()
+    Catalogue::all()
         .into_iter()
-        .map(|workflow| {
-            let needs = needs(&workflow);
-            let id = format!("mcp.snapshot.{}", workflow.name);
-            let requirement = format!(
-                "Through the bridge, {} gives the MCP answers of fixtures/snapshots/mcp/{}.snap (ids, times, paths, ports, durations redacted).",
-                workflow.what, workflow.name
-            );
-            Case {
-                id: id.into(),
-                requirement: requirement.into(),
-                reference: match workflow.revision {
-                    Revision::Handshake => "MCP 2025-11-25 §server/tools; docs/editor-link-protocol.md §6",
-                    Revision::Stateless => "MCP 2026-07-28 §server/tools, §server/discover; docs/editor-link-protocol.md §6",
-                },
-                level: Level::Must,
-                needs,
-                // The answers recorded are the package's.
-                requires: Requires { package_catalogue: true, ..Requires::CORE },
-                check: check(move |s| {
-                    let workflow = workflow.clone();
-                    Box::pin(async move {
-                        let text = snapshot_of(&workflow.name)
-                            .ok_or_else(|| Finding::Harness(format!("no snapshot for {}", workflow.name)))?;
-                        let expected = snapshot::parse_insta(text).map_err(Finding::Harness)?;
-                        let actual = run_workflow(&s, &workflow).await?;
-                        let differences = snapshot::differences(&expected, &actual, 8);
-                        if differences.is_empty() {
-                            return Ok(());
-                        }
-                        Err(Finding::Violation(format!(
-                            "the answers differ from fixtures/snapshots/mcp/{}.snap (the Editor changed, or the fake drifted from it): {}",
-                            workflow.name,
-                            differences.iter().map(|d| describe(&actual, d)).collect::<Vec<_>>().join("; ")
-                        )))
-                    })
-                }),
-            }
-        })
+        .flat_map(|catalogue| workflows().into_iter().map(move |w| case(catalogue, w)))
         .collect()
+}
+
+fn case(catalogue: Catalogue, workflow: Workflow) -> Case {
+    let file = format!("fixtures/snapshots/mcp/{}{}.snap", snapshot_folder(catalogue), workflow.name);
+    let requirement = format!(
+        "Through the bridge, {} gives the MCP answers of {file} (ids, times, paths, ports, durations redacted).",
+        workflow.what
+    );
+    Case {
+        id: case_id(catalogue, &workflow.name).into(),
+        requirement: requirement.into(),
+        reference: match workflow.revision {
+            Revision::Handshake => "MCP 2025-11-25 §server/tools; docs/editor-link-protocol.md §6",
+            Revision::Stateless => "MCP 2026-07-28 §server/tools, §server/discover; docs/editor-link-protocol.md §6",
+        },
+        level: Level::Must,
+        needs: needs(&workflow),
+        // The answers recorded are those of the catalogue's Editor.
+        requires: Requires::catalogue(catalogue),
+        check: check(move |s| {
+            let (workflow, file) = (workflow.clone(), file.clone());
+            Box::pin(async move {
+                let text = snapshot_of(catalogue, &workflow.name)
+                    .ok_or_else(|| Finding::Harness(format!("no snapshot {file} is built in")))?;
+                let expected = snapshot::parse_insta(text).map_err(Finding::Harness)?;
+                let actual = run_workflow(&s, &workflow).await?;
+                let differences = snapshot::differences(&expected, &actual, 8);
+                if differences.is_empty() {
+                    return Ok(());
+                }
+                Err(Finding::Violation(format!(
+                    "the answers differ from {file} (the Editor changed, or the fake drifted from it): {}",
+                    differences.iter().map(|d| describe(&actual, d)).collect::<Vec<_>>().join("; ")
+                )))
+            })
+        }),
+    }
 }
 
 /// A difference with the step it is in named (`step 2 (get-logs)`).

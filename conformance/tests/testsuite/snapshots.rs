@@ -7,9 +7,10 @@ use std::collections::BTreeSet;
 
 use editor_link::transcript::Transcript;
 use unity_conformance::{
+    case::Catalogue,
     cases::{
         scenarios::{SCENARIOS, scenarios_dir},
-        snapshots::{run_workflow, workflows},
+        snapshots::{run_workflow, snapshot_folder, snapshot_of, workflows},
     },
     target::{Target, WireLog, fixture_project},
 };
@@ -26,16 +27,21 @@ fn names_in(dir: &std::path::Path, extension: &str) -> BTreeSet<String> {
         .collect()
 }
 
+#[rstest::rstest]
+#[case::package(Catalogue::Package)]
+#[case::uloop_2_1_1(Catalogue::Uloop211)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_workflow_gives_its_snapshot_against_the_fake() {
+async fn each_workflow_gives_its_snapshot_against_the_catalogues_fake(#[case] catalogue: Catalogue) {
+    let folder = format!("../../../fixtures/snapshots/mcp/{}", snapshot_folder(catalogue));
     for workflow in workflows() {
-        let session = Target::Fake { editor: fake_unity::EditorKind::Package, defect: None }
+        let session = Target::Fake { editor: catalogue.fake_editor(), defect: None }
             .open(WireLog::default(), &embedded_bridge())
             .await
             .unwrap();
-        let answers = run_workflow(&session, &workflow).await.unwrap_or_else(|e| panic!("{}: {e:?}", workflow.name));
+        let answers =
+            run_workflow(&session, &workflow).await.unwrap_or_else(|e| panic!("{catalogue} {}: {e:?}", workflow.name));
         insta::with_settings!({
-            snapshot_path => "../../../fixtures/snapshots/mcp",
+            snapshot_path => folder.as_str(),
             prepend_module_to_snapshot => false,
             omit_expression => true,
         }, {
@@ -45,10 +51,16 @@ async fn each_workflow_gives_its_snapshot_against_the_fake() {
 }
 
 #[test]
-fn every_snapshot_file_belongs_to_a_workflow() {
-    let files = names_in(&fixture_project().join("../snapshots/mcp"), ".snap");
+fn every_snapshot_file_belongs_to_a_workflow_and_is_built_in() {
     let names: BTreeSet<String> = workflows().iter().map(|w| w.name.clone()).collect();
-    assert_eq!(files, names);
+    for catalogue in Catalogue::all() {
+        let dir = fixture_project().join("../snapshots/mcp").join(snapshot_folder(catalogue));
+        assert_eq!(names_in(&dir, ".snap"), names, "{catalogue}");
+        for name in &names {
+            let file = std::fs::read_to_string(dir.join(format!("{name}.snap"))).unwrap();
+            assert_eq!(snapshot_of(catalogue, name), Some(file.as_str()), "{catalogue} {name}: SNAPSHOTS builds it in");
+        }
+    }
 }
 
 #[test]

@@ -56,6 +56,9 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
                     }
                 }
             }
+            if call.editor.has_defect(Defect::RewordedDescriptions) {
+                detail.description = format!("Reworded: {}", detail.description);
+            }
             if types_as_strings {
                 for property in detail.parameter_schema.properties.values_mut() {
                     property.ty = editor_link::tool_details::ParameterType::String;

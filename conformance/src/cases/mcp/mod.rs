@@ -19,7 +19,7 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::{McpProcess, stateless_meta},
-    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check, violation},
+    case::{Case, Catalogue, CheckFuture, Finding, Level, Needs, Requires, check, violation},
     ensure,
     target::Session,
 };
@@ -59,7 +59,7 @@ fn requires(id: &str) -> Requires {
     use crate::case::Extension;
     match id {
         // Every tool of the package's catalogue, with its parameters.
-        "mcp.tools-call.arguments-schema" => Requires { package_catalogue: true, ..Requires::CORE },
+        "mcp.tools-call.arguments-schema" => Requires::catalogue(Catalogue::Package),
         // get-logs' LogType enum; get-hierarchy's result.
         "mcp.tools-call.invalid-arguments" => Requires::catalogue_tool("get-logs"),
         "mcp.tools-call.concurrent" => Requires::catalogue_tool("get-hierarchy"),

@@ -5,6 +5,7 @@
 use serde_json::{Value, json};
 
 use super::super::{After, BoxFuture, Dialect, Outcome, ToolCall, result};
+use crate::Defect;
 
 pub fn ping(call: &ToolCall) -> Outcome {
     let message = call.args.get("Message").as_str().unwrap_or("");
@@ -40,8 +41,14 @@ pub fn get_version(call: &ToolCall) -> Outcome {
     ]))
 }
 
+/// Lists the tools as 2.1.1 does: each its recorded listing. The
+/// deliberate defects of this tool's answer break it here as they break
+/// the package's.
 pub fn get_tool_details(call: &ToolCall) -> Outcome {
-    let include_dev = call.args.bool("IncludeDevelopmentOnly");
+    let include_dev = call.args.bool("IncludeDevelopmentOnly") || call.editor.has_defect(Defect::ListsInternalTools);
+    let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
+    let reworded = call.editor.has_defect(Defect::RewordedDescriptions);
+    let outside_enum = call.editor.has_defect(Defect::EnumDefaultsOutsideEnum);
     let tools: Vec<Value> = call
         .editor
         .offered_tools(include_dev)
@@ -49,6 +56,25 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
         .filter_map(|t| match &t.dialect {
             Dialect::Uloop(binding) => Some(binding.listing.clone()),
             Dialect::Package => None,
+        })
+        .map(|mut listing| {
+            if let Some(Value::String(description)) = listing.get_mut("description").filter(|_| reworded) {
+                *description = format!("Reworded: {description}");
+            }
+            let properties = listing.pointer_mut("/parameterSchema/Properties").and_then(Value::as_object_mut);
+            for property in properties.into_iter().flat_map(|p| p.values_mut()).filter(|_| outside_enum) {
+                // 2.1.1 sends an enum's default as its integer: one no value has.
+                if property["Enum"].is_array() && property["DefaultValue"].is_i64() {
+                    property["DefaultValue"] = json!(-1);
+                }
+            }
+            if types_as_strings {
+                let properties = listing.pointer_mut("/parameterSchema/Properties").and_then(Value::as_object_mut);
+                for property in properties.into_iter().flat_map(|p| p.values_mut()) {
+                    property["Type"] = json!("string");
+                }
+            }
+            listing
         })
         .collect();
     Outcome::Reply(result([("Tools", tools.into())]))
