@@ -31,7 +31,7 @@ namespace UnityMcp.Core
                 {
                     context.JournalAnswer(result);
                 }
-            });
+            }).ConfigureAwait(false);
             result = result ?? ResultOf(report);
             if (report.ReloadFollows)
             {
@@ -119,7 +119,7 @@ namespace UnityMcp.Core
             }
             var editor = context.Editor;
             var started = DateTime.UtcNow;
-            var results = await editor.RunTests(new TestSelection { Mode = p.TestMode, FilterType = p.FilterType, FilterValue = p.FilterValue }, context);
+            var results = await editor.RunTests(new TestSelection { Mode = p.TestMode, FilterType = p.FilterType, FilterValue = p.FilterValue }, context).ConfigureAwait(false);
             var passed = results.Count(t => t.Outcome == TestOutcome.Passed);
             var failed = results.Count(t => t.Outcome == TestOutcome.Failed);
             var skipped = results.Count(t => t.Outcome == TestOutcome.Skipped);

@@ -109,7 +109,7 @@ namespace UnityMcp.Core
             byte[] answer;
             try
             {
-                var result = await Call(request.Method, request.Params, context);
+                var result = await Call(request.Method, request.Params, context).ConfigureAwait(false);
                 answer = RpcWriter.Result(request.Id, result);
             }
             catch (AnswerWithheld withheld)
@@ -161,14 +161,14 @@ namespace UnityMcp.Core
             {
                 var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection, Dispatcher = this, RequestId = context.RequestId, JournalAnswer = context.JournalAnswer };
                 var running = tool.Execute(parameters, bounded);
-                var finished = await Task.WhenAny(running, Task.Delay(timeout));
+                var finished = await Task.WhenAny(running, Task.Delay(timeout)).ConfigureAwait(false);
                 if (finished != running)
                 {
                     deadline.Cancel();
                     Observe(running);
                     throw new RpcError(RpcErrorKind.Timeout, "Tool '" + method + "' timed out after " + ToolSchema.Number(timeout.TotalSeconds) + " seconds");
                 }
-                result = await running;
+                result = await running.ConfigureAwait(false);
             }
             result = result ?? new JObject();
             result["Ver"] = version;

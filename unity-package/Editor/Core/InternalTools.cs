@@ -144,7 +144,7 @@ namespace UnityMcp.Core
             var watch = System.Diagnostics.Stopwatch.StartNew();
             try
             {
-                await Task.Delay(System.TimeSpan.FromSeconds(p.SleepSeconds), context.Cancellation);
+                await Task.Delay(System.TimeSpan.FromSeconds(p.SleepSeconds), context.Cancellation).ConfigureAwait(false);
             }
             catch (TaskCanceledException)
             {

@@ -3,6 +3,13 @@
 // requests dispatched concurrently (pipelining) and answered in completion
 // order, notifications to every client, and the shutdown of a domain reload
 // or a quit. Bad input gets the error of §2 and never takes the listener down.
+//
+// Socket work never needs Unity's main thread: in the Editor the server is
+// started on it, where SynchronizationContext.Current is Unity's (its Post
+// only queues work for the next Editor tick), so every await here is
+// ConfigureAwait(false) and the loops start on the thread pool. A shutdown,
+// called on the main thread before a reload or quit, never waits for a
+// socket: it writes the notification only where the socket can take it now.
 
 using System;
 using System.Collections.Generic;
@@ -28,8 +35,22 @@ namespace UnityMcp.Core
             Id = id;
             this.client = client;
             stream = client.GetStream();
-            Endpoint = client.Client.RemoteEndPoint != null ? client.Client.RemoteEndPoint.ToString() : "";
+            Endpoint = RemoteEndpointOf(client);
             ConnectedAt = DateTime.UtcNow;
+        }
+
+        /// <summary>The peer's address; "" when it has gone (a reset before we asked throws).</summary>
+        static string RemoteEndpointOf(TcpClient client)
+        {
+            try
+            {
+                var endpoint = client.Client.RemoteEndPoint;
+                return endpoint != null ? endpoint.ToString() : "";
+            }
+            catch (Exception)
+            {
+                return "";
+            }
         }
 
         public long Id { get; }
@@ -53,14 +74,14 @@ namespace UnityMcp.Core
         {
             var framing = Framing ?? Core.Framing.Header;
             var frame = FrameEncoder.Encode(framing, body);
-            await writeLock.WaitAsync();
+            await writeLock.WaitAsync().ConfigureAwait(false);
             try
             {
                 if (closed.IsCancellationRequested)
                 {
                     return false;
                 }
-                await stream.WriteAsync(frame, 0, frame.Length);
+                await stream.WriteAsync(frame, 0, frame.Length).ConfigureAwait(false);
                 return true;
             }
             catch (Exception)
@@ -72,6 +93,42 @@ namespace UnityMcp.Core
             {
                 writeLock.Release();
             }
+        }
+
+        /// <summary>
+        /// Writes one frame only if the socket can take it at once, then
+        /// closes: for a shutdown on the main thread, which must not wait
+        /// for a client (one that stopped reading, or one mid-write). True
+        /// when the frame was written whole.
+        /// </summary>
+        internal bool SendNowAndClose(byte[] body)
+        {
+            var written = false;
+            if (writeLock.Wait(0))
+            {
+                try
+                {
+                    var frame = FrameEncoder.Encode(Framing ?? Core.Framing.Header, body);
+                    var socket = client.Client;
+                    if (!closed.IsCancellationRequested && socket.Poll(0, SelectMode.SelectWrite))
+                    {
+                        // Writable: the send buffer has room for a small frame,
+                        // so this returns at once; the timeout bounds the rest.
+                        socket.SendTimeout = 50;
+                        written = socket.Send(frame) == frame.Length;
+                    }
+                }
+                catch (Exception)
+                {
+                    // Gone, or full: closed without it.
+                }
+                finally
+                {
+                    writeLock.Release();
+                }
+            }
+            Close();
+            return written;
         }
 
         internal void Close()
@@ -214,12 +271,18 @@ namespace UnityMcp.Core
                 }
                 listener = candidate;
                 Port = ((IPEndPoint)candidate.LocalEndpoint).Port;
-                _ = AcceptLoop(candidate);
+                // On the thread pool, whatever context the caller has.
+                Task.Run(() => AcceptLoop(candidate));
                 return Port;
             }
             throw new InvalidOperationException("no free port from " + preferredPort + " to " + candidates.Last() + ": " + (last != null ? last.Message : ""));
         }
 
+        /// <summary>
+        /// Accepts until the listener stops. Nothing one client does (a reset
+        /// before it is served, a socket option refused) reaches this loop:
+        /// each accepted socket is set up inside its own try.
+        /// </summary>
         async Task AcceptLoop(TcpListener from)
         {
             while (true)
@@ -227,7 +290,7 @@ namespace UnityMcp.Core
                 TcpClient client;
                 try
                 {
-                    client = await from.AcceptTcpClientAsync();
+                    client = await from.AcceptTcpClientAsync().ConfigureAwait(false);
                 }
                 catch (ObjectDisposedException)
                 {
@@ -240,20 +303,35 @@ namespace UnityMcp.Core
                         return;
                     }
                     // Out of descriptors and the like: back off, keep serving.
-                    await Task.Delay(50);
+                    await Task.Delay(50).ConfigureAwait(false);
                     continue;
                 }
                 catch (InvalidOperationException)
                 {
                     return;
                 }
-                client.NoDelay = true;
-                var connection = new ClientConnection(Interlocked.Increment(ref nextId), client);
+                if (listener != from)
+                {
+                    client.Close();
+                    return;
+                }
+                ClientConnection connection;
+                try
+                {
+                    client.NoDelay = true;
+                    connection = new ClientConnection(Interlocked.Increment(ref nextId), client);
+                }
+                catch (Exception)
+                {
+                    // Reset or gone before it was served: its loss alone.
+                    client.Close();
+                    continue;
+                }
                 lock (gate)
                 {
                     clients[connection.Id] = connection;
                 }
-                _ = Serve(connection);
+                _ = Task.Run(() => Serve(connection));
             }
         }
 
@@ -268,7 +346,7 @@ namespace UnityMcp.Core
                     int read;
                     try
                     {
-                        read = await connection.Stream.ReadAsync(buffer, 0, buffer.Length);
+                        read = await connection.Stream.ReadAsync(buffer, 0, buffer.Length).ConfigureAwait(false);
                     }
                     catch (Exception)
                     {
@@ -289,7 +367,7 @@ namespace UnityMcp.Core
                             {
                                 var error = new RpcError(RpcErrorKind.FrameTooLarge, "a frame of " + frame.Size + " bytes is over the limit of " + RequestLimit)
                                     .With("size", frame.Size).With("limit", RequestLimit);
-                                await connection.Send(RpcWriter.Error(null, error));
+                                await connection.Send(RpcWriter.Error(null, error)).ConfigureAwait(false);
                                 continue;
                             }
                             _ = Handle(connection, frame.Body);
@@ -299,7 +377,7 @@ namespace UnityMcp.Core
                     catch (FramingException e)
                     {
                         connection.Framing = decoder.Framing;
-                        await connection.Send(RpcWriter.Error(null, new RpcError(RpcErrorKind.FramingError, e.Message)));
+                        await connection.Send(RpcWriter.Error(null, new RpcError(RpcErrorKind.FramingError, e.Message))).ConfigureAwait(false);
                         break;
                     }
                 }
@@ -322,16 +400,16 @@ namespace UnityMcp.Core
             byte[] answer;
             try
             {
-                answer = await dispatcher.Answer(body, context);
+                answer = await dispatcher.Answer(body, context).ConfigureAwait(false);
             }
             catch (Exception e)
             {
                 answer = RpcWriter.Error(null, new RpcError(RpcErrorKind.InternalError, e.Message));
             }
-            await progress.Finish();
+            await progress.Finish().ConfigureAwait(false);
             if (answer != null)
             {
-                await connection.Send(answer);
+                await connection.Send(answer).ConfigureAwait(false);
             }
         }
 
@@ -341,7 +419,7 @@ namespace UnityMcp.Core
             var body = RpcWriter.Notification(method, parameters);
             foreach (var client in Clients)
             {
-                await client.Send(body);
+                await client.Send(body).ConfigureAwait(false);
             }
         }
 
@@ -362,9 +440,12 @@ namespace UnityMcp.Core
         /// <summary>
         /// Stops: every client gets notifications/server/shutdown with
         /// <paramref name="reason"/> (DomainReload, EditorQuit), then the
-        /// sockets close. Requests in flight get no answer.
+        /// sockets close. Requests in flight get no answer. Called on the
+        /// main thread before a reload or a quit, it waits for nothing: a
+        /// client whose socket cannot take the notification now (it stopped
+        /// reading, or an answer is being written to it) is closed without it.
         /// </summary>
-        public async Task Shutdown(string reason)
+        public ShutdownReport Shutdown(string reason)
         {
             var stopping = listener;
             listener = null;
@@ -373,11 +454,17 @@ namespace UnityMcp.Core
             {
                 stopping.Stop();
             }
-            await Broadcast("notifications/server/shutdown", new JObject { ["reason"] = reason });
+            var body = RpcWriter.Notification("notifications/server/shutdown", new JObject { ["reason"] = reason });
+            var report = new ShutdownReport();
             foreach (var client in Clients)
             {
-                client.Close();
+                report.Clients++;
+                if (client.SendNowAndClose(body))
+                {
+                    report.Notified++;
+                }
             }
+            return report;
         }
     }
 }

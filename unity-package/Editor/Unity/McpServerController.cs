@@ -5,7 +5,8 @@
 // discovery file, sends the shutdown notification before a reload or quit,
 // and list_changed once the tools are back after a reload. Tool work that
 // touches Unity runs on the main thread through the queue pumped by
-// EditorApplication.update.
+// EditorApplication.update. The server's life itself (start, reload, quit)
+// is the core's ServerLifecycle, the same the headless host runs.
 
 using System;
 using System.Collections.Generic;
@@ -28,9 +29,8 @@ namespace UnityMcp.Editor
         /// <summary>The package version every result carries as Ver.</summary>
         public const string PackageVersion = "0.1.0";
 
-        static EditorServer server;
+        static readonly ServerLifecycle lifecycle = new ServerLifecycle(new UnityDomain());
         static SessionStateJournalStore journalStore;
-        static string sessionId = "";
 
         /// <summary>Unity work of the tools, run on the main thread.</summary>
         public static readonly MainThreadQueue MainThread = new MainThreadQueue();
@@ -40,17 +40,17 @@ namespace UnityMcp.Editor
 
         public static McpSettings Settings { get; private set; }
 
-        public static bool IsRunning => server != null && server.IsRunning;
+        public static bool IsRunning => lifecycle.IsRunning;
 
-        public static int Port => server != null ? server.Port : 0;
+        public static int Port => lifecycle.Port;
 
-        public static string SessionId => sessionId;
+        public static string SessionId => lifecycle.SessionId;
 
         /// <summary>The connected clients (for the window).</summary>
-        public static List<ClientConnection> Clients => server != null ? server.Clients : new List<ClientConnection>();
+        public static List<ClientConnection> Clients => lifecycle.Clients;
 
         /// <summary>Why the server is not running, when it failed to start.</summary>
-        public static string LastError { get; private set; }
+        public static string LastError => lifecycle.LastError;
 
         static McpServerController()
         {
@@ -72,59 +72,10 @@ namespace UnityMcp.Editor
         }
 
         /// <summary>Starts the server (no-op when running); afterReload sends list_changed once ready.</summary>
-        public static void Start(bool afterReload)
-        {
-            if (IsRunning)
-            {
-                return;
-            }
-            try
-            {
-                var own = new[] { typeof(Dispatcher).Assembly, typeof(McpServerController).Assembly };
-                var registry = ToolRegistry.Discover(AppDomain.CurrentDomain.GetAssemblies(), own);
-                sessionId = Guid.NewGuid().ToString("N");
-                var backend = new UnityEditorBackend(MainThread);
-                var dispatcher = new Dispatcher(registry, new SecurityChecker(() => Settings.Security), PackageVersion)
-                {
-                    Backend = backend,
-                    Editor = backend.Info(),
-                    Journal = new RequestJournal(journalStore),
-                    ProjectRoot = Project,
-                    ServerSessionId = sessionId,
-                };
-                server = new EditorServer(dispatcher);
-                var port = server.Start(SessionState.GetInt(PortKey, Settings.Port));
-                SessionState.SetInt(PortKey, port);
-                SessionState.SetBool(WasRunningKey, true);
-                Settings.Save(Project, sessionId);
-                WriteDiscovery("ready");
-                LastError = null;
-                if (afterReload)
-                {
-                    var ready = server;
-                    EditorApplication.delayCall += () => { _ = ready.NotifyToolsChanged(); };
-                }
-            }
-            catch (Exception e)
-            {
-                server = null;
-                LastError = e.Message;
-                UnityEngine.Debug.LogError("Unity MCP: the server could not start: " + e.Message);
-            }
-        }
+        public static void Start(bool afterReload) => lifecycle.Start(afterReload);
 
-        /// <summary>Stops the server (clients get the shutdown notification with this reason).</summary>
-        public static void Stop(string reason)
-        {
-            var stopping = server;
-            server = null;
-            if (stopping == null)
-            {
-                return;
-            }
-            // Wait, bounded: the notification must be written before the sockets close.
-            stopping.Shutdown(reason).Wait(TimeSpan.FromSeconds(2));
-        }
+        /// <summary>Stops the server (clients get the shutdown notification with this reason); it never waits for a client.</summary>
+        public static void Stop(string reason) => lifecycle.Stop(reason);
 
         /// <summary>Applies changed settings; tools offered differently are announced (list_changed).</summary>
         public static void ApplySettings(McpSettings settings)
@@ -132,37 +83,16 @@ namespace UnityMcp.Editor
             var toolsChanged = !settings.Security.DisabledTools.SequenceEqual(Settings.Security.DisabledTools);
             var portChanged = settings.Port != Settings.Port;
             Settings = settings;
-            Settings.Save(Project, sessionId);
+            Settings.Save(Project, SessionId);
             if (portChanged)
             {
                 SessionState.SetInt(PortKey, settings.Port);
                 Stop("EditorQuit");
                 Start(false);
             }
-            else if (toolsChanged && server != null)
+            else if (toolsChanged)
             {
-                _ = server.NotifyToolsChanged();
-            }
-        }
-
-        static void WriteDiscovery(string state)
-        {
-            try
-            {
-                DiscoveryFile.Write(Project, new DiscoveryInfo
-                {
-                    Port = Port != 0 ? Port : SessionState.GetInt(PortKey, Settings.Port),
-                    Pid = Process.GetCurrentProcess().Id,
-                    ProjectPath = Project,
-                    UnityVersion = Application.unityVersion,
-                    PackageVersion = PackageVersion,
-                    ServerSessionId = sessionId,
-                    State = state,
-                });
-            }
-            catch (Exception e)
-            {
-                UnityEngine.Debug.LogWarning("Unity MCP: cannot write the discovery file: " + e.Message);
+                lifecycle.NotifyToolsChanged();
             }
         }
 
@@ -174,17 +104,77 @@ namespace UnityMcp.Editor
 
         static void BeforeReload()
         {
-            WriteDiscovery("reloading");
-            SessionState.SetBool(WasRunningKey, IsRunning);
-            Stop("DomainReload");
+            lifecycle.BeforeReload();
             journalStore.Flush();
         }
 
         static void OnQuit()
         {
-            Stop("EditorQuit");
-            WriteDiscovery("stopped");
-            SessionState.SetBool(WasRunningKey, false);
+            lifecycle.Quit();
+        }
+
+        /// <summary>This Editor, as the server's lifecycle needs it.</summary>
+        sealed class UnityDomain : IEditorDomain
+        {
+            public string Project => McpServerController.Project;
+
+            public int PreferredPort => SessionState.GetInt(PortKey, Settings.Port);
+
+            public void Remember(int port, bool running)
+            {
+                SessionState.SetInt(PortKey, port);
+                SessionState.SetBool(WasRunningKey, running);
+            }
+
+            public Dispatcher CreateDispatcher(string serverSessionId)
+            {
+                var own = new[] { typeof(Dispatcher).Assembly, typeof(McpServerController).Assembly };
+                var registry = ToolRegistry.Discover(AppDomain.CurrentDomain.GetAssemblies(), own);
+                var backend = new UnityEditorBackend(MainThread);
+                return new Dispatcher(registry, new SecurityChecker(() => Settings.Security), PackageVersion)
+                {
+                    Backend = backend,
+                    Editor = backend.Info(),
+                    Journal = new RequestJournal(journalStore),
+                    ProjectRoot = McpServerController.Project,
+                    ServerSessionId = serverSessionId,
+                };
+            }
+
+            public void Publish(string state, int port, string serverSessionId)
+            {
+                if (state == "ready")
+                {
+                    Settings.Save(McpServerController.Project, serverSessionId);
+                }
+                try
+                {
+                    DiscoveryFile.Write(McpServerController.Project, new DiscoveryInfo
+                    {
+                        Port = port,
+                        Pid = Process.GetCurrentProcess().Id,
+                        ProjectPath = McpServerController.Project,
+                        UnityVersion = Application.unityVersion,
+                        PackageVersion = PackageVersion,
+                        ServerSessionId = serverSessionId,
+                        State = state,
+                    });
+                }
+                catch (Exception e)
+                {
+                    UnityEngine.Debug.LogWarning("Unity MCP: cannot write the discovery file: " + e.Message);
+                }
+            }
+
+            public void DelayCall(Action action)
+            {
+                EditorApplication.delayCall += () => action();
+            }
+
+            public void LogError(string message)
+            {
+                UnityEngine.Debug.LogError(message);
+            }
         }
     }
 

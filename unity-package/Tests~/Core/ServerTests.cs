@@ -30,12 +30,12 @@ namespace UnityMcp.Core.Tests
         {
             if (server.IsRunning)
             {
-                server.Shutdown("EditorQuit").Wait(5000);
+                server.Shutdown("EditorQuit");
             }
         }
 
         /// <summary>A raw client: sends bytes, reads frames with a 5 s timeout.</summary>
-        sealed class Client : IDisposable
+        internal sealed class Client : IDisposable
         {
             readonly TcpClient tcp;
             readonly FrameDecoder decoder;
@@ -194,7 +194,7 @@ namespace UnityMcp.Core.Tests
             second.Send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}");
             first.Receive();
             second.Receive();
-            server.Shutdown("DomainReload").Wait(5000);
+            server.Shutdown("DomainReload");
             foreach (var client in new[] { first, second })
             {
                 var notification = client.Receive();
@@ -219,7 +219,7 @@ namespace UnityMcp.Core.Tests
                 var port = other.Start(taken);
                 Assert.AreNotEqual(taken, port);
                 Assert.That(port, Is.InRange(taken + 1, taken + 10));
-                other.Shutdown("EditorQuit").Wait(5000);
+                other.Shutdown("EditorQuit");
             }
             finally
             {

@@ -1,10 +1,13 @@
-// The headless host's Editor lifecycle (§5): the real core server started,
-// reloaded (shutdown notifications, sockets closed, downtime, rebound on the
-// same port or a new one, a new session, list_changed once the tools are
-// back) and quit, as the Editor layer does it inside Unity. The resume
-// journal's store outlives each "domain", as SessionState does in Unity.
-// The control API (ControlApi.cs) drives it; fault rules a case may add
-// (a slow tool, tools missing after a reload) are the only faults it knows.
+// The headless host's Editor (§5), run as Unity runs the package: a main
+// thread with Unity's synchronization context, ticking (Tests~/Simulation);
+// each domain loads there as [InitializeOnLoad] loads McpServerController,
+// registering the core's ServerLifecycle on beforeAssemblyReload and
+// quitting and starting it from delayCall. A reload is beforeAssemblyReload
+// on the main thread, the domain unloaded (posted work lost), downtime, and
+// a new domain; a quit is quitting. The resume journal's store outlives each
+// domain, as SessionState does in Unity. The control API (ControlApi.cs)
+// drives it; fault rules a case may add (a slow tool, tools missing after a
+// reload) are the only faults it knows.
 
 using System;
 using System.Collections.Generic;
@@ -14,6 +17,7 @@ using System.Threading;
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
 using UnityMcp.Core;
+using UnityMcp.Simulation;
 
 namespace UnityMcp.Host
 {
@@ -21,15 +25,22 @@ namespace UnityMcp.Host
     {
         readonly ModelEditor editor;
         readonly EditorInfo info;
+        readonly SimulatedEditor unity = new SimulatedEditor();
         readonly IJournalStore journalStore = new MemoryJournalStore();
-        readonly SemaphoreSlim lifecycle = new SemaphoreSlim(1, 1);
+        readonly SemaphoreSlim lifecycleGate = new SemaphoreSlim(1, 1);
         readonly object gate = new object();
         readonly List<JObject> faults = new List<JObject>();
         readonly HashSet<string> removed = new HashSet<string>();
         SecuritySettings settings;
-        EditorServer server;
+        ServerLifecycle lifecycle;
         ToolRegistry registry;
-        string sessionId = "";
+
+        /// <summary>What SessionState keeps across domains: the port, and whether the server ran.</summary>
+        int rememberedPort;
+        bool wasRunning;
+
+        /// <summary>Set when a domain's server publishes "ready".</summary>
+        TaskCompletionSource<bool> ready;
 
         public HeadlessHost(ModelEditor editor)
         {
@@ -42,7 +53,14 @@ namespace UnityMcp.Host
         /// <summary>Set when the Editor has quit.</summary>
         public readonly TaskCompletionSource<bool> Quit = new TaskCompletionSource<bool>();
 
-        public int Port => server != null ? server.Port : 0;
+        public int Port
+        {
+            get
+            {
+                var current = lifecycle;
+                return current != null ? current.Port : 0;
+            }
+        }
 
         public string Project => editor.ProjectPath;
 
@@ -50,55 +68,54 @@ namespace UnityMcp.Host
 
         public void Start(int port)
         {
-            StartDomain(port);
+            rememberedPort = port;
+            LoadDomain().Wait();
         }
 
-        void StartDomain(int port)
+        /// <summary>
+        /// A domain loads, on the main thread: as McpServerController's static
+        /// constructor, its handlers registered and the server started from
+        /// delayCall. Completes once the server is ready.
+        /// </summary>
+        async Task LoadDomain()
         {
-            sessionId = Guid.NewGuid().ToString("N");
-            registry = new ToolRegistry();
-            AddMissingTools();
-            var dispatcher = new Dispatcher(registry, new SecurityChecker(() => settings), info.PackageVersion)
+            var started = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            ready = started;
+            await unity.Invoke(() =>
             {
-                Backend = editor,
-                Editor = info,
-                Journal = new RequestJournal(journalStore),
-                ProjectRoot = editor.ProjectPath,
-                ServerSessionId = sessionId,
-            };
-            server = new EditorServer(dispatcher);
-            server.Start(port);
-            WriteDiscovery("ready");
+                var current = new ServerLifecycle(new HostDomain(this));
+                lifecycle = current;
+                unity.BeforeAssemblyReload += () => current.BeforeReload();
+                unity.Quitting += () => current.Quit();
+                var afterReload = wasRunning;
+                unity.DelayCall(() =>
+                {
+                    current.Start(afterReload);
+                    if (!current.IsRunning)
+                    {
+                        started.TrySetException(new InvalidOperationException(current.LastError));
+                    }
+                });
+                return true;
+            }).ConfigureAwait(false);
+            await started.Task.ConfigureAwait(false);
         }
 
-        void WriteDiscovery(string state)
-        {
-            DiscoveryFile.Write(editor.ProjectPath, new DiscoveryInfo
-            {
-                Port = Port,
-                Pid = Process.GetCurrentProcess().Id,
-                ProjectPath = editor.ProjectPath,
-                UnityVersion = info.UnityVersion,
-                PackageVersion = info.PackageVersion,
-                ServerSessionId = sessionId,
-                State = state,
-            });
-        }
-
-        /// <summary>A domain reload; where the Editor came back.</summary>
+        /// <summary>A domain reload; where the Editor came back, and what the reload cost the main thread.</summary>
         public async Task<JObject> Reload(int? downtimeMs, bool movePort)
         {
-            await lifecycle.WaitAsync();
+            await lifecycleGate.WaitAsync().ConfigureAwait(false);
             try
             {
                 var previousPort = Port;
-                var previousSession = sessionId;
-                if (server == null)
+                var previous = lifecycle;
+                if (previous == null || !previous.IsRunning)
                 {
                     throw new InvalidOperationException("the Editor has quit");
                 }
-                WriteDiscovery("reloading");
-                await server.Shutdown("DomainReload");
+                var previousSession = previous.SessionId;
+                var reload = await unity.ReloadDomain(() => previous.Unload()).ConfigureAwait(false);
+                var shutdown = previous.LastShutdown ?? new ShutdownReport();
                 lock (gate)
                 {
                     foreach (var rule in faults.Where(r => (string)r["on"] == "reload" && (string)r["fault"]["kind"] == "toolsChange").ToList())
@@ -110,11 +127,12 @@ namespace UnityMcp.Host
                         Fired(rule);
                     }
                 }
-                await Task.Delay(downtimeMs ?? editor.ReloadDowntimeMs);
+                await Task.Delay(downtimeMs ?? editor.ReloadDowntimeMs).ConfigureAwait(false);
                 // A moved port: the old one is taken by something else meanwhile.
                 System.Net.Sockets.TcpListener holder = null;
                 if (movePort)
                 {
+                    rememberedPort = 0;
                     holder = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, previousPort);
                     try
                     {
@@ -127,7 +145,7 @@ namespace UnityMcp.Host
                 }
                 try
                 {
-                    StartDomain(movePort ? 0 : previousPort);
+                    await LoadDomain().ConfigureAwait(false);
                 }
                 finally
                 {
@@ -136,38 +154,103 @@ namespace UnityMcp.Host
                         holder.Stop();
                     }
                 }
-                var current = server;
-                _ = Task.Delay(editor.ToolsReadyDelayMs).ContinueWith(_ => current.NotifyToolsChanged()).Unwrap();
                 return new JObject
                 {
                     ["port"] = Port,
-                    ["sessionId"] = sessionId,
+                    ["sessionId"] = lifecycle.SessionId,
                     ["previousPort"] = previousPort,
                     ["previousSessionId"] = previousSession,
+                    // What beforeAssemblyReload cost Unity's main thread.
+                    ["mainThreadBlockedMs"] = reload.MainThreadBlockedMs,
+                    ["mainThreadWorkLost"] = reload.WorkLost,
+                    ["clients"] = shutdown.Clients,
+                    ["clientsNotified"] = shutdown.Notified,
                 };
             }
             finally
             {
-                lifecycle.Release();
+                lifecycleGate.Release();
             }
         }
 
         public async Task Stop()
         {
-            await lifecycle.WaitAsync();
+            await lifecycleGate.WaitAsync().ConfigureAwait(false);
             try
             {
-                if (server != null)
+                if (lifecycle != null && lifecycle.IsRunning)
                 {
-                    await server.Shutdown("EditorQuit");
-                    WriteDiscovery("stopped");
-                    server = null;
+                    await unity.Quit().ConfigureAwait(false);
                 }
             }
             finally
             {
-                lifecycle.Release();
+                lifecycleGate.Release();
                 Quit.TrySetResult(true);
+            }
+        }
+
+        /// <summary>The host's Editor, as the server's lifecycle needs it.</summary>
+        sealed class HostDomain : IEditorDomain
+        {
+            readonly HeadlessHost host;
+
+            public HostDomain(HeadlessHost host)
+            {
+                this.host = host;
+            }
+
+            public string Project => host.editor.ProjectPath;
+
+            public int PreferredPort => host.rememberedPort;
+
+            public void Remember(int port, bool running)
+            {
+                host.rememberedPort = port;
+                host.wasRunning = running;
+            }
+
+            public Dispatcher CreateDispatcher(string serverSessionId)
+            {
+                host.registry = new ToolRegistry();
+                host.AddMissingTools();
+                return new Dispatcher(host.registry, new SecurityChecker(() => host.settings), host.info.PackageVersion)
+                {
+                    Backend = host.editor,
+                    Editor = host.info,
+                    Journal = new RequestJournal(host.journalStore),
+                    ProjectRoot = host.editor.ProjectPath,
+                    ServerSessionId = serverSessionId,
+                };
+            }
+
+            public void Publish(string state, int port, string serverSessionId)
+            {
+                DiscoveryFile.Write(host.editor.ProjectPath, new DiscoveryInfo
+                {
+                    Port = port,
+                    Pid = Process.GetCurrentProcess().Id,
+                    ProjectPath = host.editor.ProjectPath,
+                    UnityVersion = host.info.UnityVersion,
+                    PackageVersion = host.info.PackageVersion,
+                    ServerSessionId = serverSessionId,
+                    State = state,
+                });
+                if (state == "ready" && host.ready != null)
+                {
+                    host.ready.TrySetResult(true);
+                }
+            }
+
+            /// <summary>delayCall, once the domain has loaded: the model says how long its tools take to register.</summary>
+            public void DelayCall(Action action)
+            {
+                Task.Delay(host.editor.ToolsReadyDelayMs).ContinueWith(_ => host.unity.DelayCall(action));
+            }
+
+            public void LogError(string message)
+            {
+                Console.Error.WriteLine(message);
             }
         }
 
@@ -207,9 +290,9 @@ namespace UnityMcp.Host
             }
             var toolsChanged = !next.DisabledTools.SequenceEqual(settings.DisabledTools);
             settings = next;
-            if (toolsChanged && server != null)
+            if (toolsChanged && lifecycle != null)
             {
-                server.NotifyToolsChanged();
+                lifecycle.NotifyToolsChanged();
             }
             return SettingsJson();
         }
@@ -275,8 +358,8 @@ namespace UnityMcp.Host
                 }
                 removed.Clear();
             }
-            var current = server;
-            if (current != null)
+            var current = lifecycle;
+            if (current != null && current.IsRunning)
             {
                 AddMissingTools();
                 current.NotifyToolsChanged();
