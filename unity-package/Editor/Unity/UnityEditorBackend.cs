@@ -31,9 +31,11 @@ namespace UnityMcp.Editor
             ProjectPath = McpServerController.Project;
         }
 
-        T OnMain<T>(Func<T> body) => main.Run(body).Result;
+        // GetResult, not Result or Wait: the tools catch what Unity threw
+        // (ArgumentException for a query it refuses), not an AggregateException.
+        T OnMain<T>(Func<T> body) => main.Run(body).GetAwaiter().GetResult();
 
-        void OnMain(Action body) => main.Run(() => { body(); return true; }).Wait();
+        void OnMain(Action body) => main.Run(() => { body(); return true; }).GetAwaiter().GetResult();
 
         public string ProjectPath { get; }
 

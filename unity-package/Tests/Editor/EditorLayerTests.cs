@@ -4,12 +4,15 @@
 // the whole §6 catalogue, and its backend reads this Editor.
 
 using System;
+using System.Collections;
 using System.IO;
 using System.Linq;
 using System.Net.Sockets;
 using System.Text;
+using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
 using NUnit.Framework;
+using UnityEngine.TestTools;
 using UnityMcp.Core;
 
 namespace UnityMcp.Editor.Tests
@@ -33,22 +36,38 @@ namespace UnityMcp.Editor.Tests
             Assert.AreEqual("ready", (string)discovery["state"]);
         }
 
-        [Test]
-        public void PingIsAnsweredOverASocketInNewlineFraming()
+        /// <summary>
+        /// The client runs on a worker thread and the test yields to the
+        /// Editor while it waits: a test is run on the main thread, and one
+        /// that blocked it waiting for an answer would hold up every tool
+        /// that needs the main thread.
+        /// </summary>
+        [UnityTest]
+        public IEnumerator PingIsAnsweredOverASocketInNewlineFraming()
         {
             McpServerController.Start(false);
-            using (var client = new TcpClient("127.0.0.1", McpServerController.Port))
+            var port = McpServerController.Port;
+            var exchange = Task.Run(() =>
             {
-                client.ReceiveTimeout = 5000;
-                var stream = client.GetStream();
-                var request = Encoding.UTF8.GetBytes("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"Message\":\"hi\"}}\n");
-                stream.Write(request, 0, request.Length);
-                var reader = new StreamReader(stream, Encoding.UTF8);
-                var answer = JObject.Parse(reader.ReadLine());
-                Assert.AreEqual(7, (int)answer["id"]);
-                Assert.AreEqual("Unity MCP Bridge received: hi", (string)answer["result"]["Message"]);
-                Assert.AreEqual(McpServerController.PackageVersion, (string)answer["result"]["Ver"]);
+                using (var client = new TcpClient("127.0.0.1", port))
+                {
+                    client.ReceiveTimeout = 5000;
+                    var stream = client.GetStream();
+                    var request = Encoding.UTF8.GetBytes("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"Message\":\"hi\"}}\n");
+                    stream.Write(request, 0, request.Length);
+                    return new StreamReader(stream, Encoding.UTF8).ReadLine();
+                }
+            });
+            var until = DateTime.UtcNow.AddSeconds(10);
+            while (!exchange.IsCompleted && DateTime.UtcNow < until)
+            {
+                yield return null;
             }
+            Assert.IsTrue(exchange.IsCompleted, "no answer to ping within 10 s");
+            var answer = JObject.Parse(exchange.Result);
+            Assert.AreEqual(7, (int)answer["id"]);
+            Assert.AreEqual("Unity MCP Bridge received: hi", (string)answer["result"]["Message"]);
+            Assert.AreEqual(McpServerController.PackageVersion, (string)answer["result"]["Ver"]);
         }
 
         [Test]

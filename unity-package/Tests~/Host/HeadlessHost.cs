@@ -35,6 +35,9 @@ namespace UnityMcp.Host
         ServerLifecycle lifecycle;
         ToolRegistry registry;
 
+        /// <summary>The domain's main-thread queue (McpServerController.MainThread).</summary>
+        MainThreadQueue mainQueue;
+
         /// <summary>What SessionState keeps across domains: the port, and whether the server ran.</summary>
         int rememberedPort;
         bool wasRunning;
@@ -47,6 +50,7 @@ namespace UnityMcp.Host
             this.editor = editor;
             info = editor.EditorInfo(true);
             settings = editor.InitialSettings();
+            editor.OnMainThread = () => unity.IsMainThread;
             editor.RequestReload = () => { Reload(null, false).ContinueWith(t => Console.Error.WriteLine(t.Exception), TaskContinuationOptions.OnlyOnFaulted); };
         }
 
@@ -83,6 +87,15 @@ namespace UnityMcp.Host
             ready = started;
             await unity.Invoke(() =>
             {
+                // As McpServerController: the tools' Unity work goes through
+                // this domain's queue, pumped by update and woken through
+                // Unity's synchronization context.
+                var queue = new MainThreadQueue();
+                queue.BindToCurrentThread();
+                var unityContext = SynchronizationContext.Current;
+                queue.Wake = () => unityContext.Post(_ => queue.Pump(), null);
+                unity.Update += () => queue.Pump();
+                mainQueue = queue;
                 var current = new ServerLifecycle(new HostDomain(this));
                 lifecycle = current;
                 unity.BeforeAssemblyReload += () => current.BeforeReload();
@@ -216,7 +229,7 @@ namespace UnityMcp.Host
                 host.AddMissingTools();
                 return new Dispatcher(host.registry, new SecurityChecker(() => host.settings), host.info.PackageVersion)
                 {
-                    Backend = host.editor,
+                    Backend = new MainThreadBackend(host.editor, host.mainQueue),
                     Editor = host.info,
                     Journal = new RequestJournal(host.journalStore),
                     ProjectRoot = host.editor.ProjectPath,

@@ -102,6 +102,18 @@ namespace UnityMcp.Host
 
         public string ProjectPath { get; }
 
+        /// <summary>Whether the caller is on the Editor's main thread (the host sets it; alone, anywhere is).</summary>
+        public Func<bool> OnMainThread { get; set; } = () => true;
+
+        /// <summary>Unity's APIs throw off the main thread; so does the model.</summary>
+        void MainThreadOnly(string api)
+        {
+            if (!OnMainThread())
+            {
+                throw new InvalidOperationException("UnityException: " + api + " can only be called from the main thread.");
+            }
+        }
+
         static readonly string ProcessInstanceId = System.Guid.NewGuid().ToString();
 
         /// <summary>What get-version reports.</summary>
@@ -147,6 +159,7 @@ namespace UnityMcp.Host
 
         public List<LogEntry> ReadConsole()
         {
+            MainThreadOnly("ReadConsole");
             lock (gate)
             {
                 return console.Select(c => c.Entry).ToList();
@@ -155,6 +168,7 @@ namespace UnityMcp.Host
 
         public List<LogEntry> ClearConsole()
         {
+            MainThreadOnly("ClearConsole");
             lock (gate)
             {
                 var cleared = console.Select(c => c.Entry).ToList();
@@ -165,6 +179,7 @@ namespace UnityMcp.Host
 
         public void Log(LogEntry entry)
         {
+            MainThreadOnly("Debug.Log");
             lock (gate)
             {
                 console.Add(new ConsoleLine { Entry = entry });
@@ -173,7 +188,14 @@ namespace UnityMcp.Host
 
         // ---- scene and play mode ----
 
-        public string SceneName => (string)state["scene"]["name"];
+        public string SceneName
+        {
+            get
+            {
+                MainThreadOnly("SceneManager.GetActiveScene");
+                return (string)state["scene"]["name"];
+            }
+        }
 
         static SceneObject SceneObjectOf(JObject o)
         {
@@ -207,50 +229,70 @@ namespace UnityMcp.Host
 
         public List<SceneObject> SceneRoots()
         {
+            MainThreadOnly("SceneManager.GetActiveScene().GetRootGameObjects");
             lock (gate)
             {
                 return roots.ToList();
             }
         }
 
-        public bool IsPlaying { get; private set; }
+        bool playing;
 
-        public bool IsPaused { get; private set; }
+        bool paused;
+
+        public bool IsPlaying
+        {
+            get
+            {
+                MainThreadOnly("EditorApplication.isPlaying");
+                return playing;
+            }
+        }
+
+        public bool IsPaused
+        {
+            get
+            {
+                MainThreadOnly("EditorApplication.isPaused");
+                return paused;
+            }
+        }
 
         public string ApplyPlayAction(PlayAction action)
         {
+            MainThreadOnly("EditorApplication.isPlaying");
             lock (gate)
             {
                 switch (action)
                 {
                     case PlayAction.Play:
-                        if (IsPlaying && IsPaused)
+                        if (playing && paused)
                         {
-                            IsPaused = false;
+                            paused = false;
                             return "Play mode resumed";
                         }
-                        if (IsPlaying)
+                        if (playing)
                         {
                             return "Already in play mode";
                         }
-                        IsPlaying = true;
-                        IsPaused = false;
+                        playing = true;
+                        paused = false;
                         if ((bool?)Info["enterPlayModeReloadsDomain"] == true)
                         {
                             Task.Delay(50).ContinueWith(_ => RequestReload());
                         }
                         return "Entered play mode";
                     case PlayAction.Stop:
-                        if (!IsPlaying)
+                        if (!playing)
                         {
                             return "Not in play mode";
                         }
-                        IsPlaying = false;
-                        IsPaused = false;
+                        playing = false;
+                        paused = false;
                         return "Exited play mode";
                     default:
-                        IsPaused = true;
-                        return IsPlaying ? "Play mode paused" : "Paused: play mode will start paused";
+                        paused = true;
+                        return playing ? "Play mode paused" : "Paused: play mode will start paused";
                 }
             }
         }
@@ -360,6 +402,7 @@ namespace UnityMcp.Host
 
         public async Task<CompileReport> Compile(bool force, ToolContext context, Action<CompileReport> finished)
         {
+            MainThreadOnly("CompilationPipeline.RequestScriptCompilation");
             var duration = (int)state["compile"]["durationMs"];
             context.Progress(0, 2, "Refreshing assets");
             await Task.Delay(duration / 2, context.Cancellation);
@@ -396,6 +439,7 @@ namespace UnityMcp.Host
 
         public async Task<List<TestResult>> RunTests(TestSelection selection, ToolContext context)
         {
+            MainThreadOnly("TestRunnerApi.Execute");
             var mode = selection.Mode.ToString();
             var selected = Array("tests")
                 .Where(t => (string)t["mode"] == mode)
@@ -422,6 +466,7 @@ namespace UnityMcp.Host
 
         public List<MenuItemInfo> MenuItems()
         {
+            MainThreadOnly("Menu.GetMenuItems");
             return Array("menuItems").Where(m => (bool?)m["native"] != true).Select(m => new MenuItemInfo
             {
                 Path = (string)m["path"],
@@ -435,6 +480,7 @@ namespace UnityMcp.Host
 
         public MenuExecution ExecuteMenuItem(string path, bool useReflectionFallback)
         {
+            MainThreadOnly("EditorApplication.ExecuteMenuItem");
             var item = Array("menuItems").FirstOrDefault(m => (string)m["path"] == path && (bool?)m["isValidateFunction"] != true);
             if (item == null)
             {
@@ -448,16 +494,16 @@ namespace UnityMcp.Host
                     Task.Delay(20).ContinueWith(_ => Refresh());
                     break;
                 case "togglePlay":
-                    var entering = !IsPlaying;
+                    var entering = !playing;
                     ApplyPlayAction(entering ? PlayAction.Play : PlayAction.Stop);
                     run.Details += "; play mode " + (entering ? "entered" : "exited");
                     break;
                 case "togglePause":
                     lock (gate)
                     {
-                        IsPaused = !IsPaused;
+                        paused = !paused;
                     }
-                    run.Details += "; paused: " + (IsPaused ? "true" : "false");
+                    run.Details += "; paused: " + (paused ? "true" : "false");
                     break;
                 case "createEmpty":
                     string name;
@@ -492,6 +538,7 @@ namespace UnityMcp.Host
 
         public List<SearchProviderInfo> SearchProviders()
         {
+            MainThreadOnly("SearchService.Providers");
             return Array("searchProviders").Select(p => new SearchProviderInfo
             {
                 Id = (string)p["id"],
@@ -505,6 +552,7 @@ namespace UnityMcp.Host
 
         public List<SearchItem> Search(string query, List<SearchProviderInfo> providers, bool includePackages)
         {
+            MainThreadOnly("SearchService.Request");
             var parsed = ModelSearch.Parse(query, SearchProviders());
             var found = new List<SearchItem>();
             foreach (var provider in providers)
@@ -591,12 +639,21 @@ namespace UnityMcp.Host
 
         // ---- windows ----
 
-        public string FocusWindow() => "Unity Editor window for " + (string)Info["productName"] + " brought to front";
+        public string FocusWindow()
+        {
+            MainThreadOnly("EditorWindow.Focus");
+            return "Unity Editor window for " + (string)Info["productName"] + " brought to front";
+        }
 
-        public List<string> Windows() => Array("windows").Select(w => (string)w["name"]).ToList();
+        public List<string> Windows()
+        {
+            MainThreadOnly("Resources.FindObjectsOfTypeAll<EditorWindow>");
+            return Array("windows").Select(w => (string)w["name"]).ToList();
+        }
 
         public Capture CaptureWindow(string window, double scale)
         {
+            MainThreadOnly("InternalEditorUtility.ReadScreenPixel");
             var w = Array("windows").First(x => (string)x["name"] == window);
             var width = Math.Max(1, (int)Math.Round((int)w["width"] * scale, MidpointRounding.AwayFromZero));
             var height = Math.Max(1, (int)Math.Round((int)w["height"] * scale, MidpointRounding.AwayFromZero));
@@ -607,6 +664,7 @@ namespace UnityMcp.Host
 
         public CodeRun RunCode(string code, JObject parameters, bool compileOnly, DynamicCodeSecurityLevel level)
         {
+            MainThreadOnly("the dynamic code's compilation");
             var runner = new CodeDomRunner();
             // The snippet's Debug writes to this Editor's console, as UnityEngine.Debug would.
             runner.Preamble += "public static class Debug\n{\n    public static System.Collections.Generic.List<string[]> Lines = new System.Collections.Generic.List<string[]>();\n"
