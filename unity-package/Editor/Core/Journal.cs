@@ -3,7 +3,13 @@
 // Editor layer stores it in SessionState; tests and the headless host keep
 // it in memory). A resent request (x-resume) gets the journaled answer,
 // interrupted, or runs normally.
+//
+// The journal is written out when its store asks (SessionState once per
+// Editor tick, and before a reload), never once per request: serialising
+// 256 entries for each of a flood of requests made the headless host grow
+// by 300 MB for 1,000 pings.
 
+using System;
 using System.Collections.Generic;
 using Newtonsoft.Json.Linq;
 
@@ -15,17 +21,21 @@ namespace UnityMcp.Core
         /// <summary>The stored journal, or null.</summary>
         string Load();
 
-        void Save(string json);
+        /// <summary>
+        /// The journal changed: <paramref name="serialize"/> gives it as it is
+        /// then, when the store writes it (it may never, or once for many changes).
+        /// </summary>
+        void Save(Func<string> serialize);
     }
 
-    /// <summary>A store in memory (tests, the headless host).</summary>
+    /// <summary>A store in memory (tests, the headless host): the journal is read out when loaded.</summary>
     public sealed class MemoryJournalStore : IJournalStore
     {
-        string json;
+        Func<string> latest;
 
-        public string Load() => json;
+        public string Load() => latest != null ? latest() : null;
 
-        public void Save(string value) => json = value;
+        public void Save(Func<string> serialize) => latest = serialize;
     }
 
     /// <summary>What the journal knows of a request id.</summary>
@@ -130,12 +140,21 @@ namespace UnityMcp.Core
                     entries.Remove(order[0]);
                     order.RemoveAt(0);
                 }
+            }
+            store.Save(Serialize);
+        }
+
+        /// <summary>The journal as JSON, as it is now.</summary>
+        string Serialize()
+        {
+            lock (gate)
+            {
                 var all = new JArray();
                 foreach (var k in order)
                 {
                     all.Add(entries[k]);
                 }
-                store.Save(all.ToString(Newtonsoft.Json.Formatting.None));
+                return all.ToString(Newtonsoft.Json.Formatting.None);
             }
         }
     }

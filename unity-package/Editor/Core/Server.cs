@@ -215,6 +215,14 @@ namespace UnityMcp.Core
         /// <summary>The largest request accepted (§2): 8 MiB.</summary>
         public const int DefaultRequestLimit = 8 * 1024 * 1024;
 
+        /// <summary>
+        /// Requests of one connection being run or answered at once. Past
+        /// it the server stops reading that connection until one is
+        /// written: a client that sends and never reads holds this many
+        /// answers, not an unbounded queue of them, and TCP tells it to wait.
+        /// </summary>
+        public const int DefaultInFlightLimit = 64;
+
         readonly Dispatcher dispatcher;
         readonly object gate = new object();
         readonly Dictionary<long, ClientConnection> clients = new Dictionary<long, ClientConnection>();
@@ -227,6 +235,8 @@ namespace UnityMcp.Core
         }
 
         public int RequestLimit { get; set; } = DefaultRequestLimit;
+
+        public int InFlightLimit { get; set; } = DefaultInFlightLimit;
 
         /// <summary>The port listened on (0 when stopped).</summary>
         public int Port { get; private set; }
@@ -338,7 +348,10 @@ namespace UnityMcp.Core
         async Task Serve(ClientConnection connection)
         {
             var decoder = FrameDecoder.Detect(RequestLimit);
-            var buffer = new byte[64 * 1024];
+            // Small: most requests are a few hundred bytes; the decoder grows
+            // for a larger one and the buffer goes with the connection.
+            var buffer = new byte[8 * 1024];
+            var inFlight = new SemaphoreSlim(InFlightLimit, InFlightLimit);
             try
             {
                 while (!connection.Closed.IsCancellationRequested)
@@ -370,9 +383,28 @@ namespace UnityMcp.Core
                                 await connection.Send(RpcWriter.Error(null, error)).ConfigureAwait(false);
                                 continue;
                             }
-                            _ = Handle(connection, frame.Body);
+                            // Backpressure: no more reading while this
+                            // client has InFlightLimit answers outstanding.
+                            await inFlight.WaitAsync(connection.Closed).ConfigureAwait(false);
+                            var body = frame.Body;
+                            _ = Task.Run(async () =>
+                            {
+                                try
+                                {
+                                    await Handle(connection, body).ConfigureAwait(false);
+                                }
+                                finally
+                                {
+                                    inFlight.Release();
+                                }
+                            });
                         }
                         connection.Framing = decoder.Framing;
+                    }
+                    catch (OperationCanceledException)
+                    {
+                        // Closed while waiting for room (a shutdown).
+                        break;
                     }
                     catch (FramingException e)
                     {

@@ -92,7 +92,7 @@ namespace UnityMcp.Editor
         const string Key = "UnityMcp.Journal";
         readonly object gate = new object();
         readonly string loaded;
-        string pending;
+        Func<string> pending;
 
         /// <summary>Reads the stored journal (call on the main thread).</summary>
         public SessionStateJournalStore()
@@ -102,33 +102,39 @@ namespace UnityMcp.Editor
 
         public string Load()
         {
+            Func<string> latest;
             lock (gate)
             {
-                return pending ?? loaded;
+                latest = pending;
             }
+            return latest != null ? latest() : loaded;
         }
 
-        public void Save(string json)
+        public void Save(Func<string> serialize)
         {
             lock (gate)
             {
-                pending = json;
+                pending = serialize;
+                dirty = true;
             }
         }
 
-        /// <summary>Writes what was saved since the last flush (main thread only).</summary>
+        bool dirty;
+
+        /// <summary>Writes the journal if it changed since the last flush (main thread only): once, not every tick.</summary>
         public void Flush()
         {
-            string json;
+            Func<string> serialize;
             lock (gate)
             {
-                json = pending;
-                if (json == null)
+                if (!dirty)
                 {
                     return;
                 }
+                dirty = false;
+                serialize = pending;
             }
-            SessionState.SetString(Key, json);
+            SessionState.SetString(Key, serialize());
         }
     }
 }

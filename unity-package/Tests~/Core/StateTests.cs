@@ -129,7 +129,7 @@ namespace UnityMcp.Core.Tests
             Assert.AreEqual(RequestJournal.Capacity, journal.Count);
             JObject response;
             Assert.AreEqual(JournalState.Unknown, journal.StateOf(new JValue(0), "ping", out response));
-            store.Save("{not json");
+            store.Save(() => "{not json");
             Assert.AreEqual(0, new RequestJournal(store).Count);
         }
     }
