@@ -21,6 +21,11 @@
 //!
 //! Rules are described in [`crate::faults`]; a bad rule is a 400 naming it.
 //!
+//! Only loopback callers get in: a request whose `Host` is not a loopback
+//! name, or whose `Origin` (a browser's) is not a loopback page, is a 403.
+//! A web page may send a "simple" cross-origin POST (`text/plain`) to any
+//! local port, and DNS rebinding gives one a hostname that resolves here.
+//!
 //! [`ControlClient`] is a small client for it, used by the tests and the
 //! conformance runner.
 
@@ -113,14 +118,55 @@ pub fn host_routes<H: Host>() -> Router<Arc<H>> {
         .fallback(not_found)
 }
 
+/// `router` with every route, added before this, refusing callers that are
+/// not loopback ones (see the module's docs).
+pub fn loopback_only_routes<S: Clone + Send + Sync + 'static>(router: Router<S>) -> Router<S> {
+    router.layer(axum::middleware::from_fn(loopback_only))
+}
+
+/// Refuses a request not from a loopback caller (see the module's docs).
+async fn loopback_only(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
+    let headers = request.headers();
+    let host = headers.get(axum::http::header::HOST).and_then(|h| h.to_str().ok());
+    if !host.is_some_and(is_loopback_authority) {
+        return error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "the control API answers loopback callers only: Host {:?} is not a loopback name",
+                host.unwrap_or("")
+            ),
+        );
+    }
+    if let Some(origin) = headers.get(axum::http::header::ORIGIN) {
+        let origin = origin.to_str().unwrap_or("");
+        let authority = origin.strip_prefix("http://").or_else(|| origin.strip_prefix("https://"));
+        if !authority.is_some_and(is_loopback_authority) {
+            return error(
+                StatusCode::FORBIDDEN,
+                format!("the control API answers loopback callers only: Origin {origin:?} is not a loopback page"),
+            );
+        }
+    }
+    next.run(request).await
+}
+
+/// `127.0.0.1:8080`, `localhost`, `[::1]:9` and the like.
+pub fn is_loopback_authority(authority: &str) -> bool {
+    let host = match authority.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or(""),
+        None => authority.rsplit_once(':').map_or(authority, |(host, _)| host),
+    };
+    host.eq_ignore_ascii_case("localhost") || host.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// The control API's routes for the simulated Editor.
 pub fn router(editor: Arc<Editor>) -> Router {
-    host_routes::<Editor>()
+    let routes = host_routes::<Editor>()
         .route("/reload", post(reload))
         .route("/crash", post(crash))
         .route("/restart", post(restart))
-        .route("/settings", post(settings))
-        .with_state(editor)
+        .route("/settings", post(settings));
+    loopback_only_routes(routes).with_state(editor)
 }
 
 fn error(status: StatusCode, message: impl Into<String>) -> Response {

@@ -104,6 +104,9 @@ pub enum Defect {
     /// §6: `get-tool-details` describes every tool in other words than its
     /// catalogue does (a catalogue drifted from the one it claims to be).
     RewordedDescriptions,
+    /// §1: a client that sends and never reads is read on: every answer is
+    /// queued for it, and the Editor's memory grows without bound.
+    QueuesWithoutBound,
 }
 
 // Names (kebab-case of the variant) and descriptions (the doc comments)
@@ -123,7 +126,7 @@ impl Defect {
             Decoding, HeaderError, NewlineFrames, Oversize, ReplyFraming,
             discovery::{DiscoveryPid, Writes},
             lifecycle::{InFlightAtShutdown, SessionAfterReload},
-            listener::{Accepting, BrokenPeer, Interfaces},
+            listener::{Accepting, Backpressure, BrokenPeer, Interfaces},
             messages::{
                 AfterParseError, Batches, Expectations, ExtraFields, IdEcho, Notifications, ParamNames, Resume,
                 TimeoutParameter, UnknownTool, WrongTypes,
@@ -161,6 +164,7 @@ impl Defect {
             Defect::BlockingAccept => listener.accepting = Accepting::WaitsForFirstByte,
             Defect::FragileListener => listener.broken_peer = BrokenPeer::StopsEditor,
             Defect::LeaksConnections => listener.connections = Some(100),
+            Defect::QueuesWithoutBound => listener.backpressure = Backpressure::None,
 
             Defect::NoShutdownNotification => lifecycle.shutdown_notice = false,
             Defect::AnswersAfterShutdown => lifecycle.in_flight = InFlightAtShutdown::AnsweredAfterNotice,
@@ -220,7 +224,7 @@ mod tests {
 
     #[test]
     fn every_defect_is_named_and_described() {
-        assert_eq!(Defect::all().len(), 45);
+        assert_eq!(Defect::all().len(), 46);
         assert_eq!(Defect::IdsAsStrings.to_string(), "ids-as-strings");
         for &defect in Defect::all() {
             assert_eq!(defect.to_string().parse::<Defect>().unwrap(), defect);

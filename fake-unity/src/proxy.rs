@@ -200,7 +200,7 @@ impl Proxy {
             .map_err(|source| ProxyError::Bind { port: config.control_port, source })?;
         let control_addr =
             control_listener.local_addr().map_err(|source| ProxyError::Bind { port: config.control_port, source })?;
-        let router = control::host_routes::<ProxyState>().with_state(state.clone());
+        let router = control::loopback_only_routes(control::host_routes::<ProxyState>()).with_state(state.clone());
         let stop = state.quit.clone();
         tokio::spawn(async move {
             let serve = axum::serve(control_listener, router).with_graceful_shutdown(stop.cancelled_owned());

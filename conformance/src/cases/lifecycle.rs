@@ -127,12 +127,24 @@ pub fn cases() -> Vec<Case> {
     ]
 }
 
-/// The next message is the shutdown notification for `reason`, then the
-/// connection closes.
+/// The shutdown notification for `reason` comes, then the connection
+/// closes. Other notifications may come first (§4 lets an Editor send
+/// `list_changed` whenever its tools change: one from the reload before may
+/// still be on its way); an answer may not.
 async fn shutdown_then_close(link: &mut crate::target::EditorClient, reason: &str) -> crate::case::CheckResult {
-    let first = link.receive(Duration::from_secs(5)).await;
-    let Read::Message(note) = first else {
-        return crate::case::violation(format!("expected the shutdown notification, got {first:?}"));
+    let mut others = 0;
+    let note = loop {
+        let next = link.receive(Duration::from_secs(5)).await;
+        let Read::Message(note) = next else {
+            return crate::case::violation(format!("expected the shutdown notification, got {next:?}"));
+        };
+        let another_notification =
+            note.get("id").is_none() && note["method"].as_str().is_some_and(|m| m != "notifications/server/shutdown");
+        if another_notification && others < 8 {
+            others += 1;
+            continue;
+        }
+        break note;
     };
     ensure!(
         note["method"] == "notifications/server/shutdown" && note["params"] == json!({"reason": reason}),

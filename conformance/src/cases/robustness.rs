@@ -4,6 +4,7 @@ use std::time::Duration;
 
 use editor_link::framing::Framing;
 use serde_json::json;
+use tokio::{io::AsyncWriteExt, net::TcpStream};
 
 use crate::{
     case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, Requires, check},
@@ -58,7 +59,120 @@ pub fn cases() -> Vec<Case> {
             requires: Requires::CORE,
             check: check(probe_connections),
         },
+        Case {
+            id: "1.reset-connections".into(),
+            requirement: "50 connections reset by their client (SO_LINGER 0, then close), half of them mid-frame and some before the Editor has served them, cost only themselves: the Editor keeps accepting and serving.".into(),
+            reference: "docs/editor-link-protocol.md §1",
+            level: Level::Must,
+            needs: Needs::Link,
+            requires: Requires::CORE,
+            check: check(reset_connections),
+        },
+        Case {
+            id: "1.non-reading-client".into(),
+            requirement: "A client that sends requests and never reads their answers is held back (the Editor stops reading it, or closes it) before it has sent 64 MiB, and another client is answered meanwhile.".into(),
+            reference: "docs/editor-link-protocol.md §1",
+            level: Level::Must,
+            needs: Needs::Link,
+            requires: Requires::CORE,
+            check: check(non_reading_client),
+        },
+        Case {
+            id: "1.held-connections".into(),
+            requirement: "200 connections held open at once are each answered, and once they close the Editor goes on serving.".into(),
+            reference: "docs/editor-link-protocol.md §1",
+            level: Level::Must,
+            needs: Needs::Link,
+            requires: Requires::CORE,
+            check: check(held_connections),
+        },
     ]
+}
+
+fn reset_connections(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let addr = s.editor_addr().await;
+        for n in 0..50 {
+            let stream = TcpStream::connect(addr)
+                .await
+                .map_err(|e| Finding::Violation(format!("connection {n} of the 50 to reset was refused: {e}")))?;
+            if n % 2 == 1 {
+                let _ = stream.try_write(b"Content-Length: 60\r\n\r\n{\"jsonrpc\":\"2.0\",");
+            }
+            let _ = stream.set_zero_linger();
+            drop(stream);
+        }
+        still_serving(&s).await
+    })
+}
+
+/// How much a client that reads nothing may send before the Editor holds it
+/// back: far above what the kernel's buffers on both ends take.
+const UNREAD_LIMIT: usize = 64 << 20;
+
+/// How long a write may make no progress before it counts as held back.
+const HELD_BACK_AFTER: Duration = Duration::from_secs(3);
+
+fn non_reading_client(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut flood = TcpStream::connect(s.editor_addr().await)
+            .await
+            .map_err(|e| Finding::Harness(format!("cannot connect: {e}")))?;
+        let message = "x".repeat(4096);
+        let (mut sent, mut requests, mut held_back) = (0usize, 0u64, false);
+        while sent < UNREAD_LIMIT {
+            let body = json!({"jsonrpc": "2.0", "id": requests, "method": "ping", "params": {"Message": message}});
+            let body = body.to_string();
+            let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
+            match tokio::time::timeout(HELD_BACK_AFTER, flood.write_all(frame.as_bytes())).await {
+                Ok(Ok(())) => {
+                    sent += frame.len();
+                    requests += 1;
+                }
+                // Closed by the Editor, or blocked: either holds it back.
+                Ok(Err(_)) | Err(_) => {
+                    held_back = true;
+                    break;
+                }
+            }
+        }
+        let mut other = s.link(Framing::Header).await?;
+        other.result("ping", json!({"Message": "another client"})).await.map_err(|e| match e {
+            Finding::Violation(why) | Finding::Harness(why) => {
+                Finding::Violation(format!("with a client not reading, another client's ping failed: {why}"))
+            }
+            other => other,
+        })?;
+        ensure!(
+            held_back,
+            "the Editor read {} MiB of requests ({requests}) from a client that read none of their answers: it queues answers without bound",
+            sent >> 20
+        );
+        drop(flood);
+        still_serving(&s).await
+    })
+}
+
+fn held_connections(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut links = Vec::new();
+        for n in 0..200 {
+            links.push(s.link(Framing::Header).await.map_err(|e| match e {
+                Finding::Harness(why) => Finding::Violation(format!("connection {n} of 200 held failed: {why}")),
+                other => other,
+            })?);
+        }
+        for (n, link) in links.iter_mut().enumerate() {
+            link.result("ping", json!({})).await.map_err(|e| match e {
+                Finding::Harness(why) | Finding::Violation(why) => {
+                    Finding::Violation(format!("held connection {n} of 200 was not answered: {why}"))
+                }
+                other => other,
+            })?;
+        }
+        drop(links);
+        still_serving(&s).await
+    })
 }
 
 async fn still_serving(s: &Session) -> CheckResult {

@@ -77,3 +77,68 @@ fn the_suite_passes_against_the_package_headless_under_mono() {
     }
     assert!(passed >= 200, "only {passed} of {} cases passed:\n{stdout}", cases.len());
 }
+
+/// One raw HTTP/1.1 request; the answer's status and body.
+fn http(addr: &str, request: &str) -> (u16, String) {
+    use std::io::{Read, Write};
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream.write_all(request.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned())
+}
+
+/// The headless host's control API, like fake-unity's, answers loopback
+/// callers only: a web page's text/plain POST (any Origin but a loopback
+/// page) or a rebound name in Host is refused and changes nothing.
+#[test]
+fn the_hosts_control_api_refuses_callers_that_are_not_loopback_ones() {
+    if !crate::have(MONO, INSTALL) {
+        return;
+    }
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let out = tempfile::tempdir().unwrap();
+    let built =
+        Command::new(root.join("unity-package/Tests~/build")).env("UNITY_PACKAGE_OUT", out.path()).output().unwrap();
+    assert!(built.status.success(), "{}", String::from_utf8_lossy(&built.stderr));
+    let project = unity_conformance::target::fixture_copy().unwrap();
+    let mut host = Command::new("mono")
+        .arg(out.path().join("unity-mcp-host.exe"))
+        .arg("--project")
+        .arg(project.path())
+        .arg("--state")
+        .arg(root.join("fixtures/editor-states/default.json"))
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut line = String::new();
+    std::io::BufRead::read_line(&mut std::io::BufReader::new(host.stdout.take().unwrap()), &mut line).unwrap();
+    let ready: serde_json::Value = serde_json::from_str(&line).unwrap();
+    let control = ready["control"].as_str().unwrap().trim_start_matches("http://").to_owned();
+    let switch = r#"{"dynamicCodeSecurityLevel":"FullAccess"}"#;
+    let post = |host: &str, origin: &str| {
+        format!(
+            "POST /settings HTTP/1.1\r\nHost: {host}\r\n{origin}Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{switch}",
+            switch.len()
+        )
+    };
+    let refused = [
+        post(&control, "Origin: https://evil.example\r\n"),
+        post(&control, "Origin: null\r\n"),
+        post("rebound.example", "Origin: http://rebound.example\r\n"),
+    ];
+    let statuses: Vec<u16> = refused.iter().map(|r| http(&control, r).0).collect();
+    let (state, settings) =
+        http(&control, &format!("GET /state HTTP/1.1\r\nHost: {control}\r\nConnection: close\r\n\r\n"));
+    let (allowed, _) = http(&control, &post(&control, ""));
+    let _ = host.kill();
+    let _ = host.wait();
+    // HttpListener itself refuses a Host that matches none of its prefixes (400).
+    assert!(statuses.iter().all(|s| *s == 403 || *s == 400), "{statuses:?}");
+    assert_eq!(&statuses[..2], [403, 403]);
+    assert_eq!((state, allowed), (200, 200));
+    assert!(settings.contains("dynamicCodeSecurityLevel") && !settings.contains("FullAccess"), "{settings}");
+}

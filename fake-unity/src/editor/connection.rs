@@ -26,7 +26,7 @@ use crate::{
     faults::{BoxFuture, Inbound, Silence, Subject, Trigger, Wire},
     model::{
         Decoding, HeaderError, NewlineFrames, Oversize, Pipelining, ReplyFraming,
-        listener::{Accepting, BrokenPeer},
+        listener::{Accepting, Backpressure, BrokenPeer},
         messages::{AfterParseError, Batches, Notifications},
     },
 };
@@ -63,6 +63,10 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
         // many requests running, is not read until that changes; a hung
         // Editor reads nothing.
         let ready = async {
+            if editor.model.listener.backpressure == Backpressure::None {
+                editor.unhung().await;
+                return None;
+            }
             client.room(Client::QUEUE_LIMIT).await;
             editor.unhung().await;
             in_flight.clone().acquire_owned().await.ok()

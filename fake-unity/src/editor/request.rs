@@ -211,6 +211,11 @@ impl Editor {
             }
             joined = &mut task => match joined {
                 Ok(outcome) => outcome,
+                // Cancelled: the runtime is shutting down (the Editor stops).
+                Err(err) if err.is_cancelled() => {
+                    tracing::debug!(tool = tool.name, "tool cancelled: the Editor is stopping");
+                    Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("Tool '{}' was cancelled: the Editor is stopping", tool.name)))
+                }
                 Err(err) => {
                     tracing::error!(tool = tool.name, %err, "tool panicked");
                     Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("Tool '{}' failed: {err}", tool.name)))

@@ -33,6 +33,17 @@ pub enum BrokenPeer {
     StopsEditor,
 }
 
+/// What the Editor does with a client that sends and does not read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backpressure {
+    /// It stops reading that client while its answers wait to be written
+    /// or 64 of its requests run; TCP holds the rest back (protocol §1).
+    StopsReading,
+    /// It reads on and queues every answer: its memory grows without bound
+    /// (`queues-without-bound`).
+    None,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListenerPolicy {
     pub interfaces: Interfaces,
@@ -41,6 +52,7 @@ pub struct ListenerPolicy {
     /// How many connections are served before the Editor runs out of them
     /// (`leaks-connections`: closed ones are never released); `None`: no limit.
     pub connections: Option<u64>,
+    pub backpressure: Backpressure,
 }
 
 impl ListenerPolicy {
@@ -49,5 +61,6 @@ impl ListenerPolicy {
         accepting: Accepting::Concurrent,
         broken_peer: BrokenPeer::Dropped,
         connections: None,
+        backpressure: Backpressure::StopsReading,
     };
 }

@@ -1,6 +1,7 @@
 //! The control API's client (which the conformance runner uses to reload a
 //! remote Editor) against wiremock stand-ins: what it sends, and every kind
-//! of answer it can get, error answers included.
+//! of answer it can get, error answers included; and the control API itself
+//! refusing callers that are not loopback ones.
 
 use fake_unity::{ControlClient, control::ControlError};
 use serde_json::json;
@@ -93,5 +94,61 @@ async fn nothing_listening_and_bad_urls_are_told_apart() {
     }
     for bad in ["127.0.0.1:9", "https://127.0.0.1:9", "http://localhost"] {
         assert!(matches!(ControlClient::from_url(bad), Err(ControlError::Url(_))), "{bad}");
+    }
+}
+
+/// One raw HTTP/1.1 request to the fake's control API; its status and body.
+async fn raw_http(addr: std::net::SocketAddr, request: String) -> (u16, String) {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).await.unwrap();
+    let status = answer.split(' ').nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, answer.split("\r\n\r\n").nth(1).unwrap_or("").to_owned())
+}
+
+/// A web page may POST text/plain to any local port (no preflight), and DNS
+/// rebinding gives one a name that resolves to 127.0.0.1: both are refused,
+/// and change nothing; a loopback caller (curl, the suite) gets in.
+#[tokio::test]
+async fn the_control_api_refuses_cross_origin_and_foreign_host_requests() {
+    let editor = crate::support::TestEditor::start().await;
+    let addr = editor.fake.control_addr();
+    let switch = r#"{"dynamicCodeSecurityLevel":"FullAccess"}"#;
+    let post = |host: &str, origin: Option<&str>| {
+        format!(
+            "POST /settings HTTP/1.1\r\nHost: {host}\r\n{}Content-Type: text/plain\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{switch}",
+            origin.map(|o| format!("Origin: {o}\r\n")).unwrap_or_default(),
+            switch.len()
+        )
+    };
+    let loopback = format!("127.0.0.1:{}", addr.port());
+    for (host, origin) in [
+        (loopback.as_str(), Some("https://evil.example")),
+        (loopback.as_str(), Some("null")),
+        ("evil.example", None),
+        ("rebound.example:8080", Some("http://rebound.example:8080")),
+    ] {
+        let (status, body) = raw_http(addr, post(host, origin)).await;
+        assert_eq!(status, 403, "Host {host}, Origin {origin:?}: {body}");
+        assert!(body.contains("loopback callers only"), "{body}");
+    }
+    let state = editor.state().await;
+    assert_ne!(state["settings"]["dynamicCodeSecurityLevel"], "FullAccess", "{state}");
+    for (host, origin) in [(loopback.as_str(), None), ("localhost", Some("http://localhost:3000"))] {
+        let (status, body) = raw_http(addr, post(host, origin)).await;
+        assert_eq!(status, 200, "Host {host}, Origin {origin:?}: {body}");
+    }
+}
+
+#[test]
+fn loopback_authorities_are_told_from_others() {
+    use fake_unity::control::is_loopback_authority as loopback;
+    for yes in ["127.0.0.1", "127.0.0.1:80", "localhost:9", "LOCALHOST", "[::1]:8700", "127.1.2.3:1"] {
+        assert!(loopback(yes), "{yes}");
+    }
+    for no in ["evil.example", "10.0.0.1:80", "[::2]:1", "localhost.evil.example", "", "127.0.0.1.evil.example:80"] {
+        assert!(!loopback(no), "{no}");
     }
 }

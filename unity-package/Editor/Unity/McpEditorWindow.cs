@@ -7,6 +7,7 @@ using System;
 using System.Collections.Generic;
 using System.Diagnostics;
 using System.Linq;
+using System.Threading.Tasks;
 using UnityEditor;
 using UnityEngine;
 using UnityMcp.Core;
@@ -55,10 +56,27 @@ namespace UnityMcp.Editor
             McpServerController.Start(false);
         }
 
-        /// <summary>Runs `unity-mcp-bridge --project P setup CLIENT` (the bridge on PATH).</summary>
+        /// <summary>
+        /// Runs `unity-mcp-bridge --project P setup CLIENT` (the bridge on
+        /// PATH) on a worker thread: OnGUI never waits for a process. What it
+        /// printed shows once it has ended (or been stopped after 30 s).
+        /// </summary>
         public void Configure(string client)
         {
-            var start = new ProcessStartInfo("unity-mcp-bridge", "--project \"" + McpServerController.Project + "\" setup " + client)
+            if (running != null && !running.IsCompleted)
+            {
+                return;
+            }
+            SetupOutput = "running unity-mcp-bridge setup " + client + "…";
+            var project = McpServerController.Project;
+            running = Task.Run(() => SetupOutput = RunSetup(project, client));
+        }
+
+        Task running;
+
+        static string RunSetup(string project, string client)
+        {
+            var start = new ProcessStartInfo("unity-mcp-bridge", "--project \"" + project + "\" setup " + client)
             {
                 UseShellExecute = false,
                 RedirectStandardOutput = true,
@@ -69,14 +87,21 @@ namespace UnityMcp.Editor
             {
                 using (var process = Process.Start(start))
                 {
-                    var output = process.StandardOutput.ReadToEnd() + process.StandardError.ReadToEnd();
-                    process.WaitForExit();
-                    SetupOutput = (process.ExitCode == 0 ? "" : "failed (exit " + process.ExitCode + "): ") + output.Trim();
+                    // Both pipes read at once: one left full would stall the other.
+                    var output = process.StandardOutput.ReadToEndAsync();
+                    var errors = process.StandardError.ReadToEndAsync();
+                    if (!process.WaitForExit(30000))
+                    {
+                        process.Kill();
+                        return "unity-mcp-bridge setup " + client + " did not finish within 30 s and was stopped";
+                    }
+                    var printed = (output.Result + errors.Result).Trim();
+                    return (process.ExitCode == 0 ? "" : "failed (exit " + process.ExitCode + "): ") + printed;
                 }
             }
             catch (Exception e)
             {
-                SetupOutput = "unity-mcp-bridge could not be run (" + e.Message + "): install it (see the package README) and make sure it is on PATH";
+                return "unity-mcp-bridge could not be run (" + e.Message + "): install it (see the package README) and make sure it is on PATH";
             }
         }
     }
@@ -118,7 +143,9 @@ namespace UnityMcp.Editor
             var s = model.Settings.Security;
             var edited = new McpSettings
             {
-                Port = EditorGUILayout.IntField("Preferred port", model.Settings.Port),
+                // Delayed: the value is taken when editing ends, not at each
+                // keystroke (each new port restarts the server).
+                Port = EditorGUILayout.DelayedIntField("Preferred port", model.Settings.Port),
                 Security = new SecuritySettings
                 {
                     EnableTestsExecution = EditorGUILayout.Toggle("Enable Tests Execution", s.EnableTestsExecution),

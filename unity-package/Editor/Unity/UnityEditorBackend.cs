@@ -4,6 +4,7 @@
 // mode. Every Unity call runs on the main thread through the queue.
 
 using System;
+using System.Diagnostics;
 using System.Collections.Generic;
 using System.Linq;
 using System.Reflection;
@@ -283,19 +284,54 @@ namespace UnityMcp.Editor
                         report.Diagnostics.Add(Diagnostic(m));
                     }
                 };
+                var started = false;
+                Action<object> whenStarted = _ => started = true;
+                var waited = Stopwatch.StartNew();
+                EditorApplication.CallbackFunction watch = null;
                 Action<object> whenFinished = null;
                 whenFinished = _ =>
                 {
                     CompilationPipeline.assemblyCompilationFinished -= collect;
+                    CompilationPipeline.compilationStarted -= whenStarted;
                     CompilationPipeline.compilationFinished -= whenFinished;
+                    EditorApplication.update -= watch;
                     // New assemblies load with a domain reload, before the answer can be sent.
                     report.ReloadFollows = compiledAnything && report.Diagnostics.All(d => !d.IsError);
                     context.Progress(2, 2, "Compilation finished");
                     finished(report);
                     done.TrySetResult(report);
                 };
+                // isCompiling is true from the request on, so it cannot say
+                // whether Unity found anything to compile; compilationStarted
+                // can. Checked every tick: nothing started once the request has
+                // been looked at means nothing to compile; nothing finished by
+                // the deadline (play mode set to compile after playing, a
+                // locked script) is said, not waited for.
+                watch = () =>
+                {
+                    if (done.Task.IsCompleted)
+                    {
+                        EditorApplication.update -= watch;
+                    }
+                    else if (!started && !EditorApplication.isCompiling && waited.Elapsed > NothingToCompileAfter)
+                    {
+                        whenFinished(null);
+                    }
+                    else if (waited.Elapsed > CompileDeadline)
+                    {
+                        CompilationPipeline.assemblyCompilationFinished -= collect;
+                        CompilationPipeline.compilationStarted -= whenStarted;
+                        CompilationPipeline.compilationFinished -= whenFinished;
+                        EditorApplication.update -= watch;
+                        done.TrySetException(new InvalidOperationException(
+                            "Unity did not finish compiling within " + CompileDeadline.TotalSeconds + " s (" + (started ? "it started" : "it never started")
+                            + "); in play mode Unity may wait to compile until play mode ends"));
+                    }
+                };
                 CompilationPipeline.assemblyCompilationFinished += collect;
+                CompilationPipeline.compilationStarted += whenStarted;
                 CompilationPipeline.compilationFinished += whenFinished;
+                EditorApplication.update += watch;
                 context.Progress(0, 2, "Refreshing assets");
                 AssetDatabase.Refresh();
                 context.Progress(1, 2, "Compiling scripts");
@@ -307,20 +343,15 @@ namespace UnityMcp.Editor
                 {
                     CompilationPipeline.RequestScriptCompilation();
                 }
-                if (!EditorApplication.isCompiling)
-                {
-                    // Nothing to compile: Unity reports the last result of every assembly.
-                    EditorApplication.delayCall += () =>
-                    {
-                        if (!EditorApplication.isCompiling && !done.Task.IsCompleted)
-                        {
-                            whenFinished(null);
-                        }
-                    };
-                }
             });
             return done.Task;
         }
+
+        /// <summary>How long after the request a compilation that has not started means there was nothing to compile.</summary>
+        static readonly TimeSpan NothingToCompileAfter = TimeSpan.FromSeconds(2);
+
+        /// <summary>How long a compilation may take before compile says it did not finish (below the tool's own timeout).</summary>
+        static readonly TimeSpan CompileDeadline = TimeSpan.FromSeconds(280);
 
         static Diagnostic Diagnostic(CompilerMessage m)
         {
@@ -364,6 +395,9 @@ namespace UnityMcp.Editor
                         break;
                 }
                 var callbacks = new TestCallbacks(done, context);
+                // The Test Framework keeps registered callbacks for every later
+                // run: this run's go once it has finished.
+                callbacks.Finished = () => api.UnregisterCallbacks(callbacks);
                 api.RegisterCallbacks(callbacks);
                 api.Execute(new ExecutionSettings(filter));
             });
@@ -386,11 +420,15 @@ namespace UnityMcp.Editor
             {
             }
 
+            /// <summary>Called once the run has finished (on the main thread, where the Test Framework calls back).</summary>
+            public Action Finished { get; set; } = delegate { };
+
             public void RunFinished(ITestResultAdaptor result)
             {
                 var results = new List<TestResult>();
                 Collect(result, "", results);
                 done.TrySetResult(results);
+                Finished();
             }
 
             public void TestStarted(ITestAdaptor test)

@@ -64,6 +64,7 @@ namespace UnityMcp.Host
             JToken answer;
             try
             {
+                LoopbackOnly(context.Request);
                 string text;
                 using (var reader = new StreamReader(context.Request.InputStream, Encoding.UTF8))
                 {
@@ -136,6 +137,11 @@ namespace UnityMcp.Host
                     answer = new JObject { ["error"] = "no such endpoint; the headless host has GET /state, POST /reload, /quit, /settings, /reset, GET|POST /faults, DELETE /faults/NAME" };
                 }
             }
+            catch (Forbidden e)
+            {
+                status = 403;
+                answer = new JObject { ["error"] = e.Message };
+            }
             catch (Exception e) when (e is ArgumentException || e is InvalidCastException || e is Newtonsoft.Json.JsonException || e is FormatException || e is NullReferenceException)
             {
                 status = 400;
@@ -164,6 +170,57 @@ namespace UnityMcp.Host
             {
                 // The caller went away: nothing to answer.
             }
+        }
+
+        sealed class Forbidden : Exception
+        {
+            public Forbidden(string message) : base(message)
+            {
+            }
+        }
+
+        /// <summary>
+        /// Loopback callers only: a web page may POST text/plain to any local
+        /// port without a preflight, and DNS rebinding gives one a name that
+        /// resolves here, so a Host that is not a loopback name, or an Origin
+        /// that is not a loopback page, is refused.
+        /// </summary>
+        static void LoopbackOnly(HttpListenerRequest request)
+        {
+            var host = request.Headers["Host"] ?? "";
+            if (!IsLoopbackAuthority(host))
+            {
+                throw new Forbidden("the control API answers loopback callers only: Host \"" + host + "\" is not a loopback name");
+            }
+            var origin = request.Headers["Origin"];
+            if (origin != null)
+            {
+                var authority = origin.StartsWith("http://", StringComparison.Ordinal) ? origin.Substring(7)
+                    : origin.StartsWith("https://", StringComparison.Ordinal) ? origin.Substring(8) : null;
+                if (authority == null || !IsLoopbackAuthority(authority))
+                {
+                    throw new Forbidden("the control API answers loopback callers only: Origin \"" + origin + "\" is not a loopback page");
+                }
+            }
+        }
+
+        /// <summary>127.0.0.1:8080, localhost, [::1]:9 and the like.</summary>
+        public static bool IsLoopbackAuthority(string authority)
+        {
+            string host;
+            if (authority.StartsWith("[", StringComparison.Ordinal))
+            {
+                var end = authority.IndexOf(']');
+                host = end > 0 ? authority.Substring(1, end - 1) : "";
+            }
+            else
+            {
+                var colon = authority.LastIndexOf(':');
+                host = colon >= 0 ? authority.Substring(0, colon) : authority;
+            }
+            IPAddress address;
+            return string.Equals(host, "localhost", StringComparison.OrdinalIgnoreCase)
+                || (IPAddress.TryParse(host, out address) && IPAddress.IsLoopback(address));
         }
 
         public void Stop()

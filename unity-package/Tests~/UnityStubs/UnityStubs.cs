@@ -103,7 +103,8 @@ namespace UnityEngine
 
     public static class GUI { public static bool changed { get; set; } }
 
-    public static class GUILayout { public static bool Button(string text) => false; }
+    public sealed class GUILayoutOption { }
+    public class GUILayout { public static bool Button(string text, params GUILayoutOption[] options) => false; }
 }
 
 namespace UnityEngine.SceneManagement
@@ -215,15 +216,16 @@ namespace UnityEditor
 
     public static class EditorGUILayout
     {
-        public static Vector2 BeginScrollView(Vector2 scrollPosition) => scrollPosition;
+        public static Vector2 BeginScrollView(Vector2 scrollPosition, params GUILayoutOption[] options) => scrollPosition;
         public static void EndScrollView() { }
-        public static void LabelField(string label) { }
-        public static void LabelField(string label, string label2) { }
-        public static void LabelField(string label, GUIStyle style) { }
+        public static void LabelField(string label, params GUILayoutOption[] options) { }
+        public static void LabelField(string label, string label2, params GUILayoutOption[] options) { }
+        public static void LabelField(string label, GUIStyle style, params GUILayoutOption[] options) { }
         public static void Space() { }
-        public static int IntField(string label, int value) => value;
-        public static bool Toggle(string label, bool value) => value;
-        public static Enum EnumPopup(string label, Enum selected) => selected;
+        public static int IntField(string label, int value, params GUILayoutOption[] options) => value;
+        public static int DelayedIntField(string label, int value, params GUILayoutOption[] options) => value;
+        public static bool Toggle(string label, bool value, params GUILayoutOption[] options) => value;
+        public static Enum EnumPopup(string label, Enum selected, params GUILayoutOption[] options) => selected;
         public static void HelpBox(string message, MessageType type) { }
     }
 }
@@ -253,6 +255,7 @@ namespace UnityEditor.Compilation
     public static class CompilationPipeline
     {
         public static event Action<string, CompilerMessage[]> assemblyCompilationFinished;
+        public static event Action<object> compilationStarted;
         public static event Action<object> compilationFinished;
         public static void RequestScriptCompilation() { }
         public static void RequestScriptCompilation(RequestScriptCompilationOptions options) { }
@@ -337,6 +340,7 @@ namespace UnityEditor.TestTools.TestRunner.Api
     public class TestRunnerApi : UnityEngine.ScriptableObject
     {
         public void RegisterCallbacks<T>(T testCallbacks, int priority = 0) where T : ICallbacks { }
+        public void UnregisterCallbacks<T>(T testCallbacks) where T : ICallbacks { }
         public string Execute(ExecutionSettings executionSettings) => "";
     }
 }
