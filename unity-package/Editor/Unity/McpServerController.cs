@@ -57,13 +57,24 @@ namespace UnityMcp.Editor
             Settings = McpSettings.Load(Project);
             journalStore = new SessionStateJournalStore();
             MainThread.BindToCurrentThread();
-            // Work posted to Unity's synchronization context runs at the
-            // Editor's next tick even when it is unfocused and throttled.
+            // An unfocused Editor throttles its loop (about 10 ticks a second,
+            // or fewer under macOS App Nap), and a Post to Unity's
+            // synchronization context only queues. So work queued from a
+            // socket thread also signals a tick (EditorApplication.SignalTick:
+            // internal, [ThreadSafe], what Unity's own CallDelayed uses) and
+            // the queue is emptied on the internal tick event as well as on
+            // update. Both are looked up by name, and absent they are skipped.
             var unity = System.Threading.SynchronizationContext.Current;
-            if (unity != null)
+            var signalTick = EditorTick.Signal();
+            MainThread.Wake = () =>
             {
-                MainThread.Wake = () => unity.Post(_ => MainThread.Pump(), null);
-            }
+                if (unity != null)
+                {
+                    unity.Post(_ => MainThread.Pump(), null);
+                }
+                signalTick();
+            };
+            EditorTick.OnTick(() => MainThread.Pump());
             EditorApplication.update += Update;
             AssemblyReloadEvents.beforeAssemblyReload += BeforeReload;
             EditorApplication.quitting += OnQuit;
@@ -174,6 +185,58 @@ namespace UnityMcp.Editor
             public void LogError(string message)
             {
                 UnityEngine.Debug.LogError(message);
+            }
+        }
+    }
+
+    /// <summary>
+    /// The Editor's internal tick (UnityCsReference 6000.0.78f1 and 2021.3.58f1,
+    /// Editor/Mono/EditorApplication.bindings.cs SignalTick, EditorApplication.cs
+    /// tick): what wakes a throttled Editor loop from another thread.
+    /// </summary>
+    static class EditorTick
+    {
+        const BindingFlags Internal = BindingFlags.NonPublic | BindingFlags.Static;
+
+        /// <summary>EditorApplication.SignalTick, callable from any thread; a no-op where Unity lacks it.</summary>
+        public static Action Signal()
+        {
+            var method = typeof(EditorApplication).GetMethod("SignalTick", Internal, null, Type.EmptyTypes, null);
+            if (method == null)
+            {
+                return delegate { };
+            }
+            try
+            {
+                return (Action)Delegate.CreateDelegate(typeof(Action), method);
+            }
+            catch (ArgumentException)
+            {
+                return delegate { };
+            }
+        }
+
+        /// <summary>Runs <paramref name="handler"/> on EditorApplication's internal tick event, where Unity has one.</summary>
+        public static void OnTick(Action handler)
+        {
+            // internal static event CallbackFunction tick (a void(), like Action).
+            var tick = typeof(EditorApplication).GetEvent("tick", Internal);
+            var add = tick != null ? tick.GetAddMethod(true) : null;
+            if (add == null)
+            {
+                return;
+            }
+            try
+            {
+                var typed = Delegate.CreateDelegate(tick.EventHandlerType, handler.Target, handler.Method, false);
+                if (typed != null)
+                {
+                    add.Invoke(null, new object[] { typed });
+                }
+            }
+            catch (Exception e) when (e is TargetInvocationException || e is ArgumentException || e is MemberAccessException)
+            {
+                // Unity changed it: update alone pumps the queue.
             }
         }
     }
