@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use editor_link::framing::Framing;
+use editor_link::{framing::Framing, jsonrpc::json_type};
 use serde_json::{Value, json};
 
 use crate::{
@@ -172,18 +172,6 @@ async fn schema(s: Session, reference: Value) -> CheckResult {
     Ok(())
 }
 
-/// A JSON value's type, in words.
-fn kind(value: &Value) -> &'static str {
-    match value {
-        Value::Null => "null",
-        Value::Bool(_) => "boolean",
-        Value::Number(_) => "number",
-        Value::String(_) => "string",
-        Value::Array(_) => "array",
-        Value::Object(_) => "object",
-    }
-}
-
 async fn answer_fields(s: Session, name: String, params: Value, recorded: Value) -> CheckResult {
     let mut link = s.link(Framing::Header).await?;
     let answer = link.result(&name, params).await?;
@@ -195,8 +183,8 @@ async fn answer_fields(s: Session, name: String, params: Value, recorded: Value)
         match answer.get(field) {
             None => problems.push(format!("{field} is missing")),
             // A field 2.1.1 left null may hold a value now, and the other way round.
-            Some(ours) if !value.is_null() && !ours.is_null() && kind(ours) != kind(value) => {
-                problems.push(format!("{field} is a {}, not a {}", kind(ours), kind(value)));
+            Some(ours) if !value.is_null() && !ours.is_null() && json_type(ours) != json_type(value) => {
+                problems.push(format!("{field} is a {}, not a {}", json_type(ours), json_type(value)));
             }
             Some(_) => {}
         }
