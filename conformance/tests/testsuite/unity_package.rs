@@ -2,7 +2,7 @@
 //! Debian's mono with warnings as errors, and its NUnit tests pass — among
 //! them the framing vectors the Rust decoder is tested with. Needs mono
 //! (`apt-get install mono-mcs libnewtonsoft-json-cil-dev nunit-console
-//! libnunit-cil-dev`); without it these tests say they are skipped.
+//! libnunit-cil-dev libmono-cecil-cil-dev`); without it these tests say they are skipped.
 
 use std::process::Command;
 
@@ -12,7 +12,8 @@ use unity_conformance::{
 };
 
 const MONO: &[&str] = &["mono", "mcs", "nunit-console", "python3"];
-const INSTALL: &str = "apt-get install mono-mcs libnewtonsoft-json-cil-dev nunit-console libnunit-cil-dev python3";
+const INSTALL: &str =
+    "apt-get install mono-mcs libnewtonsoft-json-cil-dev nunit-console libnunit-cil-dev libmono-cecil-cil-dev python3";
 
 #[test]
 fn the_package_compiles_under_mono_and_its_tests_pass() {

@@ -224,7 +224,8 @@ fn check_brackets(tokens: &[Token]) -> Vec<CompileError> {
 }
 
 /// The first API the Restricted level refuses, if any.
-fn restricted_api(tokens: &[Token]) -> Option<String> {
+/// The first qualified name that uses a restricted API, as written, and the API.
+fn restricted_use(tokens: &[Token]) -> Option<(String, &'static str)> {
     let mut i = 0;
     while i < tokens.len() {
         if let Tok::Ident(first) = &tokens[i].tok {
@@ -237,12 +238,8 @@ fn restricted_api(tokens: &[Token]) -> Option<String> {
                 name.push_str(next);
                 j += 2;
             }
-            let parts: Vec<&str> = name.split('.').collect();
-            for api in RESTRICTED_APIS {
-                let api_parts: Vec<&str> = api.split('.').collect();
-                if parts.windows(api_parts.len()).any(|w| w == api_parts.as_slice()) {
-                    return Some((*api).to_owned());
-                }
+            if let Some(api) = restricted_in(&name) {
+                return Some((name, api));
             }
             i = j;
         } else {
@@ -250,6 +247,28 @@ fn restricted_api(tokens: &[Token]) -> Option<String> {
         }
     }
     None
+}
+
+/// The restricted API a qualified name uses.
+fn restricted_in(name: &str) -> Option<&'static str> {
+    let parts: Vec<&str> = name.split('.').collect();
+    RESTRICTED_APIS.iter().copied().find(|api| {
+        let api_parts: Vec<&str> = api.split('.').collect();
+        parts.windows(api_parts.len()).any(|w| w == api_parts.as_slice())
+    })
+}
+
+/// What a restricted API reaches, in the package's words.
+fn area(api: &str) -> &'static str {
+    match api {
+        "System.IO" | "File" | "Directory" | "FileInfo" | "DirectoryInfo" => "the file system",
+        "System.Diagnostics.Process" | "Process" => "processes",
+        "System.Net" | "WebClient" | "HttpClient" | "Socket" => "the network",
+        "System.Reflection" | "Assembly" | "AppDomain" | "Activator" => "reflection",
+        "System.Runtime.InteropServices" | "Marshal" | "DllImport" => "native code",
+        "Environment.Exit" | "EditorApplication.Exit" => "quitting the Editor",
+        _ => "not on Restricted's allow-list",
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -462,13 +481,19 @@ pub fn execute_dynamic_code(call: &ToolCall) -> Outcome {
         return reply(false, String::new(), Vec::new(), errors, "Compilation failed".into());
     }
     if level == SecurityLevel::Restricted {
-        if let Some(api) = restricted_api(&tokens) {
+        if let Some((used, api)) = restricted_use(&tokens) {
+            // Worded as the package words what its compiled-reference audit
+            // (RestrictedCode.cs) finds; the model finds it in the source.
             return reply(
                 false,
                 String::new(),
                 Vec::new(),
                 Vec::new(),
-                format!("Security violation: '{api}' is not allowed at security level Restricted"),
+                format!(
+                    "Security violation: the code uses {used} ({}), which is not allowed at security level Restricted \
+                     (the file system, processes, the network, reflection, threads and native code are not)",
+                    area(api)
+                ),
             );
         }
     }
@@ -523,7 +548,7 @@ mod tests {
 
     #[test]
     fn restricted_apis_are_found_through_qualification() {
-        let find = |code: &str| restricted_api(&tokenize(code).unwrap());
+        let find = |code: &str| restricted_use(&tokenize(code).unwrap()).map(|(_, api)| api.to_owned());
         assert_eq!(find("System.IO.File.Delete(\"x\");").as_deref(), Some("System.IO"));
         assert_eq!(find("File.ReadAllText(p);").as_deref(), Some("File"));
         assert_eq!(

@@ -662,7 +662,8 @@ async fn execute_dynamic_code_runs_its_subset_and_says_what_it_cannot() {
     let restricted = c.ok("execute-dynamic-code", json!({"Code": "System.IO.File.Delete(\"x\");"})).await;
     assert_eq!(
         restricted["ErrorMessage"],
-        "Security violation: 'System.IO' is not allowed at security level Restricted"
+        "Security violation: the code uses System.IO.File.Delete (the file system), which is not allowed at security level \
+         Restricted (the file system, processes, the network, reflection, threads and native code are not)"
     );
 
     let unsupported = c.ok("execute-dynamic-code", json!({"Code": "var go = new GameObject(\"x\");"})).await;

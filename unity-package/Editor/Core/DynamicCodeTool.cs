@@ -1,8 +1,8 @@
 // execute-dynamic-code (§6) with the seeds' security levels: Disabled
-// (refused by the security checker), Restricted (code that names the file
-// system, processes, the network, reflection or native code is refused
-// before it is compiled), FullAccess. The Editor compiles and runs the code;
-// CodeDomRunner does that with the C# compiler the runtime provides.
+// (refused by the security checker), Restricted (compiled code that
+// references anything off RestrictedCode's allow-list is refused before it
+// runs), FullAccess. The Editor compiles and runs the code; CodeDomRunner
+// does that with the C# compiler the runtime provides.
 
 using System;
 using System.CodeDom.Compiler;
@@ -32,14 +32,6 @@ namespace UnityMcp.Core
     [McpTool("execute-dynamic-code", Description = "Execute C# code dynamically within Unity Editor. Implements security levels and automatic using statement processing with enhanced error messaging", Order = 110, Destructive = true, TimeoutSeconds = 60)]
     public sealed class ExecuteDynamicCodeTool : UnityTool<DynamicCodeParams>
     {
-        /// <summary>APIs refused at the Restricted level (file system, processes, network, reflection, native code).</summary>
-        public static readonly string[] RestrictedApis =
-        {
-            "System.IO", "System.Diagnostics.Process", "System.Net", "System.Reflection", "System.Runtime.InteropServices",
-            "File", "Directory", "FileInfo", "DirectoryInfo", "Process", "WebClient", "HttpClient", "Socket", "Assembly",
-            "AppDomain", "Activator", "Marshal", "DllImport", "Environment.Exit", "EditorApplication.Exit", "Registry",
-        };
-
         protected override Task<JObject> Run(DynamicCodeParams p, ToolContext context)
         {
             if (p.Code.Trim().Length == 0)
@@ -47,16 +39,8 @@ namespace UnityMcp.Core
                 throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'Code' must not be empty").With("parameter", "Code");
             }
             var level = context.Dispatcher.Security.Settings.DynamicCodeSecurityLevel;
-            CodeRun run;
-            var refused = level == DynamicCodeSecurityLevel.Restricted ? RestrictedApiIn(p.Code) : null;
-            if (refused != null)
-            {
-                run = new CodeRun { ErrorMessage = "Security violation: '" + refused + "' is not allowed at security level Restricted" };
-            }
-            else
-            {
-                run = context.Editor.RunCode(p.Code, p.Parameters, p.CompileOnly, level);
-            }
+            // Restricted is enforced by the runner on the compiled code (RestrictedCode).
+            var run = context.Editor.RunCode(p.Code, p.Parameters, p.CompileOnly, level);
             var errors = new JArray();
             foreach (var e in run.Errors)
             {
@@ -74,30 +58,6 @@ namespace UnityMcp.Core
             });
         }
 
-        static readonly Regex StringsAndComments = new Regex(@"@""(?:[^""]|"""")*""|""(?:[^""\\\n]|\\.)*""|'(?:[^'\\\n]|\\.)*'|//[^\n]*|/\*[\s\S]*?\*/");
-        static readonly Regex QualifiedName = new Regex(@"[A-Za-z_][A-Za-z0-9_]*(?:\s*\.\s*[A-Za-z_][A-Za-z0-9_]*)*");
-
-        /// <summary>The first restricted API the code names (strings and comments aside), or null.</summary>
-        public static string RestrictedApiIn(string code)
-        {
-            var bare = StringsAndComments.Replace(code, " ");
-            foreach (Match name in QualifiedName.Matches(bare))
-            {
-                var parts = Regex.Replace(name.Value, @"\s", "").Split('.');
-                foreach (var api in RestrictedApis)
-                {
-                    var apiParts = api.Split('.');
-                    for (var i = 0; i + apiParts.Length <= parts.Length; i++)
-                    {
-                        if (parts.Skip(i).Take(apiParts.Length).SequenceEqual(apiParts))
-                        {
-                            return api;
-                        }
-                    }
-                }
-            }
-            return null;
-        }
     }
 
     /// <summary>
@@ -116,23 +76,42 @@ namespace UnityMcp.Core
         /// <summary>Assemblies the snippet may use (paths or names).</summary>
         public List<string> References = new List<string> { "System.dll", "System.Core.dll" };
 
-        public CodeRun Run(string code, JObject parameters, bool compileOnly)
+        public CodeRun Run(string code, JObject parameters, bool compileOnly, DynamicCodeSecurityLevel level)
         {
             var header = Preamble + "public static class McpDynamicCode\n{\n    public static object Run(System.Collections.Generic.Dictionary<string, object> parameters)\n    {\n#line 1\n";
             var source = header + code + "\n#line default\n        return null;\n    }\n}\n";
             CompilerResults compiled;
+            byte[] image = null;
+            // To a file, not into memory: the bytes are read (and audited)
+            // before anything is loaded.
+            var output = Path.Combine(Path.GetTempPath(), "McpDynamicCode-" + Guid.NewGuid().ToString("N") + ".dll");
             try
             {
                 using (var provider = CodeDomProvider.CreateProvider("CSharp"))
                 {
-                    var options = new CompilerParameters { GenerateInMemory = true, GenerateExecutable = false, TreatWarningsAsErrors = false, WarningLevel = 0 };
+                    var options = new CompilerParameters { GenerateInMemory = false, OutputAssembly = output, GenerateExecutable = false, TreatWarningsAsErrors = false, WarningLevel = 0 };
                     options.ReferencedAssemblies.AddRange(References.ToArray());
                     compiled = provider.CompileAssemblyFromSource(options, source);
+                }
+                if (File.Exists(output))
+                {
+                    image = File.ReadAllBytes(output);
                 }
             }
             catch (Exception e)
             {
                 return new CodeRun { ErrorMessage = "The C# compiler could not be started, so this Editor cannot run dynamic code: " + e.Message };
+            }
+            finally
+            {
+                try
+                {
+                    File.Delete(output);
+                }
+                catch (Exception)
+                {
+                    // A temporary file left behind.
+                }
             }
             var errors = compiled.Errors.Cast<CompilerError>().Where(e => !e.IsWarning).ToList();
             if (errors.Count > 0)
@@ -144,6 +123,18 @@ namespace UnityMcp.Core
                 }
                 return failed;
             }
+            if (image == null)
+            {
+                return new CodeRun { ErrorMessage = "The C# compiler reported no errors but wrote no assembly" };
+            }
+            if (level == DynamicCodeSecurityLevel.Restricted)
+            {
+                var violation = RestrictedCode.Violation(image);
+                if (violation != null)
+                {
+                    return new CodeRun { ErrorMessage = "Security violation: the code uses " + violation + ", which is not allowed at security level Restricted (the file system, processes, the network, reflection, threads and native code are not)" };
+                }
+            }
             if (compileOnly)
             {
                 return new CodeRun { Success = true };
@@ -153,7 +144,7 @@ namespace UnityMcp.Core
             {
                 values[property.Name] = property.Value is JValue ? ((JValue)property.Value).Value : property.Value.ToString(Newtonsoft.Json.Formatting.None);
             }
-            var assembly = compiled.CompiledAssembly;
+            var assembly = Assembly.Load(image);
             CodeRun run;
             try
             {

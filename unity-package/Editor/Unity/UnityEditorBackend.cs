@@ -609,7 +609,7 @@ namespace UnityMcp.Editor
                 Application.logMessageReceived += capture;
                 try
                 {
-                    var run = runner.Run(code, parameters, compileOnly);
+                    var run = runner.Run(code, parameters, compileOnly, level);
                     run.Logs = logs;
                     return run;
                 }

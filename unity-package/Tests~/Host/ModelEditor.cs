@@ -680,7 +680,7 @@ namespace UnityMcp.Host
                 }
                 return lines.Select(l => l[1]).ToList();
             };
-            return runner.Run(code, parameters, compileOnly);
+            return runner.Run(code, parameters, compileOnly, level);
         }
     }
 }
