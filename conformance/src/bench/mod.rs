@@ -144,6 +144,8 @@ pub struct SuiteRun {
     pub cases: usize,
     pub passed: usize,
     pub failed: usize,
+    /// Not applicable to the package's Editor (another catalogue's cases).
+    pub not_applicable: usize,
 }
 
 /// Everything one run measured.
@@ -539,20 +541,29 @@ async fn choose_tool(options: &BenchOptions, project: &Path, port: u16) -> anyho
     Ok((tool.to_owned(), arguments))
 }
 
-/// The whole conformance suite against the embedded fake, with `bridge`.
+/// The whole conformance suite against the embedded fake, with `bridge`, as
+/// `run` runs it: the cases that apply to what the Editor offers.
 async fn suite(bridge: &BridgeCommand) -> SuiteRun {
     let target = Target::Fake { editor: fake_unity::EditorKind::Package, defect: None };
     let cases = crate::cases::catalogue();
     let started = Instant::now();
+    let offers = crate::profile::Offers::find_out(&target, bridge).await.ok();
+    let scope = crate::profile::Scope { offers, ..crate::profile::Scope::default() };
     let mut results = Vec::new();
     for case in &cases {
-        let mut result = crate::runner::run_case(&target, bridge, &crate::profile::Scope::full(), case).await;
+        let mut result = crate::runner::run_case(&target, bridge, &scope, case).await;
         crate::runner::check_editor_up(&target, bridge, &results, &mut result).await;
         results.push(result);
     }
     let wall_s = started.elapsed().as_secs_f64();
     let summary = crate::runner::Summary::of(&results);
-    SuiteRun { wall_s, cases: summary.total, passed: summary.passed, failed: summary.total - summary.passed }
+    SuiteRun {
+        wall_s,
+        cases: summary.total,
+        passed: summary.passed,
+        failed: summary.total - summary.passed - summary.skipped,
+        not_applicable: summary.skipped,
+    }
 }
 
 /// Runs every measurement.

@@ -150,8 +150,8 @@ pub fn table(f: &Figures) -> String {
     repeated(&mut out, "requests served per second", &f.fake_rps, "req/s");
     if let Some(suite) = &f.suite {
         out.push_str(&format!(
-            "  {:<40} {:>10.1} s        ({} cases: {} passed, {} failed)\n",
-            "conformance suite wall time", suite.wall_s, suite.cases, suite.passed, suite.failed
+            "  {:<40} {:>10.1} s        ({} cases: {} passed, {} failed, {} not applicable)\n",
+            "conformance suite wall time", suite.wall_s, suite.cases, suite.passed, suite.failed, suite.not_applicable
         ));
     }
     let ours = f.bridges.iter().find(|b| b.ours);
