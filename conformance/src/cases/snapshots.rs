@@ -36,70 +36,35 @@ fn needs(workflow: &Workflow) -> Needs {
     }
 }
 
+/// The committed snapshots of the workflows named, for each catalogue:
+/// `fixtures/snapshots/mcp/NAME.snap` and, in `snapshot_folder`'s folder,
+/// `uloop-2.1.1/NAME.snap` (a test checks each file is built in).
+macro_rules! snapshots {
+    ($($name:literal),* $(,)?) => {
+        &[
+            $((Catalogue::Package, $name, include_str!(concat!("../../../fixtures/snapshots/mcp/", $name, ".snap"))),)*
+            $((
+                Catalogue::Uloop211,
+                $name,
+                include_str!(concat!("../../../fixtures/snapshots/mcp/uloop-2.1.1/", $name, ".snap")),
+            ),)*
+        ]
+    };
+}
+
 /// The committed snapshot of each workflow, for each catalogue.
-const SNAPSHOTS: &[(Catalogue, &str, &str)] = &[
-    (Catalogue::Package, "inspect-scene", include_str!("../../../fixtures/snapshots/mcp/inspect-scene.snap")),
-    (Catalogue::Package, "edit-compile-fix", include_str!("../../../fixtures/snapshots/mcp/edit-compile-fix.snap")),
-    (
-        Catalogue::Package,
-        "run-tests-read-failures",
-        include_str!("../../../fixtures/snapshots/mcp/run-tests-read-failures.snap"),
-    ),
-    (Catalogue::Package, "search-assets", include_str!("../../../fixtures/snapshots/mcp/search-assets.snap")),
-    (Catalogue::Package, "reload-moves-port", include_str!("../../../fixtures/snapshots/mcp/reload-moves-port.snap")),
-    (Catalogue::Package, "tools-list", include_str!("../../../fixtures/snapshots/mcp/tools-list.snap")),
-    (Catalogue::Package, "refusals", include_str!("../../../fixtures/snapshots/mcp/refusals.snap")),
-    (Catalogue::Package, "scene-queries", include_str!("../../../fixtures/snapshots/mcp/scene-queries.snap")),
-    (Catalogue::Package, "run-code", include_str!("../../../fixtures/snapshots/mcp/run-code.snap")),
-    (Catalogue::Package, "stateless-session", include_str!("../../../fixtures/snapshots/mcp/stateless-session.snap")),
-    (
-        Catalogue::Package,
-        "stateless-edit-compile-fix",
-        include_str!("../../../fixtures/snapshots/mcp/stateless-edit-compile-fix.snap"),
-    ),
-    (
-        Catalogue::Uloop211,
-        "inspect-scene",
-        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/inspect-scene.snap"),
-    ),
-    (
-        Catalogue::Uloop211,
-        "edit-compile-fix",
-        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/edit-compile-fix.snap"),
-    ),
-    (
-        Catalogue::Uloop211,
-        "run-tests-read-failures",
-        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/run-tests-read-failures.snap"),
-    ),
-    (
-        Catalogue::Uloop211,
-        "search-assets",
-        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/search-assets.snap"),
-    ),
-    (
-        Catalogue::Uloop211,
-        "reload-moves-port",
-        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/reload-moves-port.snap"),
-    ),
-    (Catalogue::Uloop211, "tools-list", include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/tools-list.snap")),
-    (Catalogue::Uloop211, "refusals", include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/refusals.snap")),
-    (
-        Catalogue::Uloop211,
-        "scene-queries",
-        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/scene-queries.snap"),
-    ),
-    (Catalogue::Uloop211, "run-code", include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/run-code.snap")),
-    (
-        Catalogue::Uloop211,
-        "stateless-session",
-        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/stateless-session.snap"),
-    ),
-    (
-        Catalogue::Uloop211,
-        "stateless-edit-compile-fix",
-        include_str!("../../../fixtures/snapshots/mcp/uloop-2.1.1/stateless-edit-compile-fix.snap"),
-    ),
+const SNAPSHOTS: &[(Catalogue, &str, &str)] = snapshots![
+    "inspect-scene",
+    "edit-compile-fix",
+    "run-tests-read-failures",
+    "search-assets",
+    "reload-moves-port",
+    "tools-list",
+    "refusals",
+    "scene-queries",
+    "run-code",
+    "stateless-session",
+    "stateless-edit-compile-fix",
 ];
 
 /// The folder of a catalogue's snapshots, under `fixtures/snapshots/mcp/`.
