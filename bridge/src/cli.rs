@@ -52,6 +52,10 @@ struct Common {
     /// Connect to this port instead of finding the Editor through the project.
     #[arg(long, global = true, env = "UNITY_TCP_PORT")]
     port: Option<u16>,
+    /// The Editor's token, for an Editor whose Library/MCPInstance.json this
+    /// bridge cannot read (by default it is read from there).
+    #[arg(long, global = true, env = "UNITY_MCP_TOKEN", hide_env_values = true)]
+    token: Option<String>,
     /// Framing to speak to the Editor: auto (header, newline for legacy Editors), header, newline.
     #[arg(long, global = true, default_value = "auto")]
     framing: FramingChoice,
@@ -211,7 +215,11 @@ fn project(common: &Common) -> anyhow::Result<Option<PathBuf>> {
 
 fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>> {
     let project = project.map(Path::to_path_buf);
-    let mut config = LinkConfig::new(Locator { explicit_port: common.port, project: project.clone() });
+    let mut config = LinkConfig::new(Locator {
+        explicit_port: common.port,
+        project: project.clone(),
+        explicit_token: common.token.clone(),
+    });
     config.framing = common.framing;
     config.response_limit = common.response_limit;
     let recorder = match &common.record {

@@ -85,15 +85,22 @@ impl std::fmt::Debug for McpProcess {
 }
 
 impl McpProcess {
-    /// Starts the bridge for the Editor at `port` of `project`.
+    /// Starts the bridge for the Editor at `port` of `project`, with
+    /// `token` in `UNITY_MCP_TOKEN` when given (else the bridge reads it
+    /// from the project's discovery file, as for users).
     pub fn spawn(
         command: &BridgeCommand,
         project: Option<&Path>,
         port: u16,
+        token: Option<String>,
         log: WireLog,
     ) -> Result<McpProcess, Finding> {
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args).env("UNITY_MCP_BRIDGE_LOG", "info,rmcp=error");
+        match token {
+            Some(token) => cmd.env("UNITY_MCP_TOKEN", token),
+            None => cmd.env_remove("UNITY_MCP_TOKEN"),
+        };
         match project {
             Some(project) => {
                 cmd.current_dir(project).env_remove("UNITY_TCP_PORT");

@@ -67,6 +67,8 @@ pub enum Extension {
     ImageData,
     /// §7 `Library/MCPInstance.json`.
     DiscoveryFile,
+    /// §7 the token: in the discovery file, required in every request (`x-token`).
+    Token,
 }
 
 impl Extension {
@@ -87,6 +89,7 @@ impl Extension {
             Extension::Progress => "progress",
             Extension::ImageData => "image-data",
             Extension::DiscoveryFile => "discovery-file",
+            Extension::Token => "token",
         }
     }
 }

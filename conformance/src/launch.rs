@@ -20,7 +20,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use crate::target::{Remote, RemoteKind, fixture_copy};
 
@@ -124,6 +124,7 @@ pub fn start_mono() -> Result<Launched, String> {
             addr: SocketAddr::from(([127, 0, 0, 1], port)),
             control,
             project: Some(project.path().to_path_buf()),
+            token: None,
         },
         child,
         _project: project,
@@ -199,13 +200,16 @@ pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> 
             return Err(explain(format!("Unity was not ready within {timeout:?}"), &read_log()));
         }
         if let Ok(file) = editor_link::discovery::DiscoveryFile::read(project.path()) {
-            if file.state == Some(editor_link::discovery::EditorState::Ready) && answers_ping(file.port) {
+            if file.state == Some(editor_link::discovery::EditorState::Ready)
+                && answers_ping(file.port, file.token.as_deref())
+            {
                 return Ok(Launched {
                     remote: Remote {
                         kind: RemoteKind::Unity,
                         addr: SocketAddr::from(([127, 0, 0, 1], file.port)),
                         control: None,
                         project: Some(project.path().to_path_buf()),
+                        token: None,
                     },
                     child,
                     _project: project,
@@ -217,7 +221,7 @@ pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> 
 }
 
 /// Does an Editor listen on `port` and answer `ping` (newline framing)?
-fn answers_ping(port: u16) -> bool {
+fn answers_ping(port: u16, token: Option<&str>) -> bool {
     use std::io::Write;
     let Ok(mut stream) =
         std::net::TcpStream::connect_timeout(&SocketAddr::from(([127, 0, 0, 1], port)), Duration::from_secs(2))
@@ -225,7 +229,8 @@ fn answers_ping(port: u16) -> bool {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    if stream.write_all(b"{\"jsonrpc\":\"2.0\",\"id\":\"ready\",\"method\":\"ping\",\"params\":{}}\n").is_err() {
+    let ping = json!({"jsonrpc": "2.0", "id": "ready", "method": "ping", "params": {}, "x-token": token});
+    if stream.write_all(format!("{ping}\n").as_bytes()).is_err() {
         return false;
     }
     let mut reader = BufReader::new(stream);

@@ -108,6 +108,11 @@ struct RunArgs {
     /// With `--target tcp://…`: the Editor's project folder (its discovery file).
     #[arg(long, value_name = "DIR")]
     project: Option<PathBuf>,
+    /// With `--target tcp://…`: the token every request must carry, for an
+    /// Editor whose discovery file the suite cannot read (default: the one
+    /// in the project's Library/MCPInstance.json).
+    #[arg(long, value_name = "TOKEN", env = "UNITY_MCP_TOKEN", hide_env_values = true)]
+    token: Option<String>,
     /// With `--target fake`: break one protocol rule on purpose
     /// (`fake-unity defects` lists them), to see the matching case fail.
     #[arg(long, value_name = "NAME")]
@@ -522,6 +527,7 @@ fn run(args: RunArgs) -> ExitCode {
         (Target::Tcp(mut remote), None) => {
             remote.control = args.control;
             remote.project = args.project;
+            remote.token = args.token;
             Target::Tcp(remote)
         }
     };

@@ -101,6 +101,8 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         D::BlockingAccept => &["1.probe-connections"],
         D::DiscoveryInPlace => &["7.discovery-atomic"],
         D::DiscoveryStaysReady => &["7.discovery-reload-state"],
+        D::IgnoresToken => &["1.token-required"],
+        D::DiscoveryWorldReadable => &["7.discovery-token-private"],
     }
 }
 
@@ -349,6 +351,7 @@ impl ServedFake {
             addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
             control: listening["control"].as_str().map(str::to_owned),
             project: Some(project.path().to_path_buf()),
+            token: None,
         };
         Ok(ServedFake { child, remote, _project: project })
     }

@@ -83,7 +83,7 @@ pub async fn record(
 ) -> Result<Vec<Value>, Finding> {
     let fake = recording_fake(project, scenario).await?;
     let recording = with_args(bridge, &["--record".as_ref(), transcript.as_os_str()]);
-    let mut mcp = McpProcess::spawn(&recording, Some(project), fake.port(), WireLog::default())?;
+    let mut mcp = McpProcess::spawn(&recording, Some(project), fake.port(), None, WireLog::default())?;
     mcp.initialize().await?;
     mcp.call_ok("clear-console", json!({})).await?;
     let mut answers = Vec::new();
@@ -131,7 +131,7 @@ pub async fn replay(
     // Editor's `list_changed` lands before or after a fetch is on its way.
     config.background = vec!["get-tool-details".into()];
     let replay = Replay::start(config).await.map_err(harness)?;
-    let mut mcp = McpProcess::spawn(bridge, Some(project), replay.port(), WireLog::default())?;
+    let mut mcp = McpProcess::spawn(bridge, Some(project), replay.port(), None, WireLog::default())?;
     mcp.initialize().await?;
     let mut answers = Vec::new();
     for (tool, arguments) in calls {

@@ -17,7 +17,7 @@ use editor_link::{
     connection::{Connection, Options, Outgoing, Received, Receiver, Sender},
     discovery::DiscoveryFile,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing, encode_frame},
-    jsonrpc::Id,
+    jsonrpc::{Id, TOKEN_MEMBER},
 };
 use fake_unity::{ControlClient, Defect, EditorKind, FakeUnity};
 use serde_json::{Value, json};
@@ -56,6 +56,9 @@ pub struct Remote {
     pub control: Option<String>,
     /// Its project folder, for the discovery file (and the port after a move).
     pub project: Option<PathBuf>,
+    /// The token to send (`--token`), for an Editor whose discovery file
+    /// the suite cannot read; else the discovery file's.
+    pub token: Option<String>,
 }
 
 /// What a [`Remote`] Editor is.
@@ -116,11 +119,14 @@ impl FromStr for Target {
                 addr: SocketAddr::from(([127, 0, 0, 1], 0)),
                 control: None,
                 project: None,
+                token: None,
             })),
             other => match other.strip_prefix("tcp://") {
                 Some(addr) => addr
                     .parse()
-                    .map(|addr| Target::Tcp(Remote { kind: RemoteKind::Tcp, addr, control: None, project: None }))
+                    .map(|addr| {
+                        Target::Tcp(Remote { kind: RemoteKind::Tcp, addr, control: None, project: None, token: None })
+                    })
                     .map_err(|e| format!("invalid address {addr:?}: {e}")),
                 None => Err(format!(
                     "unknown target {other:?} (expected fake, fake:uloop-2.1.1, mono, unity or tcp://HOST:PORT)"
@@ -137,6 +143,8 @@ pub struct Session {
     pub control: Option<ControlClient>,
     /// The project folder, when known (for its discovery file).
     pub project: Option<PathBuf>,
+    /// The token given on the command line, if any.
+    token: Option<String>,
     log: WireLog,
     /// The bridge the `mcp` cases start in front of the Editor.
     bridge: BridgeCommand,
@@ -225,6 +233,7 @@ impl Target {
                     addr: remote.addr,
                     control,
                     project: remote.project.clone(),
+                    token: remote.token.clone(),
                     log,
                     bridge: bridge.clone(),
                     fake: None,
@@ -238,6 +247,7 @@ impl Target {
                     addr,
                     control: Some(fake.control()),
                     project: Some(fake.editor().project.clone()),
+                    token: None,
                     log,
                     bridge: bridge.clone(),
                     fake: Some(EmbeddedFake { fake, editor: *editor, defect: *defect, project }),
@@ -272,7 +282,7 @@ impl Session {
             Some(embedded) => embedded.fake.port(),
             None => self.addr.port(),
         };
-        McpProcess::spawn(&self.bridge, self.project.as_deref(), port, self.log.clone())
+        McpProcess::spawn(&self.bridge, self.project.as_deref(), port, self.explicit_token(), self.log.clone())
     }
 
     /// Replaces the embedded fake by one started with `adjust` applied to its
@@ -307,7 +317,7 @@ impl Session {
             None => match &self.project {
                 Some(project) => {
                     use editor_link::discovery::{Locator, Source};
-                    let locator = Locator { explicit_port: None, project: Some(project.clone()) };
+                    let locator = Locator { project: Some(project.clone()), ..Locator::default() };
                     let deadline = tokio::time::Instant::now() + READY_TIMEOUT;
                     loop {
                         let found = locator.candidates();
@@ -331,13 +341,38 @@ impl Session {
     /// Connects to the Editor's current port.
     pub async fn link(&self, framing: Framing) -> Result<EditorClient, Finding> {
         let addr = self.editor_addr().await;
+        Ok(EditorClient::connect(addr, framing, self.log.clone()).await?.with_token(self.token()))
+    }
+
+    /// Connects without the token, as a client that cannot read the
+    /// discovery file (`1.token-required`).
+    pub async fn link_without_token(&self, framing: Framing) -> Result<EditorClient, Finding> {
+        let addr = self.editor_addr().await;
         EditorClient::connect(addr, framing, self.log.clone()).await
     }
 
     /// Starts the bridge under test against the Editor at `port` (say, a
     /// proxy in front of it), without its project: it finds it by the port.
     pub fn mcp_at(&self, port: u16) -> Result<McpProcess, Finding> {
-        McpProcess::spawn(&self.bridge, None, port, self.log.clone())
+        // Without the project the bridge cannot read the token: it is given.
+        McpProcess::spawn(&self.bridge, None, port, self.explicit_token().or_else(|| self.token()), self.log.clone())
+    }
+
+    /// The token given on the command line, for the bridge too.
+    fn explicit_token(&self) -> Option<String> {
+        self.token.clone()
+    }
+
+    /// What a client sends as `x-token` now (extension `token`): the one
+    /// given, else the one the project's discovery file publishes for the
+    /// Editor's current port (a restarted Editor has a new one).
+    pub fn token(&self) -> Option<String> {
+        if self.token.is_some() {
+            return self.token.clone();
+        }
+        let project = self.project.as_ref()?;
+        let file = DiscoveryFile::read(project).ok()?;
+        file.token
     }
 
     /// The control API, or a harness finding when the target has none.
@@ -381,6 +416,8 @@ pub struct EditorClient {
     log: WireLog,
     next_id: u64,
     addr: SocketAddr,
+    /// Put into every request this client sends (extension `token`).
+    token: Option<String>,
 }
 
 impl EditorClient {
@@ -392,13 +429,40 @@ impl EditorClient {
         log.push(format!("connect {addr} ({framing} framing)"));
         let Connection { sender, receiver, .. } =
             Connection::tcp(stream, Options::client(framing, DEFAULT_RESPONSE_LIMIT));
-        Ok(EditorClient { framing, sender, receiver, log, next_id: 1, addr })
+        Ok(EditorClient { framing, sender, receiver, log, next_id: 1, addr, token: None })
+    }
+
+    fn with_token(mut self, token: Option<String>) -> Self {
+        self.token = token;
+        self
+    }
+
+    /// The token this client sends, if any.
+    pub fn token(&self) -> Option<&str> {
+        self.token.as_deref()
+    }
+
+    /// `body` as this client sends a request: a JSON object with a `method`
+    /// gets the token as its first member, every other byte unchanged (ids
+    /// and numbers keep their exact text). Anything else is returned as it
+    /// is: a batch, a body that is not JSON, a notification-less fragment.
+    pub fn signed(&self, body: &[u8]) -> Vec<u8> {
+        let Some(token) = &self.token else { return body.to_vec() };
+        let is_request = serde_json::from_slice::<Value>(body)
+            .is_ok_and(|v| v.get("method").is_some() && v.get(TOKEN_MEMBER).is_none());
+        let Some(open) = body.iter().position(|b| *b == b'{').filter(|_| is_request) else {
+            return body.to_vec();
+        };
+        let member = format!("{}:{},", json!(TOKEN_MEMBER), json!(token));
+        let empty = body[open + 1..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}');
+        let member = if empty { member.trim_end_matches(',').to_owned() } else { member };
+        [&body[..=open], member.as_bytes(), &body[open + 1..]].concat()
     }
 
     /// The same connection as bytes, for checks of the exact bytes sent.
     pub fn into_raw(self) -> RawClient {
         let (read, buffered) = self.receiver.into_inner();
-        RawClient { read, sender: self.sender, buffered: buffered.to_vec(), log: self.log }
+        RawClient { read, sender: self.sender, buffered: buffered.to_vec(), log: self.log, token: self.token }
     }
 
     /// The Editor's port this client is connected to.
@@ -413,14 +477,16 @@ impl EditorClient {
 
     /// Sends bytes exactly as given.
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Finding> {
-        self.log.push(format!("> {}", excerpt(bytes)));
+        self.log.push(format!("> {}", redacted(excerpt(bytes), self.token.as_deref())));
         sent(&self.sender, Outgoing::raw(Bytes::copy_from_slice(bytes))).await
     }
 
-    /// Sends one frame holding `body`, in this client's framing.
+    /// Sends one frame holding `body` (with the token, when it is a
+    /// request: [`EditorClient::signed`]), in this client's framing.
     pub async fn send_body(&mut self, body: &[u8]) -> Result<(), Finding> {
+        let body = self.signed(body);
         let mut buf = BytesMut::new();
-        encode_frame(self.framing, body, &mut buf).map_err(|e| Finding::Harness(e.to_string()))?;
+        encode_frame(self.framing, &body, &mut buf).map_err(|e| Finding::Harness(e.to_string()))?;
         self.send_raw(&buf).await
     }
 
@@ -554,6 +620,14 @@ async fn sent(sender: &Sender, out: Outgoing) -> Result<(), Finding> {
     }
 }
 
+/// `shown` without the token: a credential is never in a report.
+fn redacted(shown: String, token: Option<&str>) -> String {
+    match token {
+        Some(token) => shown.replace(token, "${TOKEN}"),
+        None => shown,
+    }
+}
+
 /// The id as the JSON-RPC types of the bridge library see it.
 pub fn id_of(value: &Value) -> Option<Id> {
     Id::from_value(value).ok().flatten()
@@ -565,6 +639,8 @@ pub struct RawClient {
     sender: Sender,
     buffered: Vec<u8>,
     log: WireLog,
+    /// Left out of the log.
+    token: Option<String>,
 }
 
 impl std::fmt::Debug for RawClient {
@@ -575,7 +651,7 @@ impl std::fmt::Debug for RawClient {
 
 impl RawClient {
     pub async fn send(&mut self, bytes: &[u8]) -> Result<(), Finding> {
-        self.log.push(format!("> {}", excerpt(bytes)));
+        self.log.push(format!("> {}", redacted(excerpt(bytes), self.token.as_deref())));
         sent(&self.sender, Outgoing::raw(Bytes::copy_from_slice(bytes))).await
     }
 

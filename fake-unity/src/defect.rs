@@ -107,6 +107,12 @@ pub enum Defect {
     /// §1: a client that sends and never reads is read on: every answer is
     /// queued for it, and the Editor's memory grows without bound.
     QueuesWithoutBound,
+    /// §7: requests without the token (or with a wrong one) are run,
+    /// although the discovery file publishes a token.
+    IgnoresToken,
+    /// §7: the discovery file, which holds the token, is readable by every
+    /// local user (mode 0644).
+    DiscoveryWorldReadable,
 }
 
 // Names (kebab-case of the variant) and descriptions (the doc comments)
@@ -124,12 +130,12 @@ impl Defect {
     pub fn shape(self, model: &mut crate::model::EditorModel) {
         use crate::model::{
             Decoding, HeaderError, NewlineFrames, Oversize, ReplyFraming,
-            discovery::{DiscoveryPid, Writes},
+            discovery::{DiscoveryPid, Readers, Writes},
             lifecycle::{InFlightAtShutdown, SessionAfterReload},
             listener::{Accepting, Backpressure, BrokenPeer, Interfaces},
             messages::{
                 AfterParseError, Batches, Expectations, ExtraFields, IdEcho, Notifications, ParamNames, Resume,
-                TimeoutParameter, UnknownTool, WrongTypes,
+                TimeoutParameter, Tokens, UnknownTool, WrongTypes,
             },
         };
         let (framing, messages, listener) = (&mut model.framing, &mut model.messages, &mut model.listener);
@@ -149,6 +155,7 @@ impl Defect {
             Defect::UnknownToolWrongCode => messages.unknown_tool = UnknownTool::InvalidParams,
             Defect::NoTimeoutParameter => messages.timeout_parameter = TimeoutParameter::Refused,
             Defect::ResumeReruns => messages.resume = Resume::Reruns,
+            Defect::IgnoresToken => messages.tokens = Tokens::Ignored,
 
             Defect::OversizeCloses => framing.oversize = Oversize::AnswerAndClose,
             Defect::NoNewlineFraming => framing.newline = NewlineFrames::Refused,
@@ -177,6 +184,7 @@ impl Defect {
             Defect::QuitLeavesReady => discovery.says_stopped = false,
             Defect::StaleDiscoveryPort => discovery.follows_port = false,
             Defect::DiscoveryInPlace => discovery.writes = Writes::InPlace,
+            Defect::DiscoveryWorldReadable => discovery.readers = Readers::Everyone,
 
             Defect::IntegerEnumDefaults => model.extensions.enum_default_names = false,
             Defect::NoExtensions => {
@@ -224,7 +232,7 @@ mod tests {
 
     #[test]
     fn every_defect_is_named_and_described() {
-        assert_eq!(Defect::all().len(), 46);
+        assert_eq!(Defect::all().len(), 48);
         assert_eq!(Defect::IdsAsStrings.to_string(), "ids-as-strings");
         for &defect in Defect::all() {
             assert_eq!(defect.to_string().parse::<Defect>().unwrap(), defect);

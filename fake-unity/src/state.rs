@@ -93,6 +93,10 @@ pub struct Settings {
     /// Public tools switched off in settings.
     #[serde(default)]
     pub disabled_tools: Vec<String>,
+    /// Requests without the token are run (for legacy clients that cannot
+    /// send one); off by default (protocol §7).
+    #[serde(default)]
+    pub allow_clients_without_token: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

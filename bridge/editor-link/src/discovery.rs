@@ -70,6 +70,11 @@ pub struct DiscoveryFile {
     pub state: Option<EditorState>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub updated_at: Option<String>,
+    /// **Extension** `token`: what every request to this Editor carries as
+    /// `x-token`. Made once per Editor process; the file is readable by its
+    /// user only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
 /// The fields of uLoopMCP's `UserSettings/UnityMcpSettings.json` a client
@@ -121,7 +126,8 @@ impl DiscoveryFile {
 
     /// Writes the discovery file of `project` atomically: a temporary file in
     /// the same folder, flushed, then renamed over the old one, so a reader
-    /// never sees a partial file.
+    /// never sees a partial file. On Unix it is readable by its user only
+    /// (it holds the token); on Windows it inherits the project folder's ACL.
     pub fn write_atomic(&self, project: &Path) -> io::Result<()> {
         let mut bytes = serde_json::to_vec_pretty(self).map_err(io::Error::other)?;
         bytes.push(b'\n');
@@ -153,7 +159,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let result = (|| {
         use io::Write;
-        let mut file = fs::File::create(&tmp)?;
+        let mut file = private_file(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         drop(file);
@@ -163,6 +169,17 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Creates `path` new, readable and writable by its owner only where the
+/// platform has modes (Unix: 0600, set at creation, so the bytes written
+/// next are never readable by others).
+fn private_file(path: &Path) -> io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    options.open(path)
 }
 
 /// Now as an ISO 8601 UTC timestamp with milliseconds, the form every
@@ -205,6 +222,15 @@ pub struct Candidate {
     pub source: Source,
     /// The session the discovery file names, when it names one.
     pub session_id: Option<String>,
+    /// What to send as `x-token`: the explicit token, else the discovery
+    /// file's when this is the port it names.
+    pub token: Option<String>,
+}
+
+impl Candidate {
+    fn new(port: u16, source: Source) -> Candidate {
+        Candidate { port, source, session_id: None, token: None }
+    }
 }
 
 /// What a look for the Editor found.
@@ -230,6 +256,9 @@ pub const LEGACY_SCAN: [u16; 6] = [8700, 8800, 8900, 9000, 9100, 8600];
 pub struct Locator {
     pub explicit_port: Option<u16>,
     pub project: Option<PathBuf>,
+    /// The token to send (`--token`, `UNITY_MCP_TOKEN`), for an Editor whose
+    /// discovery file this client cannot read.
+    pub explicit_token: Option<String>,
 }
 
 impl Locator {
@@ -244,16 +273,37 @@ impl Locator {
 
     /// The ports to try now, reading the discovery files afresh.
     pub fn candidates(&self) -> Candidates {
+        let mut found = self.ports();
+        // The token goes with the port it was published for; a restarted
+        // Editor has a new one, so it is read afresh with the ports.
+        let published = match (&self.explicit_token, &self.project) {
+            (Some(_), _) | (None, None) => None,
+            (None, Some(project)) => DiscoveryFile::read(project)
+                .ok()
+                .filter(|file| pid_alive(file.pid))
+                .and_then(|file| Some((file.port, file.token?))),
+        };
+        for candidate in &mut found.ports {
+            candidate.token = match (&self.explicit_token, &published) {
+                (Some(token), _) => Some(token.clone()),
+                (None, Some((port, token))) if *port == candidate.port => Some(token.clone()),
+                _ => None,
+            };
+        }
+        found
+    }
+
+    fn ports(&self) -> Candidates {
         let mut found = Candidates::default();
         if let Some(port) = self.explicit_port {
-            found.ports.push(Candidate { port, source: Source::ExplicitPort, session_id: None });
+            found.ports.push(Candidate::new(port, Source::ExplicitPort));
             return found;
         }
         let Some(project) = &self.project else {
             found.notes.push("no Unity project (no --project, and no folder with Assets/ and ProjectSettings/ at or above the working directory)".into());
-            found.ports.push(Candidate { port: DEFAULT_PORT, source: Source::DefaultPort, session_id: None });
+            found.ports.push(Candidate::new(DEFAULT_PORT, Source::DefaultPort));
             for port in LEGACY_SCAN.into_iter().filter(|p| *p != DEFAULT_PORT) {
-                found.ports.push(Candidate { port, source: Source::LegacyScan, session_id: None });
+                found.ports.push(Candidate::new(port, Source::LegacyScan));
             }
             return found;
         };
@@ -273,9 +323,8 @@ impl Locator {
                             found.notes.push(format!("{DISCOVERY_FILE}: the Editor is reloading"));
                         }
                         found.ports.push(Candidate {
-                            port: file.port,
-                            source: Source::DiscoveryFile,
                             session_id: file.server_session_id,
+                            ..Candidate::new(file.port, Source::DiscoveryFile)
                         });
                     }
                 }
@@ -296,9 +345,8 @@ impl Locator {
                         found.notes.push(format!("{ULOOP_SETTINGS_FILE}: the Editor is reloading"));
                     }
                     found.ports.push(Candidate {
-                        port,
-                        source: Source::UloopSettings,
                         session_id: settings.server_session_id,
+                        ..Candidate::new(port, Source::UloopSettings)
                     });
                 }
                 Some(_) => {}
@@ -310,7 +358,7 @@ impl Locator {
         // With a project, the project decides: the default port is tried last,
         // and the connection checks that the Editor there has this project.
         if !found.ports.iter().any(|c| c.port == DEFAULT_PORT) {
-            found.ports.push(Candidate { port: DEFAULT_PORT, source: Source::DefaultPort, session_id: None });
+            found.ports.push(Candidate::new(DEFAULT_PORT, Source::DefaultPort));
         }
         found
     }
@@ -358,6 +406,7 @@ mod tests {
             server_session_id: Some("9f1c".into()),
             state: Some(EditorState::Ready),
             updated_at: Some("2026-01-31T12:34:56.789Z".into()),
+            token: Some("dG9rZW4".into()),
         }
     }
 
@@ -376,7 +425,8 @@ mod tests {
                 "protocolVersion",
                 "serverSessionId",
                 "state",
-                "updatedAt"
+                "updatedAt",
+                "token"
             ]
         );
         assert_eq!(value["state"], "ready");
@@ -429,14 +479,14 @@ mod tests {
 
     #[test]
     fn candidates_follow_section_7() {
-        let explicit = Locator { explicit_port: Some(9999), project: None }.candidates();
+        let explicit = Locator { explicit_port: Some(9999), ..Locator::default() }.candidates();
         assert_eq!(explicit.ports.iter().map(|c| c.port).collect::<Vec<_>>(), [9999]);
 
         let nothing = Locator::default().candidates();
         assert_eq!(nothing.ports.iter().map(|c| c.port).collect::<Vec<_>>(), [8700, 8800, 8900, 9000, 9100, 8600]);
 
         let dir = project();
-        let none_yet = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
+        let none_yet = Locator { project: Some(dir.path().to_owned()), ..Locator::default() }.candidates();
         assert_eq!(
             none_yet.ports.iter().map(|c| (c.port, c.source)).collect::<Vec<_>>(),
             [(8700, Source::DefaultPort)]
@@ -450,7 +500,7 @@ mod tests {
         file.write_atomic(dir.path()).unwrap();
         fs::create_dir_all(dir.path().join("UserSettings")).unwrap();
         fs::write(UloopSettings::path_in(dir.path()), r#"{"customPort":8702,"other":1}"#).unwrap();
-        let found = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
+        let found = Locator { project: Some(dir.path().to_owned()), ..Locator::default() }.candidates();
         assert!(found.reloading);
         assert_eq!(
             found.ports.iter().map(|c| (c.port, c.source)).collect::<Vec<_>>(),
@@ -465,13 +515,13 @@ mod tests {
         let mut file = sample();
         file.pid = u32::MAX - 1;
         file.write_atomic(dir.path()).unwrap();
-        let stale = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
+        let stale = Locator { project: Some(dir.path().to_owned()), ..Locator::default() }.candidates();
         assert!(stale.notes[0].contains("stale"), "{:?}", stale.notes);
         assert!(!stale.ports.iter().any(|c| c.source == Source::DiscoveryFile));
         file.pid = std::process::id();
         file.state = Some(EditorState::Stopped);
         file.write_atomic(dir.path()).unwrap();
-        let stopped = Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates();
+        let stopped = Locator { project: Some(dir.path().to_owned()), ..Locator::default() }.candidates();
         assert!(stopped.notes[0].contains("quit"), "{:?}", stopped.notes);
     }
 
@@ -481,7 +531,7 @@ mod tests {
         fs::create_dir_all(dir.path().join("UserSettings")).unwrap();
         let settings = |json: &str| {
             fs::write(UloopSettings::path_in(dir.path()), json).unwrap();
-            Locator { explicit_port: None, project: Some(dir.path().to_owned()) }.candidates()
+            Locator { project: Some(dir.path().to_owned()), ..Locator::default() }.candidates()
         };
         let ports = |found: &Candidates| found.ports.iter().map(|c| (c.port, c.source)).collect::<Vec<_>>();
 
@@ -497,6 +547,56 @@ mod tests {
         let stopped = settings(r#"{"customPort":8702,"isServerRunning":false,"serverSessionId":""}"#);
         assert_eq!(ports(&stopped), [(8700, Source::DefaultPort)]);
         assert!(stopped.notes.iter().any(|n| n.contains("stopped")), "{:?}", stopped.notes);
+    }
+
+    #[test]
+    fn the_token_goes_with_the_port_it_was_published_for() {
+        let dir = project();
+        let mut file = sample();
+        file.pid = std::process::id();
+        file.port = 8705;
+        file.token = Some("published".into());
+        file.write_atomic(dir.path()).unwrap();
+        fs::create_dir_all(dir.path().join("UserSettings")).unwrap();
+        fs::write(UloopSettings::path_in(dir.path()), r#"{"customPort":8702}"#).unwrap();
+        let tokens =
+            |locator: Locator| locator.candidates().ports.into_iter().map(|c| (c.port, c.token)).collect::<Vec<_>>();
+        let project = Some(dir.path().to_owned());
+        assert_eq!(
+            tokens(Locator { project: project.clone(), ..Locator::default() }),
+            [(8705, Some("published".into())), (8702, None), (8700, None)]
+        );
+        // An explicit port that is the published one gets its token too.
+        assert_eq!(
+            tokens(Locator { explicit_port: Some(8705), project: project.clone(), ..Locator::default() }),
+            [(8705, Some("published".into()))]
+        );
+        assert_eq!(
+            tokens(Locator { explicit_port: Some(8706), project: project.clone(), ..Locator::default() }),
+            [(8706, None)]
+        );
+        // An explicit token is sent wherever the client connects.
+        let explicit =
+            Locator { explicit_port: Some(8706), explicit_token: Some("given".into()), ..Locator::default() };
+        assert_eq!(tokens(explicit), [(8706, Some("given".into()))]);
+        // A dead Editor's token is not sent to whoever took its port.
+        file.pid = u32::MAX - 1;
+        file.write_atomic(dir.path()).unwrap();
+        assert_eq!(tokens(Locator { explicit_port: Some(8705), project, ..Locator::default() }), [(8705, None)]);
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn the_discovery_file_is_readable_by_its_user_only() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = DiscoveryFile::path_in(dir.path());
+        fs::create_dir_all(path.parent().unwrap()).unwrap();
+        // Even over a world-readable file left by an older Editor.
+        fs::write(&path, "{}").unwrap();
+        fs::set_permissions(&path, fs::Permissions::from_mode(0o644)).unwrap();
+        sample().write_atomic(dir.path()).unwrap();
+        assert_eq!(fs::metadata(&path).unwrap().permissions().mode() & 0o777, 0o600);
     }
 
     #[test]

@@ -11,6 +11,9 @@ use std::fmt;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
+/// The request member that carries the Editor's token (extension `token`).
+pub const TOKEN_MEMBER: &str = "x-token";
+
 /// A request id: a string or a number, echoed with the same JSON type and value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Id {
@@ -149,7 +152,7 @@ pub struct Request {
     /// `None` when absent; `Some(Value::Null)` is kept as sent.
     pub params: Option<Value>,
     /// Top-level fields other than `jsonrpc`, `id`, `method` and `params`, in
-    /// order: the extensions `x-resume` and `x-uloop` live here.
+    /// order: the extensions `x-resume`, `x-token` and `x-uloop` live here.
     pub extra: Map<String, Value>,
 }
 
@@ -205,11 +208,13 @@ pub enum ErrorKind {
     ProjectMismatch,
     /// `x-uloop.expectedServerSessionId` names an earlier session.
     SessionChanged,
+    /// **Extension** `token`: the request lacks the Editor's `x-token`.
+    Unauthorized,
     InternalError,
 }
 
 impl ErrorKind {
-    pub const ALL: [ErrorKind; 13] = [
+    pub const ALL: [ErrorKind; 14] = [
         ErrorKind::ParseError,
         ErrorKind::FramingError,
         ErrorKind::FrameTooLarge,
@@ -222,6 +227,7 @@ impl ErrorKind {
         ErrorKind::Timeout,
         ErrorKind::ProjectMismatch,
         ErrorKind::SessionChanged,
+        ErrorKind::Unauthorized,
         ErrorKind::InternalError,
     ];
 
@@ -251,6 +257,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "timeout",
             ErrorKind::ProjectMismatch => "project_mismatch",
             ErrorKind::SessionChanged => "session_changed",
+            ErrorKind::Unauthorized => "unauthorized",
             ErrorKind::InternalError => "internal_error",
         }
     }
@@ -275,6 +282,7 @@ impl ErrorKind {
             ErrorKind::Timeout => "Request timed out",
             ErrorKind::ProjectMismatch => "Project mismatch",
             ErrorKind::SessionChanged => "Server session changed",
+            ErrorKind::Unauthorized => "Unauthorized",
             ErrorKind::InternalError => "Internal error",
         }
     }
@@ -566,6 +574,19 @@ impl Request {
     /// True when the request carries `"x-resume": true` (protocol §5).
     pub fn is_resume(&self) -> bool {
         self.extra.get("x-resume").and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// The `x-token` member (extension `token`, protocol §7), when it is a string.
+    pub fn token(&self) -> Option<&str> {
+        self.extra.get(TOKEN_MEMBER).and_then(Value::as_str)
+    }
+
+    /// Adds the Editor's token (extension `token`) to this request.
+    pub fn with_token(mut self, token: Option<&str>) -> Self {
+        if let Some(token) = token {
+            self.extra.insert(TOKEN_MEMBER.into(), Value::String(token.to_owned()));
+        }
+        self
     }
 
     /// uLoopMCP's `x-uloop` member, when present.

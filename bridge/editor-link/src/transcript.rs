@@ -455,6 +455,7 @@ impl Redactor {
         add("${PORT_n}", "ports, numbered as they appear");
         add("${PID_n}", "process ids, numbered as they appear");
         add("${TIME}", "ISO 8601 timestamps");
+        add("${TOKEN}", "the Editor's token (x-token)");
         list
     }
 
@@ -506,6 +507,11 @@ impl Redactor {
             Value::String(s) => {
                 if is_timestamp(s) {
                     *value = "${TIME}".into();
+                    return;
+                }
+                if key.is_some_and(|k| k == crate::jsonrpc::TOKEN_MEMBER || k == "token") {
+                    // A credential: never written down.
+                    *value = "${TOKEN}".into();
                     return;
                 }
                 if key.is_some_and(|k| k.to_ascii_lowercase().contains("session")) && is_guid(s) {

@@ -131,6 +131,7 @@ impl CallError {
                     | ErrorKind::ToolDisabled
                     | ErrorKind::ProjectMismatch
                     | ErrorKind::SessionChanged
+                    | ErrorKind::Unauthorized
                     | ErrorKind::InvalidRequest
                     | ErrorKind::ParseError
             ),

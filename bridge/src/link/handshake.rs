@@ -32,6 +32,9 @@ pub(super) enum ConnectError {
     OtherProject(String),
     /// It answered in a way that rules this framing out.
     WrongFraming(String),
+    /// It wants a token (extension `token`) this bridge does not have: it
+    /// cannot be used, and whether it has this project open cannot be told.
+    Unauthorized(String),
 }
 
 impl std::fmt::Display for ConnectError {
@@ -40,7 +43,8 @@ impl std::fmt::Display for ConnectError {
             ConnectError::Unreachable(why)
             | ConnectError::Silent(why)
             | ConnectError::OtherProject(why)
-            | ConnectError::WrongFraming(why) => f.write_str(why),
+            | ConnectError::WrongFraming(why)
+            | ConnectError::Unauthorized(why) => f.write_str(why),
         }
     }
 }
@@ -79,6 +83,7 @@ impl Link {
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
         let connection = EditorConnection::open(
             candidate.port,
+            candidate.token.clone(),
             framing,
             number,
             &self.config,
@@ -104,6 +109,18 @@ impl Link {
             // An Editor without get-version, or one that refuses it: it
             // speaks this framing; serve it all the same.
             Err(ExchangeError::Editor(e)) => {
+                if e.kind() == ErrorKind::Unauthorized {
+                    connection.close(CloseReason::Stopped);
+                    let why = format!(
+                        "that Editor wants the token from its project's Library/MCPInstance.json, and {}",
+                        match candidate.token {
+                            Some(_) => "refused the one sent (give the right one with --token or UNITY_MCP_TOKEN)",
+                            None => "none was found (run the bridge in the project, or give --project or --token)",
+                        }
+                    );
+                    tracing::warn!(port = candidate.port, "{why}");
+                    return Err(ConnectError::Unauthorized(why));
+                }
                 if e.kind() != ErrorKind::MethodNotFound {
                     tracing::warn!(%e, "the Editor answered get-version with an error");
                 }

@@ -105,6 +105,9 @@ pub(super) struct EditorConnection {
     pub framing: Framing,
     pub info: Mutex<EditorInfo>,
     pub session_id: Mutex<Option<String>>,
+    /// Sent as `x-token` with every request (extension `token`): the one
+    /// published with the port this connection reached.
+    pub token: Option<String>,
     sender: Sender,
     pending: Mutex<HashMap<Id, Pending>>,
     pub closed: CancellationToken,
@@ -118,6 +121,7 @@ pub(super) struct EditorConnection {
 impl EditorConnection {
     pub(super) async fn open(
         port: u16,
+        token: Option<String>,
         framing: Framing,
         number: u64,
         config: &LinkConfig,
@@ -138,6 +142,7 @@ impl EditorConnection {
             framing,
             info: Mutex::new(EditorInfo::default()),
             session_id: Mutex::new(None),
+            token,
             sender,
             pending: Mutex::new(HashMap::new()),
             closed: CancellationToken::new(),
@@ -294,6 +299,7 @@ impl EditorConnection {
         if !self.closed.is_cancelled() {
             lock(&self.pending).insert(request.id.clone(), Pending { reply: tx, progress, internal });
         }
+        let request = request.with_token(self.token.as_deref());
         let out = Outgoing::message(&Message::Request(request), None);
         if let Some(r) = &self.recorder {
             r.frame(self.number, Direction::ToEditor, &out.body);

@@ -12,7 +12,7 @@ use tokio::sync::broadcast;
 
 use super::{
     Link,
-    socket::{CloseReason, EditorConnection, lock},
+    socket::{CloseReason, EditorConnection, ExchangeError, lock},
 };
 use editor_link::framing::Framing;
 
@@ -33,11 +33,11 @@ impl Link {
             let alive = if connection.info().concurrent() {
                 // Our Editors answer a ping beside a running call.
                 let ping = connection.exchange(self.fresh_id(), "ping", json!({}), self.config.ping_deadline);
-                ping.await.is_ok()
+                answered(&ping.await)
             } else {
                 // uLoopMCP answers one request at a time per connection: ask
                 // on a second connection whether the Editor is there at all.
-                self.probe(connection.port, connection.framing).await
+                self.probe(connection.port, connection.token.clone(), connection.framing).await
             };
             if alive {
                 *lock(&connection.last_inbound) = Instant::now();
@@ -49,14 +49,19 @@ impl Link {
         }
     }
 
-    async fn probe(&self, port: u16, framing: Framing) -> bool {
+    async fn probe(&self, port: u16, token: Option<String>, framing: Framing) -> bool {
         let (events, _) = broadcast::channel(1);
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        let Ok(probe) = EditorConnection::open(port, framing, number, &self.config, None, events).await else {
+        let Ok(probe) = EditorConnection::open(port, token, framing, number, &self.config, None, events).await else {
             return false;
         };
-        let ok = probe.exchange(self.fresh_id(), "ping", json!({}), self.config.ping_deadline).await.is_ok();
+        let ok = answered(&probe.exchange(self.fresh_id(), "ping", json!({}), self.config.ping_deadline).await);
         probe.close(CloseReason::Stopped);
         ok
     }
+}
+
+/// An Editor that answered at all is alive, even if it answered with an error.
+fn answered(ping: &Result<serde_json::Value, ExchangeError>) -> bool {
+    matches!(ping, Ok(_) | Err(ExchangeError::Editor(_)))
 }

@@ -41,7 +41,7 @@ async fn fake_with(configure: impl FnOnce(&mut Config)) -> Setup {
 }
 
 fn link_for(project: &Path, tune: impl FnOnce(&mut LinkConfig)) -> Arc<Link> {
-    let mut config = LinkConfig::new(Locator { explicit_port: None, project: Some(project.to_owned()) });
+    let mut config = LinkConfig::new(Locator { project: Some(project.to_owned()), ..Locator::default() });
     tune(&mut config);
     Link::start(config, None)
 }
@@ -158,10 +158,11 @@ async fn an_editor_absent_at_start_is_found_when_it_appears() {
 
 #[tokio::test]
 async fn an_editor_of_another_project_is_not_used() {
-    let setup = fake_with(|_| {}).await;
+    // It lets clients without its token in, so the project is what tells.
+    let setup = fake_with(|c| c.state.settings.allow_clients_without_token = true).await;
     let other = tempfile::tempdir().unwrap();
     std::fs::create_dir_all(other.path().join("Assets")).unwrap();
-    let mut config = LinkConfig::new(Locator { explicit_port: None, project: Some(other.path().to_owned()) });
+    let mut config = LinkConfig::new(Locator { project: Some(other.path().to_owned()), ..Locator::default() });
     config.connect_timeout = Duration::from_secs(2);
     // The other project has no discovery file; point it at the fake's port
     // through uLoopMCP's settings, as a wrong guess would.
@@ -175,6 +176,32 @@ async fn an_editor_of_another_project_is_not_used() {
     let error = link.call("ping", json!({}), CallOptions::within(Duration::from_millis(500))).await.unwrap_err();
     let CallError::NotSent { why: NotSent::NoEditor { tried }, .. } = &error else { panic!("{error:?}") };
     assert!(tried.iter().any(|t| t.contains("another project")), "{tried:?}");
+}
+
+#[tokio::test]
+async fn the_editor_s_token_is_sent_and_one_it_refuses_is_not_used() {
+    let setup = fake_with(|_| {}).await;
+    // In the project: the token comes from its discovery file.
+    let link = link_for(setup.project.path(), |_| {});
+    link.call("ping", json!({}), within(10)).await.unwrap();
+
+    // By port alone, without the token: not used, and the call did not run.
+    let port = setup.fake.port();
+    let mut config = LinkConfig::new(Locator { explicit_port: Some(port), ..Locator::default() });
+    config.connect_timeout = Duration::from_secs(2);
+    let error = Link::start(config, None)
+        .call("ping", json!({}), CallOptions::within(Duration::from_millis(500)))
+        .await
+        .unwrap_err();
+    let CallError::NotSent { why: NotSent::NoEditor { tried }, .. } = &error else { panic!("{error:?}") };
+    assert!(tried.iter().any(|t| t.contains("wants the token") && t.contains("none was found")), "{tried:?}");
+    assert!(!error.may_have_run());
+
+    // By port with the token given (`--token`): used.
+    let token = editor_link::discovery::DiscoveryFile::read(setup.project.path()).unwrap().token;
+    let config = LinkConfig::new(Locator { explicit_port: Some(port), explicit_token: token, ..Locator::default() });
+    Link::start(config, None).call("ping", json!({}), within(10)).await.unwrap();
+    assert_eq!(setup.fake.editor().stats.runs("ping"), 2, "only the calls with the token ran");
 }
 
 #[tokio::test]
@@ -218,7 +245,7 @@ async fn newline_framing_is_spoken_when_asked_or_needed() {
     let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
     let port = listener.local_addr().unwrap().port();
     tokio::spawn(newline_only_editor(listener));
-    let config = LinkConfig::new(Locator { explicit_port: Some(port), project: None });
+    let config = LinkConfig::new(Locator { explicit_port: Some(port), ..Locator::default() });
     let link = Link::start(config, None);
     let result = link.call("ping", json!({"Message": "legacy"}), within(10)).await.unwrap();
     assert_eq!(result["Message"], "legacy");
@@ -291,7 +318,7 @@ async fn a_silent_editor_is_detected_and_left() {
             });
         }
     });
-    let mut config = LinkConfig::new(Locator { explicit_port: Some(port), project: None });
+    let mut config = LinkConfig::new(Locator { explicit_port: Some(port), ..Locator::default() });
     config.silence_before_ping = Duration::from_millis(200);
     config.ping_deadline = Duration::from_millis(200);
     let link = Link::start(config, None);

@@ -30,7 +30,7 @@ pub fn project() -> tempfile::TempDir {
 }
 
 fn bridge(project: &Path) -> Arc<Bridge> {
-    let link = Link::start(LinkConfig::new(Locator { explicit_port: None, project: Some(project.to_owned()) }), None);
+    let link = Link::start(LinkConfig::new(Locator { project: Some(project.to_owned()), ..Locator::default() }), None);
     let options = BridgeOptions {
         tools_wait: Duration::from_secs(5),
         project: Some(project.to_owned()),
@@ -64,7 +64,7 @@ async fn one_connection_one_tool_list_fetch() {
     let project = project();
     let fake = fake(project.path()).await;
     let link =
-        Link::start(LinkConfig::new(Locator { explicit_port: None, project: Some(project.path().to_owned()) }), None);
+        Link::start(LinkConfig::new(Locator { project: Some(project.path().to_owned()), ..Locator::default() }), None);
     let deadline = std::time::Instant::now() + Duration::from_secs(10);
     link.wait_connected(deadline, &CancellationToken::new()).await.expect("connected");
     let bridge = Bridge::start(link.clone(), BridgeOptions::default(), None);

@@ -11,7 +11,10 @@ use std::{
 };
 
 use bytes::BytesMut;
-use editor_link::framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame};
+use editor_link::{
+    framing::{DEFAULT_RESPONSE_LIMIT, Frame, FrameDecoder, Framing, encode_frame},
+    jsonrpc::{Message, Request},
+};
 use futures_util::StreamExt;
 use mcp_client::{McpClient, Stderr};
 use serde_json::{Value, json};
@@ -314,10 +317,12 @@ pub struct DirectClient {
     writer: OwnedWriteHalf,
     next_id: u64,
     buffer: BytesMut,
+    /// Sent with every request, as the bridge sends it.
+    token: Option<String>,
 }
 
 impl DirectClient {
-    pub async fn connect(port: u16) -> anyhow::Result<DirectClient> {
+    pub async fn connect(port: u16, token: Option<String>) -> anyhow::Result<DirectClient> {
         let stream = TcpStream::connect(("127.0.0.1", port))
             .await
             .map_err(|e| anyhow::anyhow!("cannot connect to the Editor on port {port}: {e}"))?;
@@ -328,13 +333,15 @@ impl DirectClient {
             writer,
             next_id: 1,
             buffer: BytesMut::new(),
+            token,
         })
     }
 
     pub async fn send(&mut self, method: &str, params: &Value) -> anyhow::Result<u64> {
         let id = self.next_id;
         self.next_id += 1;
-        let body = serde_json::to_vec(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        let request = Request::new(id, method, params.clone()).with_token(self.token.as_deref());
+        let body = Message::Request(request).to_bytes();
         self.buffer.clear();
         encode_frame(Framing::Header, &body, &mut self.buffer)?;
         self.writer.write_all(&self.buffer).await?;

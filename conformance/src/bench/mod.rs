@@ -204,7 +204,7 @@ impl Bench<'_> {
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..self.options.rounds {
             let mut child = self.ready(bridge, &[]).await?;
-            let mut link = DirectClient::connect(self.port()).await?;
+            let mut link = DirectClient::connect(self.port(), self.fake.editor().token()).await?;
             self.warm_up(&mut child, 50).await?;
             for _ in 0..50 {
                 link.request(&self.tool, &self.arguments).await?;
@@ -453,7 +453,7 @@ impl Bench<'_> {
         for _ in 0..self.options.rounds {
             let mut links = Vec::new();
             for _ in 0..CONNECTIONS {
-                links.push(DirectClient::connect(self.port()).await?);
+                links.push(DirectClient::connect(self.port(), self.fake.editor().token()).await?);
             }
             let started = Instant::now();
             let tasks: Vec<_> = links
@@ -571,6 +571,10 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Figures> {
     let project = crate::target::fixture_copy().map_err(anyhow::Error::msg)?;
     let mut config = Config::new(project.path());
     config.seed = Some(11);
+    // uLoopMCP's own server, measured beside ours, is a legacy client that
+    // cannot send the token: the Editor lets such clients in, as its user
+    // would have to. Ours and the direct floor send it all the same.
+    config.state.settings.allow_clients_without_token = true;
     let fake = FakeUnity::start(config).await?;
     let (tool, arguments) = choose_tool(options, project.path(), fake.port()).await?;
     let bench = Bench { options, fake, project: project.path(), tool, arguments };

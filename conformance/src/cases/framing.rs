@@ -224,7 +224,7 @@ fn coalesced_frames(s: Session) -> CheckFuture {
         for n in 1..=3 {
             let body = json!({"jsonrpc": "2.0", "id": n, "method": "ping", "params": {"Message": n.to_string()}});
             bytes.extend_from_slice(
-                &frame_bytes(Framing::Header, body.to_string().as_bytes())
+                &frame_bytes(Framing::Header, &link.signed(body.to_string().as_bytes()))
                     .map_err(|e| Finding::Harness(e.to_string()))?,
             );
         }
@@ -246,8 +246,8 @@ fn split_frames(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
         let body = json!({"jsonrpc": "2.0", "id": "split", "method": "ping", "params": {"Message": "日本語 ☃ 𝄞"}});
-        let bytes =
-            frame_bytes(Framing::Header, body.to_string().as_bytes()).map_err(|e| Finding::Harness(e.to_string()))?;
+        let bytes = frame_bytes(Framing::Header, &link.signed(body.to_string().as_bytes()))
+            .map_err(|e| Finding::Harness(e.to_string()))?;
         for b in bytes.iter() {
             link.send_raw(&[*b]).await?;
             tokio::time::sleep(Duration::from_millis(1)).await;
@@ -309,7 +309,7 @@ async fn expect_echo(link: &mut crate::target::EditorClient, id: &str, message: 
 
 async fn header_accepted(s: Session, head: &str) -> CheckResult {
     let mut link = s.link(Framing::Header).await?;
-    let body = ping_body("h", "header");
+    let body = link.signed(&ping_body("h", "header"));
     let mut bytes = head.replace("{LEN}", &body.len().to_string()).into_bytes();
     bytes.extend_from_slice(&body);
     link.send_raw(&bytes).await?;
@@ -346,7 +346,7 @@ fn length_in_bytes(s: Session) -> CheckFuture {
 fn newline_crlf(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Newline).await?;
-        let mut bytes = ping_body("crlf", "crlf");
+        let mut bytes = link.signed(&ping_body("crlf", "crlf"));
         bytes.extend_from_slice(b"\r\n");
         link.send_raw(&bytes).await?;
         expect_echo(&mut link, "crlf", "crlf").await
@@ -357,7 +357,7 @@ fn newline_leading_whitespace(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Newline).await?;
         let mut bytes = b"\r\n\n  ".to_vec();
-        bytes.extend_from_slice(&ping_body("ws", "ws"));
+        bytes.extend_from_slice(&link.signed(&ping_body("ws", "ws")));
         bytes.push(b'\n');
         link.send_raw(&bytes).await?;
         expect_echo(&mut link, "ws", "ws").await
@@ -369,7 +369,7 @@ fn newline_coalesced(s: Session) -> CheckFuture {
         let mut link = s.link(Framing::Newline).await?;
         let mut bytes = Vec::new();
         for id in ["n1", "n2", "n3"] {
-            bytes.extend_from_slice(&ping_body(id, id));
+            bytes.extend_from_slice(&link.signed(&ping_body(id, id)));
             bytes.push(b'\n');
         }
         link.send_raw(&bytes).await?;
@@ -397,7 +397,7 @@ fn newline_parse_error(s: Session) -> CheckFuture {
                 && error["error"]["data"]["type"] == "parse_error",
             "answered {error}"
         );
-        link.send_raw(&[ping_body("after", "after"), b"\n".to_vec()].concat()).await?;
+        link.send_raw(&[link.signed(&ping_body("after", "after")), b"\n".to_vec()].concat()).await?;
         expect_echo(&mut link, "after", "after").await
     })
 }
@@ -405,8 +405,8 @@ fn newline_parse_error(s: Session) -> CheckFuture {
 fn slow_client(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let bytes =
-            frame_bytes(Framing::Header, &ping_body("slow", "slow")).map_err(|e| Finding::Harness(e.to_string()))?;
+        let bytes = frame_bytes(Framing::Header, &link.signed(&ping_body("slow", "slow")))
+            .map_err(|e| Finding::Harness(e.to_string()))?;
         for chunk in bytes.chunks(7) {
             link.send_raw(chunk).await?;
             tokio::time::sleep(Duration::from_millis(20)).await;
@@ -418,8 +418,8 @@ fn slow_client(s: Session) -> CheckFuture {
 fn partial_frame_waits(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let bytes =
-            frame_bytes(Framing::Header, &ping_body("half", "half")).map_err(|e| Finding::Harness(e.to_string()))?;
+        let bytes = frame_bytes(Framing::Header, &link.signed(&ping_body("half", "half")))
+            .map_err(|e| Finding::Harness(e.to_string()))?;
         let (first, rest) = bytes.split_at(bytes.len() / 2);
         link.send_raw(first).await?;
         // Meanwhile, another client is served.
@@ -434,9 +434,9 @@ fn partial_frame_waits(s: Session) -> CheckFuture {
 fn reply_header_exact(s: Session) -> CheckFuture {
     Box::pin(async move {
         let link = s.link(Framing::Header).await?;
+        let body = link.signed(&ping_body("exact", "é"));
         let mut raw = link.into_raw();
-        raw.send(&frame_bytes(Framing::Header, &ping_body("exact", "é")).map_err(|e| Finding::Harness(e.to_string()))?)
-            .await?;
+        raw.send(&frame_bytes(Framing::Header, &body).map_err(|e| Finding::Harness(e.to_string()))?).await?;
         let bytes = raw.read_until_quiet(Duration::from_millis(300)).await?;
         let text = String::from_utf8_lossy(&bytes);
         let Some((head, body)) = text.split_once("\r\n\r\n") else {

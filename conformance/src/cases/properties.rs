@@ -76,7 +76,8 @@ async fn try_input(s: &Session, framing: Framing, input: &Input) -> Result<Optio
     for (n, message) in input.messages.iter().enumerate() {
         let body = json!({"jsonrpc": "2.0", "id": format!("p-{n}"), "method": "ping", "params": {"Message": message}});
         bytes.extend_from_slice(
-            &frame_bytes(framing, body.to_string().as_bytes()).map_err(|e| Finding::Harness(e.to_string()))?,
+            &frame_bytes(framing, &link.signed(body.to_string().as_bytes()))
+                .map_err(|e| Finding::Harness(e.to_string()))?,
         );
     }
     let mut at = 0;

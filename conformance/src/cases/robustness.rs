@@ -119,9 +119,13 @@ fn non_reading_client(s: Session) -> CheckFuture {
             .await
             .map_err(|e| Finding::Harness(format!("cannot connect: {e}")))?;
         let message = "x".repeat(4096);
+        let token = s.token();
         let (mut sent, mut requests, mut held_back) = (0usize, 0u64, false);
         while sent < UNREAD_LIMIT {
-            let body = json!({"jsonrpc": "2.0", "id": requests, "method": "ping", "params": {"Message": message}});
+            let mut body = json!({"jsonrpc": "2.0", "id": requests, "method": "ping", "params": {"Message": message}});
+            if let Some(token) = &token {
+                body[editor_link::jsonrpc::TOKEN_MEMBER] = json!(token);
+            }
             let body = body.to_string();
             let frame = format!("Content-Length: {}\r\n\r\n{body}", body.len());
             match tokio::time::timeout(HELD_BACK_AFTER, flood.write_all(frame.as_bytes())).await {

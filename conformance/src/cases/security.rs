@@ -1,15 +1,16 @@
-//! §1 Transport and §6 security: loopback only, disabled tools.
+//! §1 Transport, §6 security and §7 the token: loopback only, disabled
+//! tools, who may call at all.
 
 use std::{
     net::{IpAddr, SocketAddr, UdpSocket},
     time::Duration,
 };
 
-use editor_link::framing::Framing;
+use editor_link::{framing::Framing, jsonrpc::TOKEN_MEMBER};
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check},
+    case::{Case, CheckFuture, Extension, Finding, Level, Needs, Requires, check},
     ensure,
     target::Session,
 };
@@ -43,7 +44,107 @@ pub fn cases() -> Vec<Case> {
             requires: Requires::catalogue_tool("run-tests"),
             check: check(security_blocked),
         },
+        Case {
+            id: "1.token-required".into(),
+            requirement: "An Editor that publishes a token refuses a request without it, with a wrong one or with one that is not a string (-32603, data.type unauthorized), answers one with it, and still answers a parse error without it (-32700).".into(),
+            reference: "docs/editor-link-protocol.md §3, §7",
+            level: Level::Must,
+            needs: Needs::Link,
+            requires: Requires::extension(Extension::Token),
+            check: check(token_required),
+        },
+        Case {
+            id: "7.discovery-token-private".into(),
+            requirement: "The discovery file holds a token of at least 128 bits (22 base64url characters) and, on Unix, only its owner may read it (no group or other permission bits).".into(),
+            reference: "docs/editor-link-protocol.md §7",
+            level: Level::Must,
+            needs: Needs::Project,
+            requires: Requires::extension(Extension::Token),
+            check: check(discovery_token_private),
+        },
     ]
+}
+
+fn token_required(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let Some(token) = s.token() else {
+            return Err(Finding::Harness(
+                "the Editor's token is not known: give --project DIR (its discovery file) or --token".into(),
+            ));
+        };
+        let mut anonymous = s.link_without_token(Framing::Header).await?;
+        let last = if token.ends_with('x') { "y" } else { "x" };
+        let wrong = format!("{}{last}", &token[..token.len() - 1]);
+        let attempts = [
+            ("without a token", json!({"jsonrpc": "2.0", "id": "t-none", "method": "ping", "params": {}})),
+            (
+                "with a wrong token",
+                json!({"jsonrpc": "2.0", "id": "t-wrong", "method": "ping", "params": {}, TOKEN_MEMBER: wrong}),
+            ),
+            (
+                "with the token in an array",
+                json!({"jsonrpc": "2.0", "id": "t-array", "method": "ping", "params": {}, TOKEN_MEMBER: [token]}),
+            ),
+        ];
+        for (how, request) in &attempts {
+            anonymous.send_json(request).await?;
+            let answer = anonymous.response(&request["id"]).await?;
+            let error = &answer["error"];
+            ensure!(
+                error["code"] == -32603 && error["data"]["type"] == "unauthorized",
+                "a request {how} was answered {answer} (must be -32603 with data.type unauthorized)"
+            );
+        }
+        anonymous.send_body(b"{\"jsonrpc\": \"2.0\", oops").await?;
+        let parse = anonymous.message().await?;
+        ensure!(
+            parse["error"]["code"] == -32700 && parse["id"].is_null(),
+            "a body that is not JSON, without a token, was answered {parse} (the parse error comes first: -32700)"
+        );
+        let mut client = s.link(Framing::Header).await?;
+        let answer = client.call("ping", json!({"Message": "with the token"})).await?;
+        ensure!(
+            answer["result"]["Message"] == "Unity MCP Bridge received: with the token",
+            "a request with the token was answered {answer}"
+        );
+        Ok(())
+    })
+}
+
+fn discovery_token_private(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let file = s.discovery()?;
+        let Some(token) = file.token else {
+            return Err(Finding::Violation("the discovery file has no token".into()));
+        };
+        ensure!(
+            token.len() >= 22 && token.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+            "the token {:?}… is not at least 22 base64url characters ({} characters)",
+            &token[..token.len().min(4)],
+            token.len()
+        );
+        private_file(&s)
+    })
+}
+
+#[cfg(unix)]
+fn private_file(s: &Session) -> Result<(), Finding> {
+    use std::os::unix::fs::PermissionsExt;
+    let project = s.project.as_ref().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+    let path = editor_link::discovery::DiscoveryFile::path_in(project);
+    let mode = std::fs::metadata(&path)
+        .map_err(|e| Finding::Violation(format!("{}: {e}", path.display())))?
+        .permissions()
+        .mode();
+    ensure!(mode & 0o077 == 0, "{} has mode {:o}: other users can read the token", path.display(), mode & 0o777);
+    Ok(())
+}
+
+#[cfg(not(unix))]
+fn private_file(s: &Session) -> Result<(), Finding> {
+    // Windows: the file inherits the project folder's ACL (protocol §7).
+    s.note("not Unix: the file's permissions are the project folder's ACL, not checked here");
+    Ok(())
 }
 
 /// An address of this machine other than loopback (the one a packet to the

@@ -70,7 +70,7 @@ fn fixed_cases() -> Vec<Case> {
     vec![
         Case {
             id: "6.protocol-version".into(),
-            requirement: "get-version says which protocol it speaks: ProtocolVersion 1, and Capabilities, a list of known names (resume, progress, newline-framing, image-data).".into(),
+            requirement: "get-version says which protocol it speaks: ProtocolVersion 1, and Capabilities, a list of known names (resume, progress, newline-framing, image-data, token).".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
@@ -253,7 +253,13 @@ fn protocol_version(s: Session) -> CheckFuture {
         let Some(capabilities) = version["Capabilities"].as_array() else {
             return crate::case::violation(format!("Capabilities is {}, not a list", version["Capabilities"]));
         };
-        let known = ["resume", "progress", "newline-framing", "image-data"];
+        // The extensions an Editor names there: those ProtocolVersion 1 does
+        // not imply.
+        let known: Vec<&str> = crate::case::Extension::all()
+            .iter()
+            .filter(|e| !crate::profile::PROTOCOL_1.contains(e))
+            .map(|e| e.name())
+            .collect();
         let unknown: Vec<&Value> =
             capabilities.iter().filter(|c| !c.as_str().is_some_and(|c| known.contains(&c))).collect();
         ensure!(unknown.is_empty(), "unknown capabilities: {unknown:?}");

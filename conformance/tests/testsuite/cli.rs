@@ -216,7 +216,13 @@ fn a_tcp_target_is_tested_over_the_wire() {
     let case = |id: &str| cases.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("{id} not in the catalogue"));
     let needs = |id: &str| case(id).needs;
 
-    let run = conformance().args(["run", "--target", &fake.target(), "--json"]).arg(&json).output().unwrap();
+    // Without the project the suite cannot read the token: it is given.
+    let token = editor_link::discovery::DiscoveryFile::read(fake.project.path()).unwrap().token.unwrap();
+    let run = conformance()
+        .args(["run", "--target", &fake.target(), "--token", &token, "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     assert_eq!(run.status.code(), Some(0), "{}", not_passed(&stdout));
     let bare = statuses(&json);

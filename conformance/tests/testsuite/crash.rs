@@ -68,7 +68,7 @@ async fn a_mutating_call_in_an_editor_killed_with_sigkill_is_never_run_by_the_ne
     let first_pid = first.child.id();
 
     let log = WireLog::default();
-    let mut mcp = McpProcess::spawn(&embedded_bridge(), Some(project.path()), first.port, log.clone()).unwrap();
+    let mut mcp = McpProcess::spawn(&embedded_bridge(), Some(project.path()), first.port, None, log.clone()).unwrap();
     mcp.initialize().await.unwrap();
     let id = mcp
         .request(

@@ -4,7 +4,7 @@
 use super::*;
 use crate::model::{
     DiscoveryFileKind, discovery,
-    discovery::{DiscoveryPid, Writes},
+    discovery::{DiscoveryPid, Readers, Writes},
     lifecycle::{InFlightAtShutdown, SessionAfterReload},
 };
 
@@ -25,6 +25,7 @@ impl Editor {
             server_session_id: Some(link.session_id.clone()).filter(|_| self.model.discovery.names_session),
             state: Some(link.phase),
             updated_at: Some(self.timestamp()),
+            token: Some(link.token.clone()).filter(|_| self.model.extensions.token),
         }
     }
 
@@ -56,6 +57,10 @@ impl Editor {
             }
             (DiscoveryFileKind::InstanceFile, Writes::Atomic) => file.write_atomic(&self.project),
         };
+        let written = written.and_then(|()| match self.model.discovery.readers {
+            Readers::Owner => Ok(()),
+            Readers::Everyone => world_readable(&DiscoveryFile::path_in(&self.project)),
+        });
         if let Err(err) = written {
             tracing::error!(%err, "cannot write the discovery file");
         }
@@ -176,6 +181,7 @@ impl Editor {
             let mut link = lock(&self.lifecycle);
             link.crashed = false;
             link.instance_id = new_session_id(&mut lock(&self.rng));
+            link.token = new_token(&mut lock(&self.rng));
         }
         self.publish(EditorState::Ready, Some(port), true);
         self.stats.restarts.fetch_add(1, Ordering::Relaxed);
@@ -189,5 +195,19 @@ impl Editor {
 
     pub fn generation(&self) -> u64 {
         lock(&self.domain).generation
+    }
+}
+
+/// The `discovery-world-readable` defect: the file any local user can read.
+fn world_readable(path: &Path) -> std::io::Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o644))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(())
     }
 }

@@ -195,6 +195,9 @@ struct Lifecycle {
     instance_id: String,
     /// The process has crashed and no new one has started yet.
     crashed: bool,
+    /// What every request must carry as `x-token`: made once per process,
+    /// like `instance_id`.
+    token: String,
 }
 
 /// The current domain: cancelled at every reload, which aborts the tool calls
@@ -294,6 +297,7 @@ impl Editor {
         let mut rng = ChaCha8Rng::seed_from_u64(config.seed);
         let session_id = config.model.discovery.session_id(&new_session_id(&mut rng));
         let instance_id = new_session_id(&mut rng);
+        let token = new_token(&mut rng);
         let sim = Simulation::opened(&config.state, &config.project);
         let mut model = config.model;
         if let Some(defect) = config.defect {
@@ -319,6 +323,7 @@ impl Editor {
                 session_id,
                 instance_id,
                 crashed: false,
+                token,
             }),
             clients: Mutex::new(BTreeMap::new()),
             journal: Mutex::new(Journal::default()),
@@ -395,6 +400,18 @@ impl Editor {
     /// This Editor process's id (new after a crash).
     pub fn instance_id(&self) -> String {
         lock(&self.lifecycle).instance_id.clone()
+    }
+
+    /// The token this Editor process wants in every request, when it has
+    /// the token extension.
+    pub fn token(&self) -> Option<String> {
+        self.model.extensions.token.then(|| lock(&self.lifecycle).token.clone())
+    }
+
+    /// Whether requests must carry the token now (the extension, and the
+    /// user has not let clients without one in).
+    pub fn token_enforced(&self) -> bool {
+        self.model.extensions.token && !self.sim().settings.allow_clients_without_token
     }
 
     /// The Editor process has crashed and none has started since.
@@ -643,6 +660,13 @@ fn same_path(a: &Path, b: &Path) -> bool {
 }
 
 /// A session id in GUID form, from the seeded generator.
+/// 32 random bytes as unpadded base64url: 43 characters.
+fn new_token(rng: &mut ChaCha8Rng) -> String {
+    use base64::Engine;
+    let bytes: [u8; 32] = rng.random();
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
 fn new_session_id(rng: &mut ChaCha8Rng) -> String {
     let bytes: [u8; 16] = rng.random();
     let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();

@@ -7,8 +7,11 @@ use crate::model::{
     Failure,
     errors::Thrown,
     lifecycle::InFlightAtShutdown,
-    messages::{Expectations, ExtraFields, ParamNames, Resume, TimeoutParameter, UnknownTool, WrongTypes},
+    messages::{Expectations, ExtraFields, ParamNames, Resume, TimeoutParameter, Tokens, UnknownTool, WrongTypes},
 };
+
+/// The refusal of a request without the token, as the package words it.
+pub(crate) const UNAUTHORIZED: &str = "This Editor needs the token from Library/MCPInstance.json in every request (x-token); a client that cannot send one can be let in with Window > Unity MCP > Allow clients without a token.";
 
 impl Editor {
     // ---- requests ----
@@ -78,6 +81,11 @@ impl Editor {
             if let Some(field) = request.extra.keys().find(|k| !k.starts_with("x-")) {
                 return fail(ErrorObject::new(ErrorKind::InvalidRequest, format!("unknown field {field}")));
             }
+        }
+        // After the checks that need no credentials (framing, parse, batch,
+        // an invalid request), before anything that runs or tells.
+        if policy.tokens == Tokens::Required && self.token_enforced() && request.token() != self.token().as_deref() {
+            return fail(ErrorObject::new(ErrorKind::Unauthorized, UNAUTHORIZED));
         }
         if policy.expectations == Expectations::Checked {
             if let Err(error) = self.check_uloop(&request) {

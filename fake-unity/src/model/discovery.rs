@@ -41,6 +41,15 @@ pub enum Writes {
     InPlace,
 }
 
+/// Who may read the instance file, which holds the token.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Readers {
+    /// Its user only: mode 0600 on Unix (protocol §7).
+    Owner,
+    /// Everyone: mode 0644 (`discovery-world-readable`).
+    Everyone,
+}
+
 /// Where the Editor says it listens, and how truthfully. Both Editors keep
 /// their file true; the lies are the deliberate defects' (`serve
 /// --defect`), set by `Defect::shape`.
@@ -58,6 +67,7 @@ pub struct DiscoveryPolicy {
     /// The new port after the Editor moves; off for `stale-discovery-port`.
     pub follows_port: bool,
     pub writes: Writes,
+    pub readers: Readers,
 }
 
 impl DiscoveryPolicy {
@@ -70,6 +80,7 @@ impl DiscoveryPolicy {
             says_stopped: true,
             follows_port: true,
             writes: Writes::Atomic,
+            readers: Readers::Owner,
         }
     }
 

@@ -97,6 +97,16 @@ pub enum TimeoutParameter {
     Refused,
 }
 
+/// A request without this Editor's `x-token`, where it has the token
+/// extension and the user has not let such clients in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tokens {
+    /// Refused `-32603` `unauthorized`, nothing run (protocol §7).
+    Required,
+    /// Run as if it had the token (`ignores-token`).
+    Ignored,
+}
+
 /// An `x-resume` request, where the Editor keeps a journal.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Resume {
@@ -123,6 +133,7 @@ pub struct MessagePolicy {
     pub unknown_tool: UnknownTool,
     pub timeout_parameter: TimeoutParameter,
     pub resume: Resume,
+    pub tokens: Tokens,
 }
 
 impl MessagePolicy {
@@ -140,6 +151,7 @@ impl MessagePolicy {
         unknown_tool: UnknownTool::AsErrorPolicy,
         timeout_parameter: TimeoutParameter::Taken,
         resume: Resume::FromJournal,
+        tokens: Tokens::Required,
     };
 
     /// `id` as this Editor echoes it.

@@ -69,6 +69,9 @@ pub struct Extensions {
     pub tool_metadata: bool,
     /// Enum defaults listed as their names (uLoopMCP lists the C# integer).
     pub enum_default_names: bool,
+    /// A token in the discovery file that every request must carry as
+    /// `x-token`, `token` in the capabilities (protocol §7).
+    pub token: bool,
 }
 
 impl Extensions {
@@ -78,6 +81,7 @@ impl Extensions {
         capabilities: false,
         tool_metadata: false,
         enum_default_names: false,
+        token: false,
     };
 }
 
@@ -119,6 +123,7 @@ impl EditorModel {
                     capabilities: true,
                     tool_metadata: true,
                     enum_default_names: true,
+                    token: true,
                 },
             },
             EditorKind::Uloop211 => EditorModel {

@@ -53,6 +53,9 @@ impl Engine {
             server_session_id: self.substitution.sessions.get(self.period).cloned(),
             state: Some(state),
             updated_at: Some(iso_timestamp(std::time::SystemTime::now())),
+            // A replay checks what clients send against the recording; it
+            // publishes no token and so wants none.
+            token: None,
         };
         if let Err(err) = file.write_atomic(project) {
             tracing::error!(%err, "cannot write the discovery file");
@@ -159,6 +162,8 @@ impl Engine {
         // Ids are the client's to choose; how it resends across a reload
         // (`x-resume`) matters only in strict mode.
         ignore.push("id".parse().expect("a valid path"));
+        // A credential, different in every Editor process.
+        ignore.push(editor_link::jsonrpc::TOKEN_MEMBER.parse().expect("a valid path"));
         if mode != MatchMode::Strict {
             ignore.push("x-resume".parse().expect("a valid path"));
         }

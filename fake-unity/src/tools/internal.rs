@@ -88,6 +88,9 @@ pub fn get_version(call: &ToolCall) -> Outcome {
             if editor.model.extensions.resume {
                 capabilities.insert(0, "resume");
             }
+            if editor.token_enforced() {
+                capabilities.push("token");
+            }
             json!(capabilities)
         }),
     ]);

@@ -33,13 +33,16 @@ def discovery(project):
 
 
 class Link:
-    def __init__(self, port, framing):
+    def __init__(self, port, framing, token=None):
         self.sock = socket.create_connection(("127.0.0.1", port), timeout=10)
         self.framing = framing
+        self.token = token
         self.buf = b""
         self.next_id = 1
 
     def send(self, message):
+        if self.token is not None and "method" in message:
+            message = dict(message, **{"x-token": self.token})
         body = json.dumps(message, separators=(",", ":")).encode("utf-8")
         if self.framing == "header":
             self.sock.sendall(b"Content-Length: %d\r\n\r\n" % len(body) + body)
@@ -146,7 +149,7 @@ def every_tool(link):
 
 def reload(project, control):
     before = discovery(project)
-    link = Link(before["port"], "header")
+    link = Link(before["port"], "header", before.get("token"))
     link.result("ping")
     request = urllib.request.Request(control + "/reload", data=b'{"downtimeMs": 100}', method="POST")
     with urllib.request.urlopen(request, timeout=10) as response:
@@ -162,7 +165,8 @@ def reload(project, control):
         after = discovery(project)
     check(after["state"] == "ready", "discovery ready again")
     check(after["serverSessionId"] != before["serverSessionId"], "new session id")
-    again = Link(after["port"], "newline")
+    check(after.get("token") == before.get("token"), "the token outlives the reload (one per Editor process)")
+    again = Link(after["port"], "newline", after.get("token"))
     check(again.result("ping", {"Message": "back"})["Message"] == "Unity MCP Bridge received: back", "back on the published port")
 
 
@@ -171,9 +175,16 @@ def main():
     parser.add_argument("--project", required=True)
     parser.add_argument("--control", required=True)
     args = parser.parse_args()
-    port = discovery(args.project)["port"]
+    published = discovery(args.project)
+    port, token = published["port"], published.get("token")
+    if token is not None:
+        mode = os.stat(os.path.join(args.project, "Library", "MCPInstance.json")).st_mode
+        check(os.name != "posix" or mode & 0o077 == 0, "the discovery file is private (mode %o)" % (mode & 0o777))
+        refused = Link(port, "header").call("ping")
+        check(refused.get("error", {}).get("data", {}).get("type") == "unauthorized",
+              "a request without the token is refused: %s" % json.dumps(refused)[:300])
     for framing in ("header", "newline"):
-        every_tool(Link(port, framing))
+        every_tool(Link(port, framing, token))
     reload(args.project, args.control)
     print("python editor-link client: %d checks passed, %d failed" % (CHECKS["passed"], CHECKS["failed"]))
     return 1 if CHECKS["failed"] else 0

@@ -23,6 +23,16 @@ struct Running {
     stdout: BufReader<std::process::ChildStdout>,
 }
 
+impl Running {
+    /// A client of this Editor that sends the token its discovery file
+    /// publishes, as a client in the project does.
+    async fn client(&self, port: u16, framing: Framing) -> Client {
+        let token = DiscoveryFile::read(self.project.path()).unwrap().token;
+        assert_eq!(token.as_ref().map(String::len), Some(43), "the package publishes a 32-byte token");
+        Client::connect(port, framing).await.with_token(token)
+    }
+}
+
 impl Drop for Running {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -63,7 +73,7 @@ async fn serve_prints_its_listening_line_and_writes_the_discovery_file() {
     let discovery = DiscoveryFile::read(running.project.path()).unwrap();
     assert_eq!((discovery.port, discovery.state, discovery.pid), (port, Some(EditorState::Ready), running.child.id()));
     assert_eq!(discovery.protocol_version, Some(1));
-    let mut client = Client::connect(port, Framing::Newline).await;
+    let mut client = running.client(port, Framing::Newline).await;
     assert_eq!(client.ok("ping", json!({"Message": "cli"})).await["Message"], "Unity MCP Bridge received: cli");
 }
 
@@ -72,7 +82,7 @@ async fn serve_prints_its_listening_line_and_writes_the_discovery_file() {
 async fn sigterm_quits_cleanly_with_a_summary() {
     let mut running = spawn(&[]);
     let port = running.line["port"].as_u64().unwrap() as u16;
-    let mut client = Client::connect(port, Framing::Header).await;
+    let mut client = running.client(port, Framing::Header).await;
     client.ok("ping", none()).await;
     let status = Command::new("kill").args(["-TERM", &running.child.id().to_string()]).status().unwrap();
     assert!(status.success());
@@ -104,8 +114,9 @@ fn sigterm_ends_the_process_even_when_a_client_never_reads() {
     });
     let mut stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.set_write_timeout(Some(Duration::from_millis(500))).unwrap();
-    let body = br#"{"jsonrpc":"2.0","id":1,"method":"ping","params":{}}"#;
-    let frame = editor_link::framing::frame_bytes(Framing::Header, body).unwrap();
+    let token = DiscoveryFile::read(running.project.path()).unwrap().token;
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {}, "x-token": token}).to_string();
+    let frame = editor_link::framing::frame_bytes(Framing::Header, body.as_bytes()).unwrap();
     for _ in 0..100_000 {
         if stream.write_all(&frame).is_err() {
             break;
@@ -133,7 +144,7 @@ async fn proxy_relays_to_its_upstream_with_a_scenario_s_wire_faults() {
     ]);
     assert_eq!((line["event"].as_str(), line["upstream"].as_str()), (Some("listening"), Some(upstream.as_str())));
     assert!(line["control"].as_str().unwrap().starts_with("http://127.0.0.1:"));
-    let mut client = Client::connect(line["port"].as_u64().unwrap() as u16, Framing::Header).await;
+    let mut client = running.client(line["port"].as_u64().unwrap() as u16, Framing::Header).await;
     assert_eq!(client.ok("ping", json!({"Message": "via"})).await["Message"], "Unity MCP Bridge received: via");
     client.close().await;
     let control = fake_unity::ControlClient::from_url(line["control"].as_str().unwrap()).unwrap();
@@ -167,7 +178,7 @@ async fn post_quit_ends_the_process() {
 async fn a_state_file_can_be_chosen() {
     let state = fixtures().join("editor-states/compile-errors.json");
     let running = spawn(&["--state", state.to_str().unwrap()]);
-    let mut client = Client::connect(running.line["port"].as_u64().unwrap() as u16, Framing::Header).await;
+    let mut client = running.client(running.line["port"].as_u64().unwrap() as u16, Framing::Header).await;
     let logs = client.ok("get-logs", json!({"LogType": "Error", "SearchText": "CS0103"})).await;
     assert_eq!(logs["TotalCount"], 1);
 }

@@ -718,5 +718,6 @@ async fn a_start_delay_keeps_the_editor_away_while_the_control_api_answers() {
     assert_eq!(state["state"], "starting");
     let port = fake.listening().await.unwrap();
     assert_eq!(DiscoveryFile::read(project.path()).unwrap().port, port);
-    Client::connect(port, Framing::Header).await.ok("ping", none()).await;
+    let token = DiscoveryFile::read(project.path()).unwrap().token;
+    Client::connect(port, Framing::Header).await.with_token(token).ok("ping", none()).await;
 }

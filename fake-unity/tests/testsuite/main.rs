@@ -13,6 +13,7 @@ mod lifecycle;
 mod protocol;
 mod proxy;
 mod replay;
+mod token;
 mod tools;
 
 /// Whether every one of `programs` is installed. When one is missing the

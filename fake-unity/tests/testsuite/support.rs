@@ -51,6 +51,10 @@ impl TestEditor {
         config.state.editor.reload_downtime_ms = 100;
         config.state.editor.tools_ready_delay_ms = 20;
         config.state.compile.duration_ms = 20;
+        // These tests are about everything but the token (token.rs is about
+        // it): clients that send it do, and those that send raw bytes or
+        // come through a proxy need not.
+        config.state.settings.allow_clients_without_token = true;
         configure(&mut config);
         let fake = FakeUnity::start(config).await.unwrap();
         TestEditor { fake, project }
@@ -64,12 +68,19 @@ impl TestEditor {
         self.project.path()
     }
 
+    /// A client that sends the Editor's token, as a client that can read
+    /// the project's discovery file does.
     pub async fn connect(&self) -> Client {
-        Client::connect(self.port(), Framing::Header).await
+        self.connect_with(Framing::Header).await
     }
 
     pub async fn connect_with(&self, framing: Framing) -> Client {
-        Client::connect(self.port(), framing).await
+        Client::connect(self.port(), framing).await.with_token(self.token())
+    }
+
+    /// The token the discovery file publishes, if any.
+    pub fn token(&self) -> Option<String> {
+        editor_link::discovery::DiscoveryFile::read(self.path()).ok().and_then(|file| file.token)
     }
 
     /// The discovery file, parsed.
@@ -97,6 +108,8 @@ pub struct Client {
     receiver: Receiver,
     writer: tokio::task::JoinHandle<()>,
     next_id: u64,
+    /// Sent as `x-token` with every request.
+    token: Option<String>,
     /// Messages read while looking for something else.
     pub backlog: Vec<Message>,
 }
@@ -109,7 +122,12 @@ impl Client {
             .unwrap_or_else(|e| panic!("cannot connect to port {port}: {e}"));
         let Connection { sender, receiver, writer } =
             Connection::tcp(stream, Options::client(framing, DEFAULT_RESPONSE_LIMIT));
-        Client { sender, receiver, writer, next_id: 1, backlog: Vec::new() }
+        Client { sender, receiver, writer, next_id: 1, token: None, backlog: Vec::new() }
+    }
+
+    pub fn with_token(mut self, token: Option<String>) -> Self {
+        self.token = token;
+        self
     }
 
     /// Closes the connection now (a dropped client closes it once its writer
@@ -130,8 +148,17 @@ impl Client {
         self.sender.send(Outgoing::raw(bytes.to_vec()));
     }
 
+    /// Sends a message; a request carries this client's token.
     pub async fn send(&mut self, message: &Message) {
-        self.sender.send_message(message, None);
+        match message {
+            Message::Request(request) if self.token.is_some() => {
+                let request = request.clone().with_token(self.token.as_deref());
+                self.sender.send_message(&Message::Request(request), None);
+            }
+            _ => {
+                self.sender.send_message(message, None);
+            }
+        }
     }
 
     /// Sends a request with a fresh numeric id; returns the id.

@@ -1,10 +1,14 @@
 // The discovery file (§7): <project>/Library/MCPInstance.json, written
-// atomically (a temporary file in the same folder, then a rename) so a
-// reader never finds it empty or cut.
+// atomically (a temporary file, then a rename) so a reader never finds it
+// empty or cut. It holds the Editor's token (extension token), so on Unix it
+// is readable and writable by its user only (0600); on Windows it inherits
+// the ACL of the project's Library folder, so whoever may read the project
+// may read the token.
 
 using System;
 using System.Globalization;
 using System.IO;
+using System.Runtime.InteropServices;
 using System.Text;
 using Newtonsoft.Json.Linq;
 
@@ -21,6 +25,8 @@ namespace UnityMcp.Core
         public string ServerSessionId = "";
         /// <summary>starting, ready, reloading or stopped.</summary>
         public string State = "starting";
+        /// <summary>The token every request must carry as x-token (extension token); null or empty: not written.</summary>
+        public string Token;
     }
 
     /// <summary>Writes the discovery file.</summary>
@@ -34,7 +40,7 @@ namespace UnityMcp.Core
         /// <summary>The file's JSON for <paramref name="info"/>, stamped with <paramref name="now"/>.</summary>
         public static JObject ToJson(DiscoveryInfo info, DateTime now)
         {
-            return new JObject
+            var json = new JObject
             {
                 ["port"] = info.Port,
                 ["pid"] = info.Pid,
@@ -46,27 +52,95 @@ namespace UnityMcp.Core
                 ["state"] = info.State,
                 ["updatedAt"] = IsoTimestamp(now),
             };
+            if (!string.IsNullOrEmpty(info.Token))
+            {
+                json["token"] = info.Token;
+            }
+            return json;
         }
 
         /// <summary>2026-01-31T12:34:56.789Z</summary>
         public static string IsoTimestamp(DateTime time) => time.ToUniversalTime().ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture);
 
-        /// <summary>Writes the file for <paramref name="info"/> atomically.</summary>
+        /// <summary>Writes the file for <paramref name="info"/> atomically, readable by its user only (Unix).</summary>
         public static void Write(string project, DiscoveryInfo info)
         {
-            WriteAtomically(PathIn(project), Encoding.UTF8.GetBytes(ToJson(info, DateTime.UtcNow).ToString(Newtonsoft.Json.Formatting.Indented) + "\n"));
+            WriteAtomically(PathIn(project), Encoding.UTF8.GetBytes(ToJson(info, DateTime.UtcNow).ToString(Newtonsoft.Json.Formatting.Indented) + "\n"), true);
         }
 
-        /// <summary>Writes <paramref name="bytes"/> to a temporary sibling, then renames it over <paramref name="path"/>.</summary>
-        public static void WriteAtomically(string path, byte[] bytes)
+        /// <summary>Whether files have Unix modes here (Linux, macOS), not Windows ACLs.</summary>
+        public static bool IsUnix =>
+            Environment.OSVersion.Platform == PlatformID.Unix || Environment.OSVersion.Platform == PlatformID.MacOSX || System.IO.Path.DirectorySeparatorChar == '/';
+
+        /// <summary>rw------- (0600).</summary>
+        const uint OwnerReadWrite = 0x180;
+
+        /// <summary>rwx------ (0700).</summary>
+        const uint OwnerOnlyFolder = 0x1C0;
+
+        [DllImport("libc", SetLastError = true)]
+        static extern int chmod(string path, uint mode);
+
+        /// <summary>Sets a Unix mode; throws rather than leave a secret readable by others.</summary>
+        static void SetMode(string path, uint mode)
+        {
+            int result;
+            try
+            {
+                result = chmod(path, mode);
+            }
+            catch (Exception e) when (e is DllNotFoundException || e is EntryPointNotFoundException)
+            {
+                throw new IOException("cannot make " + path + " private to its user: chmod is unavailable (" + e.Message + ")", e);
+            }
+            if (result != 0)
+            {
+                var errno = Marshal.GetLastWin32Error();
+                throw new IOException("cannot make " + path + " private to its user: chmod failed with errno " + errno);
+            }
+        }
+
+        /// <summary>
+        /// Writes <paramref name="bytes"/> to a temporary file, then renames it
+        /// over <paramref name="path"/>. With <paramref name="ownerOnly"/>, on
+        /// Unix the file ends readable and writable by its user only (0600):
+        /// the temporary file is made in a folder of its own that is 0700
+        /// before the file exists (so no one else can open it in the moment
+        /// before its own mode is set) and is 0600 before a byte is written;
+        /// the final file is set 0600 again after the rename, whatever the
+        /// runtime's File.Replace keeps. A chmod that fails throws an
+        /// IOException naming the path and errno, and nothing is published.
+        /// On Windows the file inherits the folder's ACL (the project's).
+        /// </summary>
+        public static void WriteAtomically(string path, byte[] bytes, bool ownerOnly = false)
         {
             var dir = System.IO.Path.GetDirectoryName(path);
             Directory.CreateDirectory(dir);
-            var tmp = System.IO.Path.Combine(dir, "." + System.IO.Path.GetFileName(path) + "." + Guid.NewGuid().ToString("N") + ".tmp");
+            var name = "." + System.IO.Path.GetFileName(path) + "." + Guid.NewGuid().ToString("N");
+            string privateDir = null;
+            var unixPrivate = ownerOnly && IsUnix;
+            if (unixPrivate)
+            {
+                privateDir = System.IO.Path.Combine(dir, name + ".d");
+                if (Directory.Exists(privateDir))
+                {
+                    throw new IOException(privateDir + " exists already");
+                }
+                Directory.CreateDirectory(privateDir);
+            }
+            var tmp = System.IO.Path.Combine(privateDir ?? dir, name + ".tmp");
             try
             {
+                if (unixPrivate)
+                {
+                    SetMode(privateDir, OwnerOnlyFolder);
+                }
                 using (var file = new FileStream(tmp, FileMode.CreateNew, FileAccess.Write))
                 {
+                    if (unixPrivate)
+                    {
+                        SetMode(tmp, OwnerReadWrite);
+                    }
                     file.Write(bytes, 0, bytes.Length);
                     file.Flush(true);
                 }
@@ -79,12 +153,27 @@ namespace UnityMcp.Core
                 {
                     File.Move(tmp, path);
                 }
+                if (unixPrivate)
+                {
+                    SetMode(path, OwnerReadWrite);
+                }
             }
             finally
             {
                 if (File.Exists(tmp))
                 {
                     File.Delete(tmp);
+                }
+                if (privateDir != null)
+                {
+                    try
+                    {
+                        Directory.Delete(privateDir);
+                    }
+                    catch (Exception e) when (e is IOException || e is UnauthorizedAccessException)
+                    {
+                        // Not empty (someone put a file there): left, harmless.
+                    }
                 }
             }
         }

@@ -1,7 +1,8 @@
-// From a frame's body to the bytes of its answer: parse (§3), find the
-// tool, check the settings, bind the parameters, run with the deadline of
-// TimeoutSeconds, add Ver. Every failure becomes the error the table of §3
-// names; a tool that throws is an internal_error, never a dead connection.
+// From a frame's body to the bytes of its answer: parse (§3), check the
+// token (x-token, extension token), find the tool, check the settings, bind
+// the parameters, run with the deadline of TimeoutSeconds, add Ver. Every
+// failure becomes the error the table of §3 names; a tool that throws is an
+// internal_error, never a dead connection.
 
 using System;
 using System.Threading;
@@ -60,6 +61,19 @@ namespace UnityMcp.Core
         public string ServerSessionId { get; set; }
 
         /// <summary>
+        /// This Editor's token (<see cref="LinkToken"/>), which every request
+        /// must carry as x-token unless the settings allow clients without
+        /// one (null or empty: not enforced).
+        /// </summary>
+        public string Token { get; set; }
+
+        /// <summary>Whether requests must carry the token now (read at each request: the settings change while the Editor runs).</summary>
+        public bool TokenEnforced => !string.IsNullOrEmpty(Token) && !security.Settings.AllowClientsWithoutToken;
+
+        /// <summary>data.message of the unauthorized answer.</summary>
+        public const string UnauthorizedMessage = "This Editor needs the token from Library/MCPInstance.json in every request (x-token); a client that cannot send one can be let in with Window > Unity MCP > Allow clients without a token.";
+
+        /// <summary>
         /// The answer to one frame's body, or null when none is due (a
         /// notification). Never throws.
         /// </summary>
@@ -79,6 +93,11 @@ namespace UnityMcp.Core
             {
                 // Editors ignore client notifications (§4): nothing runs.
                 return null;
+            }
+            if (TokenEnforced && !LinkToken.Matches(Token, request.Message[LinkToken.Member]))
+            {
+                // Before anything runs or is journaled (x-resume included).
+                return RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.Unauthorized, UnauthorizedMessage));
             }
             context.RequestId = request.Id;
             try

@@ -24,7 +24,7 @@ namespace UnityMcp.Core
         /// </summary>
         public string InstanceId = "";
 
-        /// <summary>From resume, progress, newline-framing, image-data.</summary>
+        /// <summary>From resume, progress, newline-framing, image-data (get-version adds token while the dispatcher enforces it).</summary>
         public string[] Capabilities = { "progress", "newline-framing", "image-data" };
     }
 
@@ -124,7 +124,12 @@ namespace UnityMcp.Core
             {
                 result["EditorInstanceId"] = info.InstanceId;
             }
-            result["Capabilities"] = new JArray(info.Capabilities);
+            var capabilities = new JArray(info.Capabilities);
+            if (context.Dispatcher.TokenEnforced)
+            {
+                capabilities.Add("token");
+            }
+            result["Capabilities"] = capabilities;
             return Task.FromResult(result);
         }
     }

@@ -27,6 +27,8 @@ namespace UnityMcp.Core
         Timeout,
         ProjectMismatch,
         SessionChanged,
+        /// <summary>Extension token: the request lacks this Editor's x-token (-32603, unauthorized).</summary>
+        Unauthorized,
         InternalError,
     }
 
@@ -105,6 +107,7 @@ namespace UnityMcp.Core
                 case RpcErrorKind.Timeout: return "Request timed out";
                 case RpcErrorKind.ProjectMismatch: return "Project mismatch";
                 case RpcErrorKind.SessionChanged: return "Session changed";
+                case RpcErrorKind.Unauthorized: return "Unauthorized";
                 default: return "Internal error";
             }
         }
@@ -121,7 +124,7 @@ namespace UnityMcp.Core
         /// <summary>The parameters (absent or null: empty).</summary>
         public JObject Params { get; private set; }
 
-        /// <summary>The whole message (for the extensions x-resume and x-uloop).</summary>
+        /// <summary>The whole message (for the extensions x-resume, x-token and x-uloop).</summary>
         public JObject Message { get; private set; }
 
         public bool IsNotification => Id == null;

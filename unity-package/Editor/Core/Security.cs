@@ -29,6 +29,12 @@ namespace UnityMcp.Core
         public bool AllowThirdPartyTools;
         /// <summary>Public tools switched off.</summary>
         public List<string> DisabledTools = new List<string>();
+        /// <summary>
+        /// Requests without this Editor's token (x-token) are answered too:
+        /// for a legacy client that cannot read Library/MCPInstance.json.
+        /// Off by default (allowClientsWithoutToken).
+        /// </summary>
+        public bool AllowClientsWithoutToken;
     }
 
     /// <summary>Checks a call against the settings before it runs.</summary>

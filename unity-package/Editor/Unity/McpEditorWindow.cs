@@ -153,8 +153,13 @@ namespace UnityMcp.Editor
                     AllowThirdPartyTools = EditorGUILayout.Toggle("Allow Third Party Tools", s.AllowThirdPartyTools),
                     DynamicCodeSecurityLevel = (DynamicCodeSecurityLevel)EditorGUILayout.EnumPopup("Dynamic code", s.DynamicCodeSecurityLevel),
                     DisabledTools = s.DisabledTools,
+                    AllowClientsWithoutToken = EditorGUILayout.Toggle("Allow clients without a token", s.AllowClientsWithoutToken),
                 },
             };
+            if (edited.Security.AllowClientsWithoutToken)
+            {
+                EditorGUILayout.HelpBox("Any program run by any user on this machine can then call this Editor's tools, dynamic code included. Turn this on only for a legacy client that cannot send the token from Library/MCPInstance.json.", MessageType.Warning);
+            }
             if (GUI.changed)
             {
                 presenter.Apply(edited);

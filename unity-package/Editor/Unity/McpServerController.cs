@@ -2,11 +2,13 @@
 // Editor loads this assembly ([InitializeOnLoad]), so after every domain
 // reload too. It discovers the tools, starts the core's server on the
 // configured port (falling back to the next free one), publishes the
-// discovery file, sends the shutdown notification before a reload or quit,
-// and list_changed once the tools are back after a reload. Tool work that
-// touches Unity runs on the main thread through the queue pumped by
-// EditorApplication.update. The server's life itself (start, reload, quit)
-// is the core's ServerLifecycle, the same the headless host runs.
+// discovery file (with this Editor process's token, kept in SessionState so
+// it outlives domain reloads), sends the shutdown notification before a
+// reload or quit, and list_changed once the tools are back after a reload.
+// Tool work that touches Unity runs on the main thread through the queue
+// pumped by EditorApplication.update. The server's life itself (start,
+// reload, quit) is the core's ServerLifecycle, the same the headless host
+// runs.
 
 using System;
 using System.Collections.Generic;
@@ -25,12 +27,20 @@ namespace UnityMcp.Editor
     {
         const string WasRunningKey = "UnityMcp.WasRunning";
         const string PortKey = "UnityMcp.Port";
+        const string TokenKey = "UnityMcp.Token";
 
         /// <summary>The package version every result carries as Ver.</summary>
         public const string PackageVersion = "0.1.0";
 
         static readonly ServerLifecycle lifecycle = new ServerLifecycle(new UnityDomain());
         static SessionStateJournalStore journalStore;
+
+        /// <summary>
+        /// This Editor process's token (extension token): made once, kept in
+        /// SessionState across domain reloads, new when Unity starts again.
+        /// Published only in the discovery file.
+        /// </summary>
+        static string token;
 
         /// <summary>Unity work of the tools, run on the main thread.</summary>
         public static readonly MainThreadQueue MainThread = new MainThreadQueue();
@@ -55,6 +65,7 @@ namespace UnityMcp.Editor
         static McpServerController()
         {
             Settings = McpSettings.Load(Project);
+            token = LinkToken.Kept(() => SessionState.GetString(TokenKey, ""), t => SessionState.SetString(TokenKey, t));
             journalStore = new SessionStateJournalStore();
             MainThread.BindToCurrentThread();
             // An unfocused Editor throttles its loop (about 10 ticks a second,
@@ -149,6 +160,7 @@ namespace UnityMcp.Editor
                     Journal = new RequestJournal(journalStore),
                     ProjectRoot = McpServerController.Project,
                     ServerSessionId = serverSessionId,
+                    Token = token,
                 };
             }
 
@@ -169,6 +181,7 @@ namespace UnityMcp.Editor
                         PackageVersion = PackageVersion,
                         ServerSessionId = serverSessionId,
                         State = state,
+                        Token = token,
                     });
                 }
                 catch (Exception e)

@@ -1,7 +1,8 @@
-// The package's settings (port, security of §6, disabled tools), kept per
-// project in UserSettings/UnityMcpSettings.json (uLoopMCP's file, which
-// clients read for the port), and the resume journal's store in
-// SessionState, which survives domain reloads but not the Editor.
+// The package's settings (port, security of §6, disabled tools, clients
+// without a token), kept per project in UserSettings/UnityMcpSettings.json
+// (uLoopMCP's file, which clients read for the port), and the resume
+// journal's store in SessionState, which survives domain reloads but not the
+// Editor.
 
 using System;
 using System.IO;
@@ -37,6 +38,7 @@ namespace UnityMcp.Editor
                 s.EnableTestsExecution = (bool?)json["enableTestsExecution"] ?? s.EnableTestsExecution;
                 s.AllowMenuItemExecution = (bool?)json["allowMenuItemExecution"] ?? s.AllowMenuItemExecution;
                 s.AllowThirdPartyTools = (bool?)json["allowThirdPartyTools"] ?? s.AllowThirdPartyTools;
+                s.AllowClientsWithoutToken = (bool?)json["allowClientsWithoutToken"] ?? s.AllowClientsWithoutToken;
                 var level = (string)json["dynamicCodeSecurityLevel"];
                 if (level != null && Enum.IsDefined(typeof(DynamicCodeSecurityLevel), level))
                 {
@@ -74,6 +76,7 @@ namespace UnityMcp.Editor
             json["enableTestsExecution"] = Security.EnableTestsExecution;
             json["allowMenuItemExecution"] = Security.AllowMenuItemExecution;
             json["allowThirdPartyTools"] = Security.AllowThirdPartyTools;
+            json["allowClientsWithoutToken"] = Security.AllowClientsWithoutToken;
             json["dynamicCodeSecurityLevel"] = Security.DynamicCodeSecurityLevel.ToString();
             json["disabledTools"] = new JArray(Security.DisabledTools.Cast<object>().ToArray());
             Directory.CreateDirectory(Path.GetDirectoryName(path));

@@ -34,6 +34,7 @@ namespace UnityMcp.Editor.Tests
             var discovery = JObject.Parse(File.ReadAllText(DiscoveryFile.PathIn(McpServerController.Project)));
             Assert.AreEqual(McpServerController.Port, (int)discovery["port"]);
             Assert.AreEqual("ready", (string)discovery["state"]);
+            Assert.IsTrue(LinkToken.IsWellFormed((string)discovery["token"]), "the discovery file carries this Editor's token");
         }
 
         /// <summary>
@@ -47,13 +48,15 @@ namespace UnityMcp.Editor.Tests
         {
             McpServerController.Start(false);
             var port = McpServerController.Port;
+            // Every request carries the token the discovery file publishes.
+            var token = (string)JObject.Parse(File.ReadAllText(DiscoveryFile.PathIn(McpServerController.Project)))["token"];
             var exchange = Task.Run(() =>
             {
                 using (var client = new TcpClient("127.0.0.1", port))
                 {
                     client.ReceiveTimeout = 5000;
                     var stream = client.GetStream();
-                    var request = Encoding.UTF8.GetBytes("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"Message\":\"hi\"}}\n");
+                    var request = Encoding.UTF8.GetBytes("{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\",\"params\":{\"Message\":\"hi\"},\"x-token\":\"" + token + "\"}\n");
                     stream.Write(request, 0, request.Length);
                     return new StreamReader(stream, Encoding.UTF8).ReadLine();
                 }

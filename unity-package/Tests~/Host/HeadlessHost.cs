@@ -4,8 +4,9 @@
 // registering the core's ServerLifecycle on beforeAssemblyReload and
 // quitting and starting it from delayCall. A reload is beforeAssemblyReload
 // on the main thread, the domain unloaded (posted work lost), downtime, and
-// a new domain; a quit is quitting. The resume journal's store outlives each
-// domain, as SessionState does in Unity. The control API (ControlApi.cs)
+// a new domain; a quit is quitting. The resume journal's store and the
+// token (made once per host process, published in the discovery file)
+// outlive each domain, as SessionState does in Unity. The control API (ControlApi.cs)
 // drives it; fault rules a case may add (a slow tool, tools missing after a
 // reload) are the only faults it knows.
 
@@ -38,9 +39,13 @@ namespace UnityMcp.Host
         /// <summary>The domain's main-thread queue (McpServerController.MainThread).</summary>
         MainThreadQueue mainQueue;
 
-        /// <summary>What SessionState keeps across domains: the port, and whether the server ran.</summary>
+        /// <summary>What SessionState keeps across domains: the port, whether the server ran, the token.</summary>
         int rememberedPort;
         bool wasRunning;
+        string sessionToken;
+
+        /// <summary>The token the current domain read (as McpServerController does from SessionState).</summary>
+        string token;
 
         /// <summary>Set when a domain's server publishes "ready".</summary>
         TaskCompletionSource<bool> ready;
@@ -96,6 +101,7 @@ namespace UnityMcp.Host
                 queue.Wake = () => unityContext.Post(_ => queue.Pump(), null);
                 unity.Update += () => queue.Pump();
                 mainQueue = queue;
+                token = LinkToken.Kept(() => sessionToken, t => sessionToken = t);
                 var current = new ServerLifecycle(new HostDomain(this));
                 lifecycle = current;
                 unity.BeforeAssemblyReload += () => current.BeforeReload();
@@ -234,6 +240,7 @@ namespace UnityMcp.Host
                     Journal = new RequestJournal(host.journalStore),
                     ProjectRoot = host.editor.ProjectPath,
                     ServerSessionId = serverSessionId,
+                    Token = host.token,
                 };
             }
 
@@ -248,6 +255,7 @@ namespace UnityMcp.Host
                     PackageVersion = host.info.PackageVersion,
                     ServerSessionId = serverSessionId,
                     State = state,
+                    Token = host.token,
                 });
                 if (state == "ready" && host.ready != null)
                 {
@@ -277,6 +285,7 @@ namespace UnityMcp.Host
                 DynamicCodeSecurityLevel = settings.DynamicCodeSecurityLevel,
                 AllowThirdPartyTools = settings.AllowThirdPartyTools,
                 DisabledTools = settings.DisabledTools.ToList(),
+                AllowClientsWithoutToken = settings.AllowClientsWithoutToken,
             };
             foreach (var property in patch.Properties())
             {
@@ -296,6 +305,9 @@ namespace UnityMcp.Host
                         break;
                     case "disabledTools":
                         next.DisabledTools = ((JArray)property.Value).Select(t => (string)t).ToList();
+                        break;
+                    case "allowClientsWithoutToken":
+                        next.AllowClientsWithoutToken = (bool)property.Value;
                         break;
                     default:
                         throw new ArgumentException("unknown setting " + property.Name);
@@ -319,6 +331,7 @@ namespace UnityMcp.Host
                 ["dynamicCodeSecurityLevel"] = settings.DynamicCodeSecurityLevel.ToString(),
                 ["allowThirdPartyTools"] = settings.AllowThirdPartyTools,
                 ["disabledTools"] = new JArray(settings.DisabledTools.Cast<object>().ToArray()),
+                ["allowClientsWithoutToken"] = settings.AllowClientsWithoutToken,
             };
         }
 

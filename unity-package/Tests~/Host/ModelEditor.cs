@@ -148,6 +148,8 @@ namespace UnityMcp.Host
                 DynamicCodeSecurityLevel = (DynamicCodeSecurityLevel)Enum.Parse(typeof(DynamicCodeSecurityLevel), (string)s["dynamicCodeSecurityLevel"]),
                 AllowThirdPartyTools = (bool)s["allowThirdPartyTools"],
                 DisabledTools = ((JArray)s["disabledTools"]).Select(t => (string)t).ToList(),
+                // Optional in a state file, as in fake-unity's (off by default).
+                AllowClientsWithoutToken = (bool?)s["allowClientsWithoutToken"] ?? false,
             };
         }
 

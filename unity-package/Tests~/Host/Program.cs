@@ -2,7 +2,11 @@
 // under mono, on a model of a Unity project, for the conformance suite
 // (`unity-conformance run --target mono`). Prints one JSON line on stdout
 // when it listens: {"port":N,"control":"http://127.0.0.1:M","project":"…"};
-// logs go to stderr. Runs until POST /quit, or its stdin closes.
+// logs go to stderr. Runs until POST /quit, or its stdin closes. As an
+// Editor does, it makes a token once per process and publishes it only in
+// the project's Library/MCPInstance.json ("token"); every request must
+// carry it as "x-token" unless POST /settings {"allowClientsWithoutToken":
+// true}.
 
 using System;
 using System.IO;
