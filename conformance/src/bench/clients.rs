@@ -87,8 +87,31 @@ impl BridgeUnderTest {
         let client = McpClient::spawn(command, Stderr::Discard)
             .map_err(|e| anyhow::anyhow!("cannot start {}: {e}", self.label))?
             .named("unity-conformance-bench");
-        Ok(McpChild { client })
+        Ok(McpChild { client, scan_echo: false })
     }
+}
+
+/// What `ping` answers with a message only the Editor could have echoed:
+/// `Unity MCP Bridge received: bench-N`.
+pub const ECHO_PREFIX: &str = "bench-";
+const ECHO_MARKER: &[u8] = b"received: bench-";
+
+/// The `N` of the first `received: bench-N` in `line`.
+fn echo_in(line: &[u8]) -> Option<u64> {
+    let at = line.windows(ECHO_MARKER.len()).position(|w| w == ECHO_MARKER)? + ECHO_MARKER.len();
+    let digits: Vec<u8> = line[at..].iter().copied().take_while(u8::is_ascii_digit).collect();
+    std::str::from_utf8(&digits).ok()?.parse().ok()
+}
+
+/// How one of many pipelined calls was answered.
+#[derive(Clone, Copy, Debug)]
+pub struct Answered {
+    /// A JSON-RPC error or `isError`.
+    pub failed: bool,
+    /// The echo the call asked for (`ping`), if any.
+    pub echo_expected: Option<u64>,
+    /// The echo its answer carried.
+    pub echo: Option<u64>,
 }
 
 /// An answer as the benchmark needs it: whether it succeeded, and its size.
@@ -101,6 +124,8 @@ pub struct Answer {
     pub bytes: usize,
     /// The answer, parsed only when asked (large results are not).
     pub value: Option<Value>,
+    /// The `N` of `received: bench-N` in it, when the child scans for it.
+    pub echo: Option<u64>,
 }
 
 /// A bridge started by the benchmark, spoken to by the project's one MCP
@@ -108,6 +133,8 @@ pub struct Answer {
 /// large result is never built.
 pub struct McpChild {
     client: McpClient,
+    /// Look for `received: bench-N` in every answer (small answers only).
+    pub scan_echo: bool,
 }
 
 impl std::fmt::Debug for McpChild {
@@ -126,12 +153,17 @@ impl McpChild {
     /// The next answer to one of our requests (notifications and the
     /// server's own requests are passed over). `parse` keeps the answer.
     pub async fn next_answer(&mut self, parse: bool) -> anyhow::Result<Answer> {
+        self.next_answer_within(ANSWER_TIMEOUT, parse)
+            .await?
+            .ok_or_else(|| anyhow::anyhow!("no answer within {ANSWER_TIMEOUT:?}"))
+    }
+
+    /// The next answer, or `None` when none comes within `timeout` (a line
+    /// cut by the timeout is kept and finished by the next read).
+    pub async fn next_answer_within(&mut self, timeout: Duration, parse: bool) -> anyhow::Result<Option<Answer>> {
+        let scan_echo = self.scan_echo;
         loop {
-            let line = self
-                .client
-                .next_line(ANSWER_TIMEOUT)
-                .await?
-                .ok_or_else(|| anyhow::anyhow!("no answer within {ANSWER_TIMEOUT:?}"))?;
+            let Some(line) = self.client.next_line(timeout).await? else { return Ok(None) };
             // Enough of the message to judge it without building a tree of
             // a 64 MiB result.
             #[derive(serde::Deserialize)]
@@ -161,8 +193,9 @@ impl McpChild {
                 (None, Some(_)) => None,
                 (None, None) => Some("an answer with neither result nor error".to_owned()),
             };
+            let echo = if scan_echo { echo_in(line) } else { None };
             // The line with its newline, as the bridge wrote it.
-            return Ok(Answer { id, error, bytes: line.len() + 1, value });
+            return Ok(Some(Answer { id, error, bytes: line.len() + 1, value, echo }));
         }
     }
 
@@ -221,29 +254,32 @@ impl McpChild {
         }
     }
 
-    /// `total` calls with `in_flight` outstanding at a time; the time they took.
+    /// `total` calls with `in_flight` outstanding at a time, the `n`th with
+    /// `arguments(n)`; the time they took and how each was answered:
+    /// `(error, the echo expected, the echo found)`.
     pub async fn pipelined(
         &mut self,
         tool: &str,
-        arguments: &Value,
+        mut arguments: impl FnMut() -> (Value, Option<u64>),
         total: usize,
         in_flight: usize,
-    ) -> anyhow::Result<Duration> {
-        let params = json!({"name": tool, "arguments": arguments});
+    ) -> anyhow::Result<(Duration, Vec<Answered>)> {
         let started = Instant::now();
-        let (mut sent, mut done) = (0, 0);
-        while done < total {
-            while sent < total && sent - done < in_flight.max(1) {
-                self.send("tools/call", &params).await?;
+        let mut expected = HashMap::new();
+        let mut answered = Vec::with_capacity(total);
+        let mut sent = 0;
+        while answered.len() < total {
+            while sent < total && sent - answered.len() < in_flight.max(1) {
+                let (arguments, echo) = arguments();
+                let id = self.send("tools/call", &json!({"name": tool, "arguments": arguments})).await?;
+                expected.insert(id, echo);
                 sent += 1;
             }
             let answer = self.next_answer(false).await?;
-            if let Some(error) = answer.error {
-                anyhow::bail!("{tool} failed with {in_flight} calls in flight: {error}");
-            }
-            done += 1;
+            let Some(echo) = expected.remove(&answer.id) else { continue };
+            answered.push(Answered { failed: answer.error.is_some(), echo_expected: echo, echo: answer.echo });
         }
-        Ok(started.elapsed())
+        Ok((started.elapsed(), answered))
     }
 
     pub fn pid(&self) -> anyhow::Result<u32> {

@@ -64,6 +64,63 @@ pub struct BenchOptions {
 /// A measurement, or why it could not be made.
 pub type Measured<T> = Result<T, String>;
 
+/// How one call was answered, by the benchmark's rule: an answer counts
+/// only if the Editor really ran the call.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// No error, no `isError`, the fake's run counter for the tool went up,
+    /// and (for `ping`) the answer echoes this call's own message.
+    Real,
+    /// A JSON-RPC error or an `isError` result.
+    Failed,
+    /// Shaped like a success, but the Editor did not run the call (or the
+    /// answer is not this call's): a fake answer.
+    NotRun,
+}
+
+/// Answers counted by verdict.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct Tally {
+    pub real: u64,
+    pub failed: u64,
+    /// Success-shaped answers the Editor did not give.
+    pub not_run: u64,
+    /// Calls made in the window whose answer never came.
+    pub unanswered: u64,
+}
+
+impl Tally {
+    fn count(&mut self, verdict: Verdict) {
+        match verdict {
+            Verdict::Real => self.real += 1,
+            Verdict::Failed => self.failed += 1,
+            Verdict::NotRun => self.not_run += 1,
+        }
+    }
+
+    fn add(&mut self, other: Tally) {
+        self.real += other.real;
+        self.failed += other.failed;
+        self.not_run += other.not_run;
+        self.unanswered += other.unanswered;
+    }
+
+    /// Answers that were not real.
+    pub fn not_real(&self) -> u64 {
+        self.failed + self.not_run + self.unanswered
+    }
+}
+
+/// Reload recovery as users meet it: calls keep coming through the reload.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct Recovery {
+    /// The Editor listening again to the first real answer, ms.
+    pub ms: Stats,
+    /// How the calls made from the reload's start to that answer were
+    /// answered, over every reload.
+    pub window: Tally,
+}
+
 /// Round-trip times of the same request straight over the editor link and
 /// as an MCP `tools/call` through the bridge, µs.
 #[derive(Clone, Debug, serde::Serialize)]
@@ -124,10 +181,15 @@ pub struct BridgeFigures {
     pub label: String,
     pub ours: bool,
     pub overhead: Measured<Overhead>,
-    /// Calls per second, by calls in flight.
+    /// Real calls per second, by calls in flight.
     pub throughput_cps: Vec<(usize, Measured<Stats>)>,
     pub large: Vec<Large>,
     pub reload_recovery_ms: Measured<Stats>,
+    /// How the calls during the reloads were answered.
+    pub reload_window: Measured<Tally>,
+    /// Answers of the overhead and throughput measurements, by verdict
+    /// (only real ones are in their figures).
+    pub answers: Tally,
     pub startup_initialize_ms: Measured<Stats>,
     /// Start to the first `tools/list` answer, the Editor connected, without
     /// our on-disk tool cache.
@@ -155,6 +217,8 @@ pub struct Figures {
     /// The tool called and its arguments.
     pub tool: String,
     pub tool_arguments: Value,
+    /// What counted as a successful call, in words.
+    pub success_rule: String,
     pub calls: usize,
     pub bridges: Vec<BridgeFigures>,
     /// Requests per second the fake serves (pings, several connections).
@@ -169,6 +233,19 @@ struct Bench<'a> {
     project: &'a Path,
     tool: String,
     arguments: Value,
+    /// The next `bench-N` message a `ping` call carries.
+    nonce: std::sync::atomic::AtomicU64,
+}
+
+/// The rule every figure follows, in words, for `tool`.
+fn success_rule(tool: &str) -> String {
+    let mut rule = format!(
+        "a tools/call of {tool} counts only if its answer has no JSON-RPC error and no isError, and fake-unity's run counter for {tool} went up for it"
+    );
+    if tool == "ping" {
+        rule.push_str(", and the answer echoes the call's own Message (bench-N), which only the Editor could do");
+    }
+    rule
 }
 
 impl Bench<'_> {
@@ -176,9 +253,46 @@ impl Bench<'_> {
         self.fake.port()
     }
 
+    /// How often the Editor has run the tool.
+    fn runs(&self) -> u64 {
+        self.fake.editor().stats.runs(&self.tool)
+    }
+
+    /// Whether answers are checked for the call's own echo (`ping`).
+    fn echoes(&self) -> bool {
+        self.tool == "ping"
+    }
+
+    /// The next call's arguments, and the echo its answer must carry.
+    fn next_call(&self) -> (Value, Option<u64>) {
+        if !self.echoes() {
+            return (self.arguments.clone(), None);
+        }
+        let n = self.nonce.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let mut arguments = self.arguments.clone();
+        arguments["Message"] = json!(format!("{}{n}", clients::ECHO_PREFIX));
+        (arguments, Some(n))
+    }
+
+    /// One call through the bridge, timed, with its verdict.
+    async fn judged_call(&self, child: &mut McpChild) -> anyhow::Result<(Duration, Verdict)> {
+        let (arguments, echo) = self.next_call();
+        let runs = self.runs();
+        let started = Instant::now();
+        let answer = child.request("tools/call", &json!({"name": self.tool, "arguments": arguments})).await?;
+        let took = started.elapsed();
+        let verdict = match answer.error {
+            Some(_) => Verdict::Failed,
+            None if self.runs() <= runs || answer.echo != echo => Verdict::NotRun,
+            None => Verdict::Real,
+        };
+        Ok((took, verdict))
+    }
+
     /// A started, initialized bridge with its tool list loaded.
     async fn ready(&self, bridge: &BridgeUnderTest, extra: &[&str]) -> anyhow::Result<McpChild> {
         let mut child = bridge.spawn(self.project, self.port(), extra)?;
+        child.scan_echo = self.echoes();
         child.initialize().await?;
         let names = child.tool_names().await?;
         anyhow::ensure!(
@@ -199,7 +313,8 @@ impl Bench<'_> {
 
     /// Paired round trips: the request straight to the Editor, then as a
     /// `tools/call` through the bridge (alternating which goes first).
-    async fn overhead(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Overhead> {
+    /// Only pairs whose bridge call was real count; the others are tallied.
+    async fn overhead(&self, bridge: &BridgeUnderTest, tally: &mut Tally) -> anyhow::Result<Overhead> {
         let (mut direct_us, mut bridge_us, mut difference_us, mut round_medians_us) =
             (Vec::new(), Vec::new(), Vec::new(), Vec::new());
         for _ in 0..self.options.rounds {
@@ -211,19 +326,31 @@ impl Bench<'_> {
             }
             let mut round = Vec::with_capacity(self.options.samples);
             for i in 0..self.options.samples {
-                let (direct, through) = if i % 2 == 0 {
+                let (direct, (through, verdict)) = if i % 2 == 0 {
                     let direct = time(link.request(&self.tool, &self.arguments)).await?;
-                    (direct, time(child.call(&self.tool, &self.arguments)).await?)
+                    (direct, self.judged_call(&mut child).await?)
                 } else {
-                    let through = time(child.call(&self.tool, &self.arguments)).await?;
+                    let through = self.judged_call(&mut child).await?;
                     (time(link.request(&self.tool, &self.arguments)).await?, through)
                 };
+                tally.count(verdict);
+                if verdict != Verdict::Real {
+                    continue;
+                }
                 let (d, b) = (direct.as_secs_f64() * 1e6, through.as_secs_f64() * 1e6);
                 direct_us.push(d);
                 bridge_us.push(b);
                 difference_us.push(b - d);
                 round.push(b - d);
             }
+            anyhow::ensure!(
+                round.len() * 2 >= self.options.samples,
+                "only {} of {} calls through the bridge were real answers ({} failed, {} not run by the Editor)",
+                round.len(),
+                self.options.samples,
+                tally.failed,
+                tally.not_run
+            );
             round_medians_us.push(Stats::of(round).p50);
         }
         Ok(Overhead {
@@ -234,8 +361,9 @@ impl Bench<'_> {
         })
     }
 
-    /// Calls per second with `in_flight` calls outstanding, one figure per round.
-    async fn throughput(&self, bridge: &BridgeUnderTest) -> Vec<(usize, Measured<Stats>)> {
+    /// Real calls per second with `in_flight` calls outstanding, one figure
+    /// per round; the answers that were not real are tallied.
+    async fn throughput(&self, bridge: &BridgeUnderTest, tally: &mut Tally) -> Vec<(usize, Measured<Stats>)> {
         let mut samples: Vec<(usize, Result<Vec<f64>, String>)> =
             self.options.concurrency.iter().map(|&c| (c, Ok(Vec::new()))).collect();
         for _ in 0..self.options.rounds {
@@ -250,8 +378,13 @@ impl Bench<'_> {
             for (in_flight, outcome) in &mut samples {
                 let Ok(figures) = outcome else { continue };
                 let total = self.options.throughput_calls;
-                match child.pipelined(&self.tool, &self.arguments, total, *in_flight).await {
-                    Ok(took) => figures.push(total as f64 / took.as_secs_f64()),
+                let runs = self.runs();
+                match child.pipelined(&self.tool, || self.next_call(), total, *in_flight).await {
+                    Ok((took, answered)) => {
+                        let round = self.judge_many(&answered, self.runs() - runs);
+                        tally.add(round);
+                        figures.push(round.real as f64 / took.as_secs_f64());
+                    }
                     Err(e) => *outcome = Err(format!("{e:#}")),
                 }
             }
@@ -311,13 +444,26 @@ impl Bench<'_> {
         }
     }
 
-    /// Over each reload: the Editor listening again to the first successful
-    /// MCP call, the calls being made (and, if they fail, repeated every
-    /// millisecond) from while the Editor is away.
-    async fn reload_recovery(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Stats> {
+    /// Pipelined answers judged together: real at most as many as the
+    /// Editor ran (and, for `ping`, only those echoing their own call).
+    fn judge_many(&self, answered: &[clients::Answered], runs: u64) -> Tally {
+        let failed = answered.iter().filter(|a| a.failed).count() as u64;
+        let succeeded = answered.len() as u64 - failed;
+        let echoed = answered.iter().filter(|a| !a.failed && a.echo == a.echo_expected).count() as u64;
+        let real = echoed.min(runs);
+        Tally { real, failed, not_run: succeeded - real, unanswered: 0 }
+    }
+
+    /// Over each reload, with a call sent every 10 ms (up to 4 waiting)
+    /// from the moment the Editor starts reloading: the Editor listening
+    /// again to the first real answer, and how every call in that window
+    /// was answered.
+    async fn reload_recovery(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Recovery> {
+        const EVERY: Duration = Duration::from_millis(10);
+        const WAITING: usize = 4;
         let mut child = self.ready(bridge, &[]).await?;
         self.warm_up(&mut child, 1).await?;
-        let mut samples = Vec::new();
+        let (mut samples, mut window) = (Vec::new(), Tally::default());
         for _ in 0..self.options.reloads {
             let (tx, mut done) = tokio::sync::oneshot::channel();
             self.fake.editor().request_reload(ReloadOptions::default(), Some(tx));
@@ -326,26 +472,58 @@ impl Bench<'_> {
                 anyhow::ensure!(Instant::now() < deadline, "the fake did not start reloading within 10 s");
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
+            let runs_before = self.runs();
             let deadline = Instant::now() + Duration::from_secs(30);
-            let (answered, report) = loop {
-                let outcome = child.call(&self.tool, &self.arguments).await;
-                let now = Instant::now();
-                // A call the old domain still answered, before it went
-                // away, does not count: only one answered once it is back.
-                match (outcome, done.try_recv()) {
-                    (Ok(_), Ok(report)) => break (now, report),
-                    (Ok(_), Err(_)) => {}
-                    (Err(e), _) if now > deadline => {
-                        anyhow::bail!("no successful call within 30 s of a reload: {e:#}")
-                    }
-                    (Err(_), _) => tokio::time::sleep(Duration::from_millis(1)).await,
+            let (mut waiting, mut real) = (std::collections::HashMap::new(), 0u64);
+            let (mut listening, mut next_send) = (None, Instant::now());
+            let first_real = loop {
+                anyhow::ensure!(Instant::now() < deadline, "no real answer within 30 s of a reload ({window:?})");
+                if waiting.len() < WAITING && Instant::now() >= next_send {
+                    let (arguments, echo) = self.next_call();
+                    let id = child.send("tools/call", &json!({"name": self.tool, "arguments": arguments})).await?;
+                    waiting.insert(id, echo);
+                    next_send = Instant::now() + EVERY;
                 }
-                anyhow::ensure!(now < deadline, "the fake did not come back from a reload within 30 s");
+                let Some(answer) = child.next_answer_within(Duration::from_millis(2), false).await? else { continue };
+                let arrived = Instant::now();
+                let Some(echo) = waiting.remove(&answer.id) else { continue };
+                if listening.is_none() {
+                    listening =
+                        done.try_recv().ok().map(|report: fake_unity::editor::ReloadReport| report.listening_at);
+                }
+                let verdict = match answer.error {
+                    Some(_) => Verdict::Failed,
+                    None if answer.echo != echo || self.runs() - runs_before <= real => Verdict::NotRun,
+                    None => Verdict::Real,
+                };
+                window.count(verdict);
+                if verdict == Verdict::Real {
+                    real += 1;
+                    // One the old domain answered before it went away does
+                    // not count: only one answered once it is back.
+                    if let Some(Some(listening)) = listening {
+                        break arrived.saturating_duration_since(listening);
+                    }
+                }
             };
-            let listening = report.listening_at.ok_or_else(|| anyhow::anyhow!("the fake gave no listening time"))?;
-            samples.push(answered.saturating_duration_since(listening).as_secs_f64() * 1000.0);
+            samples.push(first_real.as_secs_f64() * 1000.0);
+            // The calls still waiting were made in the window too.
+            let drain_until = Instant::now() + Duration::from_secs(10);
+            while !waiting.is_empty() && Instant::now() < drain_until {
+                let Some(answer) = child.next_answer_within(Duration::from_millis(100), false).await? else { continue };
+                let Some(echo) = waiting.remove(&answer.id) else { continue };
+                window.count(match answer.error {
+                    Some(_) => Verdict::Failed,
+                    None if answer.echo != echo || self.runs() - runs_before <= real => Verdict::NotRun,
+                    None => {
+                        real += 1;
+                        Verdict::Real
+                    }
+                });
+            }
+            window.unanswered += waiting.len() as u64;
         }
-        Ok(Stats::of(samples))
+        Ok(Recovery { ms: Stats::of(samples), window })
     }
 
     /// Process start to the `initialize` answer.
@@ -413,10 +591,11 @@ impl Bench<'_> {
         let startup_tools_list_ms = measured(self.startup_tools_list(bridge, false).await);
         let startup_tools_list_cached_ms =
             bridge.is_ours().then_some(measured(self.startup_tools_list(bridge, true).await));
+        let mut answers = Tally::default();
         tracing::info!(bridge = %bridge.label, "overhead");
-        let overhead = self.overhead(bridge).await.map_err(|e| format!("{e:#}"));
+        let overhead = self.overhead(bridge, &mut answers).await.map_err(|e| format!("{e:#}"));
         tracing::info!(bridge = %bridge.label, "throughput");
-        let throughput_cps = self.throughput(bridge).await;
+        let throughput_cps = self.throughput(bridge, &mut answers).await;
         tracing::info!(bridge = %bridge.label, "large results");
         let mut large = Vec::new();
         for &mib in &self.options.sizes_mib {
@@ -428,7 +607,9 @@ impl Bench<'_> {
         tracing::info!(bridge = %bridge.label, "memory");
         let memory = self.memory(bridge).await.map_err(|e| format!("{e:#}"));
         tracing::info!(bridge = %bridge.label, "reload recovery");
-        let reload_recovery_ms = measured(self.reload_recovery(bridge).await);
+        let recovery = self.reload_recovery(bridge).await.map_err(|e| format!("{e:#}"));
+        let reload_recovery_ms = recovery.as_ref().map(|r| r.ms.clone()).map_err(Clone::clone);
+        let reload_window = recovery.map(|r| r.window);
         BridgeFigures {
             label: bridge.label.clone(),
             ours: bridge.is_ours(),
@@ -436,6 +617,8 @@ impl Bench<'_> {
             throughput_cps,
             large,
             reload_recovery_ms,
+            reload_window,
+            answers,
             startup_initialize_ms,
             startup_tools_list_ms,
             startup_tools_list_cached_ms,
@@ -577,7 +760,7 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Figures> {
     config.state.settings.allow_clients_without_token = true;
     let fake = FakeUnity::start(config).await?;
     let (tool, arguments) = choose_tool(options, project.path(), fake.port()).await?;
-    let bench = Bench { options, fake, project: project.path(), tool, arguments };
+    let bench = Bench { options, fake, project: project.path(), tool, arguments, nonce: Default::default() };
     let mut bridges = Vec::new();
     for bridge in std::iter::once(&options.ours).chain(&options.others) {
         bridges.push(bench.bridge(bridge).await);
@@ -585,6 +768,7 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Figures> {
     tracing::info!("the fake's request rate");
     let fake_rps = bench.fake_rps().await.map_err(|e| format!("{e:#}"));
     let Bench { fake, tool, arguments, .. } = bench;
+    let success_rule = success_rule(&tool);
     fake.quit().await;
     let suite = match &options.suite_bridge {
         Some(bridge) => {
@@ -597,6 +781,7 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Figures> {
         machine: report::Machine::this(),
         tool,
         tool_arguments: arguments,
+        success_rule,
         calls: options.calls,
         bridges,
         fake_rps,

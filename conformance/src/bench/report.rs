@@ -103,6 +103,7 @@ pub fn table(f: &Figures) -> String {
         out.push_str("(a debug build: build with --release for meaningful figures)\n");
     }
     out.push_str(&format!("tool called: {} {}\n", f.tool, f.tool_arguments));
+    out.push_str(&format!("counted as success: {}\n", f.success_rule));
     for b in &f.bridges {
         out.push_str(&format!(
             "\n{} {}\n  {:<40} {:>10} {:>10} {:>10} {:>10}\n",
@@ -128,7 +129,7 @@ pub fn table(f: &Figures) -> String {
         if let Some(cached) = &b.startup_tools_list_cached_ms {
             distribution(&mut out, "start to first tools/list, cached", cached, "ms");
         }
-        distribution(&mut out, "reload: listening to first call", &b.reload_recovery_ms, "ms");
+        distribution(&mut out, "reload: listening to first real answer", &b.reload_recovery_ms, "ms");
         for large in &b.large {
             let name = format!("{} MiB result, {}", large.mib, large.mode);
             distribution(&mut out, &name, &large.time_ms, "ms");
@@ -144,6 +145,18 @@ pub fn table(f: &Figures) -> String {
         repeated(&mut out, "bridge CPU time per call", &memory.map(|m| m.cpu_us_per_call), "µs");
         for large in &b.large {
             repeated(&mut out, &format!("peak RSS, {} MiB {}", large.mib, large.mode), &large.peak_rss_kb, "kB");
+        }
+        let a = &b.answers;
+        out.push_str(&format!(
+            "  {:<40} {} real; not real: {} errors, {} not run by the Editor\n",
+            "answers (overhead and throughput)", a.real, a.failed, a.not_run
+        ));
+        match &b.reload_window {
+            Ok(w) => out.push_str(&format!(
+                "  {:<40} {} real; not real: {} errors, {} not run by the Editor, {} unanswered\n",
+                "calls during the reloads", w.real, w.failed, w.not_run, w.unanswered
+            )),
+            Err(e) => out.push_str(&format!("  {:<40} {e}\n", "calls during the reloads")),
         }
     }
     out.push_str(&format!("\n{:<42} {:>10} {:<8}\n", "fake-unity", "median", ""));

@@ -24,7 +24,7 @@ fn bench_measures_our_bridge_beside_another_command_and_writes_every_figure() {
         "overhead (the difference, per pair)",
         "throughput, 64 in flight",
         "1 MiB result, saved-to-file",
-        "reload: listening to first call",
+        "reload: listening to first real answer",
         "RSS after 1000 calls",
         "requests served per second",
     ] {
@@ -62,4 +62,44 @@ fn a_bridge_command_that_does_not_start_is_named() {
         stderr.contains("exit 3: ") && (stderr.contains("closed stdout") || stderr.contains("stopped reading stdin")),
         "{stderr}"
     );
+}
+
+/// A bridge that answers every call with a success it made up, never asking
+/// Unity (as uLoopMCP's TypeScript server answers a call cut off by a
+/// reload): none of its answers counts, in any figure, and the report says
+/// how many were not real.
+#[test]
+fn answers_the_editor_did_not_give_count_for_nothing() {
+    if !unity_conformance_have_python() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("bench.json");
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/clients/fake_success_bridge.py");
+    let fake = format!("python3 {}", script.display());
+    let run = Cmd::cargo_bin("unity-conformance")
+        .unwrap()
+        .args(["bench", "--quick", "--no-suite", "--sizes", "1", "--reloads", "1"])
+        .args(["--bridge-cmd", &fake, "--json"])
+        .arg(&json)
+        .assert()
+        .success();
+    let stdout = String::from_utf8_lossy(&run.get_output().stdout).into_owned();
+    assert!(stdout.contains("counted as success: a tools/call of ping counts only if"), "{stdout}");
+    let report: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (ours, theirs) = (&report["details"]["bridges"][0], &report["details"]["bridges"][1]);
+    assert_eq!(ours["answers"]["not_run"], 0, "{ours:#}");
+    assert!(ours["answers"]["real"].as_u64() > Some(0), "{ours:#}");
+    // Every answer of the made-up bridge shaped like a success, none real.
+    assert_eq!(theirs["answers"]["real"], 0, "{theirs:#}");
+    assert!(theirs["answers"]["not_run"].as_u64() >= Some(300), "{theirs:#}");
+    assert_eq!(theirs["throughput_cps"][0][1]["p50"], 0.0, "no real calls, no throughput: {theirs:#}");
+    let overhead = theirs["overhead"]["error"].as_str().unwrap_or_default();
+    assert!(overhead.contains("were real answers"), "{theirs:#}");
+    let recovery = theirs["reload_recovery_ms"]["error"].as_str().unwrap_or_default();
+    assert!(recovery.contains("no real answer") && recovery.contains("not_run"), "{theirs:#}");
+}
+
+fn unity_conformance_have_python() -> bool {
+    crate::have(&["python3"], "apt-get install python3")
 }
