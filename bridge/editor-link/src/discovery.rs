@@ -271,6 +271,15 @@ impl Locator {
             .map(Path::to_path_buf)
     }
 
+    /// The files an Editor of the project publishes itself in (ours and
+    /// uLoopMCP's), to watch for it coming back; none without a project.
+    pub fn published_files(&self) -> Vec<PathBuf> {
+        match &self.project {
+            Some(project) => vec![DiscoveryFile::path_in(project), UloopSettings::path_in(project)],
+            None => Vec::new(),
+        }
+    }
+
     /// The ports to try now, reading the discovery files afresh.
     pub fn candidates(&self) -> Candidates {
         let mut found = self.ports();

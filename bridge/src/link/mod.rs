@@ -17,6 +17,7 @@
 //! is the one way requests reach the Editor.
 
 mod call;
+mod folder_watch;
 mod handshake;
 mod socket;
 mod supervisor;

@@ -12,12 +12,15 @@ use super::{
     Link, LinkEvent, LinkState, Phase, ReloadRecord,
     socket::{CloseReason, EditorConnection, lock},
 };
-use editor_link::discovery::{Candidates, iso_timestamp};
+use editor_link::discovery::iso_timestamp;
+
+use super::folder_watch::FolderWatch;
 
 impl Link {
     /// The background task: find, connect, serve until closed, repeat.
     pub(super) async fn keep_connected(self: Arc<Self>) {
         let mut absent_delay = self.config.reload_retry.max(Duration::from_millis(50));
+        let mut watch = FolderWatch::new(&self.config.locator.published_files());
         loop {
             if self.stopping.is_cancelled() {
                 break;
@@ -48,7 +51,11 @@ impl Link {
                     absent_delay = (absent_delay * 2).min(self.config.absent_retry_max);
                     d
                 };
-                if self.pause(delay, &found).await {
+                if watch.is_none() {
+                    // The folders may exist by now (a project opened the first time).
+                    watch = FolderWatch::new(&self.config.locator.published_files());
+                }
+                if self.pause(delay, fast, watch.as_ref()).await {
                     break;
                 }
                 continue;
@@ -65,20 +72,35 @@ impl Link {
         self.phase.send_replace(Phase::Stopped);
     }
 
-    /// Sleeps `delay`, waking early when the discovery files change; true
-    /// when the link is stopping.
-    async fn pause(&self, delay: Duration, seen: &Candidates) -> bool {
+    /// Sleeps `delay`, waking as soon as a discovery file changes (an
+    /// Editor back from a reload rewrites it the moment it listens); true
+    /// when the link is stopping. The folders' watch wakes it where there is
+    /// one; otherwise, while the Editor reloads (`fast`), the files are
+    /// looked at every millisecond: a `stat` each, not a read.
+    async fn pause(&self, delay: Duration, fast: bool, watch: Option<&FolderWatch>) -> bool {
+        let files = self.config.locator.published_files();
+        let seen = stamps(&files);
+        let changed = async {
+            match watch {
+                Some(watch) => watch.changed().await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(changed);
+        // With a watch the change wakes us; the polling is only its backstop.
+        let tick = if fast && watch.is_none() { Duration::from_millis(1) } else { Duration::from_millis(25) };
         let until = Instant::now() + delay;
         loop {
-            let step = until.saturating_duration_since(Instant::now()).min(Duration::from_millis(25));
+            let step = until.saturating_duration_since(Instant::now()).min(tick);
             if step.is_zero() {
                 return false;
             }
             tokio::select! {
                 _ = tokio::time::sleep(step) => {}
+                _ = &mut changed => return false,
                 _ = self.stopping.cancelled() => return true,
             }
-            if self.config.locator.project.is_some() && self.config.locator.candidates() != *seen {
+            if !files.is_empty() && stamps(&files) != seen {
                 return false;
             }
         }
@@ -115,4 +137,10 @@ impl Link {
         self.phase.send_replace(next);
         let _ = self.events.send(LinkEvent::Disconnected);
     }
+}
+
+/// What tells that a file was rewritten: its modification time and length
+/// (`None` while it does not exist).
+fn stamps(files: &[std::path::PathBuf]) -> Vec<Option<(Option<SystemTime>, u64)>> {
+    files.iter().map(|f| std::fs::metadata(f).ok().map(|m| (m.modified().ok(), m.len()))).collect()
 }

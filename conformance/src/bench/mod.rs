@@ -187,6 +187,8 @@ pub struct BridgeFigures {
     pub reload_recovery_ms: Measured<Stats>,
     /// How the calls during the reloads were answered.
     pub reload_window: Measured<Tally>,
+    /// The bridge's CPU time over a 10 s outage with a call waiting, ms.
+    pub outage_cpu_ms: Measured<f64>,
     /// Answers of the overhead and throughput measurements, by verdict
     /// (only real ones are in their figures).
     pub answers: Tally,
@@ -526,6 +528,30 @@ impl Bench<'_> {
         Ok(Recovery { ms: Stats::of(samples), window })
     }
 
+    /// The bridge's CPU time while the Editor is away for 10 s and a call
+    /// waits for it (does it spin while it waits?).
+    async fn outage_cpu(&self, bridge: &BridgeUnderTest) -> anyhow::Result<f64> {
+        const OUTAGE: Duration = Duration::from_secs(10);
+        let mut child = self.ready(bridge, &[]).await?;
+        self.warm_up(&mut child, 1).await?;
+        let (tx, done) = tokio::sync::oneshot::channel();
+        self.fake
+            .editor()
+            .request_reload(ReloadOptions { downtime: Some(OUTAGE), ..ReloadOptions::default() }, Some(tx));
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while self.fake.editor().phase() != EditorState::Reloading {
+            anyhow::ensure!(Instant::now() < deadline, "the fake did not start reloading within 10 s");
+            tokio::time::sleep(Duration::from_millis(1)).await;
+        }
+        let (arguments, _) = self.next_call();
+        let id = child.send("tools/call", &json!({"name": self.tool, "arguments": arguments})).await?;
+        let before = child.cpu_time()?;
+        tokio::time::timeout(OUTAGE * 3, done).await.map_err(|_| anyhow::anyhow!("the fake did not come back"))??;
+        let used = child.cpu_time()? - before;
+        child.answer_to(id, false).await?;
+        Ok(used.as_secs_f64() * 1000.0)
+    }
+
     /// Process start to the `initialize` answer.
     async fn startup_initialize(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Stats> {
         let mut samples = Vec::new();
@@ -610,6 +636,8 @@ impl Bench<'_> {
         let recovery = self.reload_recovery(bridge).await.map_err(|e| format!("{e:#}"));
         let reload_recovery_ms = recovery.as_ref().map(|r| r.ms.clone()).map_err(Clone::clone);
         let reload_window = recovery.map(|r| r.window);
+        tracing::info!(bridge = %bridge.label, "CPU over an outage");
+        let outage_cpu_ms = self.outage_cpu(bridge).await.map_err(|e| format!("{e:#}"));
         BridgeFigures {
             label: bridge.label.clone(),
             ours: bridge.is_ours(),
@@ -618,6 +646,7 @@ impl Bench<'_> {
             large,
             reload_recovery_ms,
             reload_window,
+            outage_cpu_ms,
             answers,
             startup_initialize_ms,
             startup_tools_list_ms,
@@ -670,6 +699,7 @@ pub fn failures(b: &BridgeFigures) -> Vec<String> {
         note(&format!("{} MiB result {}", large.mib, large.mode), large.time_ms.as_ref().err());
     }
     note("reload recovery", b.reload_recovery_ms.as_ref().err());
+    note("CPU over an outage", b.outage_cpu_ms.as_ref().err());
     note("start to initialize", b.startup_initialize_ms.as_ref().err());
     note("start to tools/list", b.startup_tools_list_ms.as_ref().err());
     if let Some(cached) = &b.startup_tools_list_cached_ms {

@@ -151,6 +151,13 @@ pub fn table(f: &Figures) -> String {
             "  {:<40} {} real; not real: {} errors, {} not run by the Editor\n",
             "answers (overhead and throughput)", a.real, a.failed, a.not_run
         ));
+        match &b.outage_cpu_ms {
+            Ok(ms) => out.push_str(&format!(
+                "  {:<40} {ms:>10.0} ms      (over 10 s, a call waiting)\n",
+                "bridge CPU while Unity is away"
+            )),
+            Err(e) => out.push_str(&format!("  {:<40} failed: {e}\n", "bridge CPU while Unity is away")),
+        }
         match &b.reload_window {
             Ok(w) => out.push_str(&format!(
                 "  {:<40} {} real; not real: {} errors, {} not run by the Editor, {} unanswered\n",
