@@ -4,13 +4,15 @@
 //! as a child process.
 //!
 //! - [`clients`] — the MCP stdio client and the bare editor-link client;
-//! - [`report`] — statistics, the table and the `--json` document.
+//! - [`report`] — statistics, the table and the `--json` document;
+//! - [`verdict`] — which answers count: only those the Editor really gave.
 //!
 //! Every figure is a distribution over repeated measurements (reported with
 //! its spread); nothing here judges a figure, the reader does.
 
 pub mod clients;
 pub mod report;
+pub mod verdict;
 
 use std::{
     path::Path,
@@ -27,6 +29,8 @@ use serde_json::{Value, json};
 pub use clients::BridgeUnderTest;
 use clients::{DirectClient, McpChild};
 pub use report::{Stats, json_report, table};
+use verdict::success_rule;
+pub use verdict::{Recovery, Tally, Verdict};
 
 use crate::{bridge::BridgeCommand, target::Target};
 
@@ -63,63 +67,6 @@ pub struct BenchOptions {
 
 /// A measurement, or why it could not be made.
 pub type Measured<T> = Result<T, String>;
-
-/// How one call was answered, by the benchmark's rule: an answer counts
-/// only if the Editor really ran the call.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// No error, no `isError`, the fake's run counter for the tool went up,
-    /// and (for `ping`) the answer echoes this call's own message.
-    Real,
-    /// A JSON-RPC error or an `isError` result.
-    Failed,
-    /// Shaped like a success, but the Editor did not run the call (or the
-    /// answer is not this call's): a fake answer.
-    NotRun,
-}
-
-/// Answers counted by verdict.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Tally {
-    pub real: u64,
-    pub failed: u64,
-    /// Success-shaped answers the Editor did not give.
-    pub not_run: u64,
-    /// Calls made in the window whose answer never came.
-    pub unanswered: u64,
-}
-
-impl Tally {
-    fn count(&mut self, verdict: Verdict) {
-        match verdict {
-            Verdict::Real => self.real += 1,
-            Verdict::Failed => self.failed += 1,
-            Verdict::NotRun => self.not_run += 1,
-        }
-    }
-
-    fn add(&mut self, other: Tally) {
-        self.real += other.real;
-        self.failed += other.failed;
-        self.not_run += other.not_run;
-        self.unanswered += other.unanswered;
-    }
-
-    /// Answers that were not real.
-    pub fn not_real(&self) -> u64 {
-        self.failed + self.not_run + self.unanswered
-    }
-}
-
-/// Reload recovery as users meet it: calls keep coming through the reload.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Recovery {
-    /// The Editor listening again to the first real answer, ms.
-    pub ms: Stats,
-    /// How the calls made from the reload's start to that answer were
-    /// answered, over every reload.
-    pub window: Tally,
-}
 
 /// Round-trip times of the same request straight over the editor link and
 /// as an MCP `tools/call` through the bridge, µs.
@@ -237,17 +184,6 @@ struct Bench<'a> {
     arguments: Value,
     /// The next `bench-N` message a `ping` call carries.
     nonce: std::sync::atomic::AtomicU64,
-}
-
-/// The rule every figure follows, in words, for `tool`.
-fn success_rule(tool: &str) -> String {
-    let mut rule = format!(
-        "a tools/call of {tool} counts only if its answer has no JSON-RPC error and no isError, and fake-unity's run counter for {tool} went up for it"
-    );
-    if tool == "ping" {
-        rule.push_str(", and the answer echoes the call's own Message (bench-N), which only the Editor could do");
-    }
-    rule
 }
 
 impl Bench<'_> {
@@ -383,7 +319,7 @@ impl Bench<'_> {
                 let runs = self.runs();
                 match child.pipelined(&self.tool, || self.next_call(), total, *in_flight).await {
                     Ok((took, answered)) => {
-                        let round = self.judge_many(&answered, self.runs() - runs);
+                        let round = verdict::judge_many(&answered, self.runs() - runs);
                         tally.add(round);
                         figures.push(round.real as f64 / took.as_secs_f64());
                     }
@@ -444,16 +380,6 @@ impl Bench<'_> {
             },
             Err(e) => Large { mib, mode, time_ms: fail(&e), peak_rss_kb: fail(&e), answer_bytes: fail(&e) },
         }
-    }
-
-    /// Pipelined answers judged together: real at most as many as the
-    /// Editor ran (and, for `ping`, only those echoing their own call).
-    fn judge_many(&self, answered: &[clients::Answered], runs: u64) -> Tally {
-        let failed = answered.iter().filter(|a| a.failed).count() as u64;
-        let succeeded = answered.len() as u64 - failed;
-        let echoed = answered.iter().filter(|a| !a.failed && a.echo == a.echo_expected).count() as u64;
-        let real = echoed.min(runs);
-        Tally { real, failed, not_run: succeeded - real, unanswered: 0 }
     }
 
     /// Over each reload, with a call sent every 10 ms (up to 4 waiting)
@@ -634,7 +560,7 @@ impl Bench<'_> {
         let memory = self.memory(bridge).await.map_err(|e| format!("{e:#}"));
         tracing::info!(bridge = %bridge.label, "reload recovery");
         let recovery = self.reload_recovery(bridge).await.map_err(|e| format!("{e:#}"));
-        let reload_recovery_ms = recovery.as_ref().map(|r| r.ms.clone()).map_err(Clone::clone);
+        let reload_recovery_ms = recovery.as_ref().map(|r| r.ms).map_err(Clone::clone);
         let reload_window = recovery.map(|r| r.window);
         tracing::info!(bridge = %bridge.label, "CPU over an outage");
         let outage_cpu_ms = self.outage_cpu(bridge).await.map_err(|e| format!("{e:#}"));
