@@ -282,7 +282,8 @@ impl Session {
             Some(embedded) => embedded.fake.port(),
             None => self.addr.port(),
         };
-        McpProcess::spawn(&self.bridge, self.project.as_deref(), port, self.explicit_token(), self.log.clone())
+        // The bridge reads the token from the project, as for users, unless one was given.
+        McpProcess::spawn(&self.bridge, self.project.as_deref(), port, self.token.clone(), self.log.clone())
     }
 
     /// Replaces the embedded fake by one started with `adjust` applied to its
@@ -355,17 +356,12 @@ impl Session {
     /// proxy in front of it), without its project: it finds it by the port.
     pub fn mcp_at(&self, port: u16) -> Result<McpProcess, Finding> {
         // Without the project the bridge cannot read the token: it is given.
-        McpProcess::spawn(&self.bridge, None, port, self.explicit_token().or_else(|| self.token()), self.log.clone())
-    }
-
-    /// The token given on the command line, for the bridge too.
-    fn explicit_token(&self) -> Option<String> {
-        self.token.clone()
+        McpProcess::spawn(&self.bridge, None, port, self.token(), self.log.clone())
     }
 
     /// What a client sends as `x-token` now (extension `token`): the one
-    /// given, else the one the project's discovery file publishes for the
-    /// Editor's current port (a restarted Editor has a new one).
+    /// given, else the one the project's discovery file publishes, read
+    /// afresh (a restarted Editor has a new one).
     pub fn token(&self) -> Option<String> {
         if self.token.is_some() {
             return self.token.clone();

@@ -219,12 +219,7 @@ impl Bench<'_> {
         let started = Instant::now();
         let answer = child.request("tools/call", &json!({"name": self.tool, "arguments": arguments})).await?;
         let took = started.elapsed();
-        let verdict = match answer.error {
-            Some(_) => Verdict::Failed,
-            None if self.runs() <= runs || answer.echo != echo => Verdict::NotRun,
-            None => Verdict::Real,
-        };
-        Ok((took, verdict))
+        Ok((took, verdict::judge(&answer, echo, self.runs() - runs, 0)))
     }
 
     /// A started, initialized bridge with its tool list loaded.
@@ -419,11 +414,7 @@ impl Bench<'_> {
                     listening =
                         done.try_recv().ok().map(|report: fake_unity::editor::ReloadReport| report.listening_at);
                 }
-                let verdict = match answer.error {
-                    Some(_) => Verdict::Failed,
-                    None if answer.echo != echo || self.runs() - runs_before <= real => Verdict::NotRun,
-                    None => Verdict::Real,
-                };
+                let verdict = verdict::judge(&answer, echo, self.runs() - runs_before, real);
                 window.count(verdict);
                 if verdict == Verdict::Real {
                     real += 1;
@@ -440,14 +431,9 @@ impl Bench<'_> {
             while !waiting.is_empty() && Instant::now() < drain_until {
                 let Some(answer) = child.next_answer_within(Duration::from_millis(100), false).await? else { continue };
                 let Some(echo) = waiting.remove(&answer.id) else { continue };
-                window.count(match answer.error {
-                    Some(_) => Verdict::Failed,
-                    None if answer.echo != echo || self.runs() - runs_before <= real => Verdict::NotRun,
-                    None => {
-                        real += 1;
-                        Verdict::Real
-                    }
-                });
+                let verdict = verdict::judge(&answer, echo, self.runs() - runs_before, real);
+                window.count(verdict);
+                real += u64::from(verdict == Verdict::Real);
             }
             window.unanswered += waiting.len() as u64;
         }

@@ -3,7 +3,10 @@
 //! with a success, or anything else it made up, gets nothing for it, and
 //! every answer that was not real is counted and printed.
 
-use super::{Stats, clients::Answered};
+use super::{
+    Stats,
+    clients::{Answer, Answered},
+};
 
 /// How one call was answered, by the benchmark's rule: an answer counts
 /// only if the Editor really ran the call.
@@ -71,6 +74,18 @@ pub(super) fn success_rule(tool: &str) -> String {
         rule.push_str(", and the answer echoes the call's own Message (bench-N), which only the Editor could do");
     }
     rule
+}
+
+/// One answer by the rule: `ran` is how often the Editor has run the tool
+/// since the calls being judged began, `real` how many of their answers
+/// were found real so far (a success beyond what it ran is made up), and
+/// `echo` what the answer must echo, if anything.
+pub(super) fn judge(answer: &Answer, echo: Option<u64>, ran: u64, real: u64) -> Verdict {
+    match answer.error {
+        Some(_) => Verdict::Failed,
+        None if answer.echo != echo || ran <= real => Verdict::NotRun,
+        None => Verdict::Real,
+    }
 }
 
 /// Pipelined answers judged together: real at most as many as the Editor
