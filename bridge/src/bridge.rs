@@ -319,13 +319,13 @@ impl Bridge {
             _ => None,
         };
         let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
-        let mut outcome = self.link.call(name, Value::Object(arguments), options).await;
+        let mut outcome = self.link.call_raw(name, Value::Object(arguments), options).await;
         if let (Some(file), Err(CallError::CutOff(CutOff::Reload))) = (&result_file, &outcome) {
             // The reload the compile caused cut its answer off: the Editor
             // wrote it to the file first.
             if let Some(result) = file.read(deadline).await {
                 tracing::info!(path = %file.path.display(), "compile answered through its result file");
-                outcome = Ok(result);
+                outcome = Ok(crate::raw_json::RawJson::from_value(&result));
             }
         }
         if let Some((stop, task)) = forwarder {
@@ -403,7 +403,7 @@ impl Bridge {
 
     fn status_result(&self) -> ToolResult {
         let status = self.status();
-        ToolResult(json!({
+        ToolResult::Built(json!({
             "content": [{"type": "text", "text": status.to_string()}],
             "structuredContent": status,
         }))
@@ -461,7 +461,9 @@ impl Bridge {
             "port": status.port,
             "unityVersion": status.editor.and_then(|e| e.unity_version),
         });
-        Ok(ToolResult(json!({"content": [{"type": "text", "text": result.to_string()}], "structuredContent": result})))
+        Ok(ToolResult::Built(
+            json!({"content": [{"type": "text", "text": result.to_string()}], "structuredContent": result}),
+        ))
     }
 }
 

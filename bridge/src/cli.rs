@@ -296,8 +296,7 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             match bridge.call_tool(&tool, arguments, None, CancellationToken::new()).await {
                 Ok(result) => {
                     let mut out = std::io::stdout().lock();
-                    let shown =
-                        result.0.get("structuredContent").cloned().unwrap_or_else(|| Value::String(result.text()));
+                    let shown = result.structured().unwrap_or_else(|| Value::String(result.text()));
                     writeln!(out, "{}", serde_json::to_string_pretty(&shown)?)?;
                     if result.is_error() {
                         eprintln!("unity-mcp-bridge: {tool} failed: {}", result.text());

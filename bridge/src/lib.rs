@@ -24,6 +24,7 @@ pub mod cli;
 pub mod compile_result;
 pub mod link;
 pub mod mcp;
+pub mod raw_json;
 pub mod setup;
 pub mod tools;
 

@@ -12,9 +12,12 @@ use std::{
 
 use serde_json::{Map, Value, json};
 
-use crate::link::{CallError, CutOff, NotSent};
+use crate::{
+    link::{CallError, CutOff, NotSent},
+    raw_json::{self, RawJson},
+};
 use editor_link::{
-    discovery::{iso_timestamp, write_atomic},
+    discovery::{iso_timestamp, write_atomic, write_atomic_with},
     jsonrpc::ErrorKind,
     tool_details::{ParameterProperty, ParameterSchema, ParameterType, ToolDetail, ToolDetails},
 };
@@ -245,26 +248,67 @@ fn default_fits(property: &ParameterProperty, default: &Value) -> bool {
 
 /// A tool result in MCP's shape (`content`, `structuredContent`, `isError`).
 #[derive(Clone, Debug, PartialEq)]
-pub struct ToolResult(pub Value);
+pub enum ToolResult {
+    /// Made by the bridge: its own tools' results, errors, the summary of a
+    /// result saved to a file, screenshots as image content.
+    Built(Value),
+    /// The Editor's result as it came: its JSON text is the one text block
+    /// and it is itself the `structuredContent` (written out a piece at a
+    /// time, never built as a tree: see [`crate::raw_json`]).
+    Relayed { result: RawJson, is_error: bool },
+}
 
 impl ToolResult {
     /// An error a model can act on.
     pub fn error(text: impl Into<String>) -> Self {
-        ToolResult(json!({"content": [{"type": "text", "text": text.into()}], "isError": true}))
+        ToolResult::Built(json!({"content": [{"type": "text", "text": text.into()}], "isError": true}))
     }
 
     pub fn is_error(&self) -> bool {
-        self.0["isError"] == true
+        match self {
+            ToolResult::Built(value) => value["isError"] == true,
+            ToolResult::Relayed { is_error, .. } => *is_error,
+        }
     }
 
+    /// Its text blocks, one per line.
     pub fn text(&self) -> String {
-        self.0["content"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(|c| c["text"].as_str())
-            .collect::<Vec<_>>()
-            .join("\n")
+        match self {
+            ToolResult::Built(value) => value["content"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c["text"].as_str())
+                .collect::<Vec<_>>()
+                .join("\n"),
+            ToolResult::Relayed { result, .. } => result.as_str().to_owned(),
+        }
+    }
+
+    /// Its `structuredContent`, if it has one.
+    pub fn structured(&self) -> Option<Value> {
+        match self {
+            ToolResult::Built(value) => value.get("structuredContent").cloned(),
+            ToolResult::Relayed { result, .. } => Some(result.to_value()),
+        }
+    }
+
+    /// The whole result as a value (for tests and small results: a relayed
+    /// result is parsed, twice).
+    pub fn to_value(&self) -> Value {
+        match self {
+            ToolResult::Built(value) => value.clone(),
+            ToolResult::Relayed { result, is_error } => {
+                let mut out = json!({
+                    "content": [{"type": "text", "text": result.as_str()}],
+                    "structuredContent": result.to_value(),
+                });
+                if *is_error {
+                    out["isError"] = true.into();
+                }
+                out
+            }
+        }
     }
 }
 
@@ -288,20 +332,66 @@ impl Default for ResultPolicy {
 /// Unity's result object as an MCP result: the object as structured content
 /// and as JSON text; `Success: false` is an error; screenshot image data
 /// becomes image content; an oversized result goes to a file.
-pub fn from_editor_result(tool: &str, result: Value, policy: &ResultPolicy) -> ToolResult {
+///
+/// Only the top level is read: a result without screenshots is relayed (or
+/// saved) as the bytes it came in, whatever its size.
+pub fn from_editor_result(tool: &str, result: RawJson, policy: &ResultPolicy) -> ToolResult {
+    let Some(members) = result.members().filter(|m| !m.contains_key("Screenshots")) else {
+        // Screenshots are taken apart; anything but an object is unusual
+        // (and small): both are built.
+        return from_editor_value(tool, result.to_value(), policy);
+    };
+    let is_error = members.get("Success").is_some_and(|v| v.get() == "false");
+    if result.len() > policy.budget_bytes {
+        let scalars: Map<String, Value> = members
+            .iter()
+            .filter(|(_, v)| is_summary_scalar(v.get()))
+            .filter_map(|(k, v)| Some((k.clone(), serde_json::from_str(v.get()).ok()?)))
+            .collect();
+        let write = |file: &mut std::fs::File| raw_json::write_pretty(result.bytes(), file);
+        let (summary, structured) = spill(tool, result.len(), scalars, write, policy);
+        return summarised(summary, structured, is_error, Vec::new(), Vec::new());
+    }
+    ToolResult::Relayed { result, is_error }
+}
+
+/// A number, a boolean or a short string, as JSON text.
+fn is_summary_scalar(text: &str) -> bool {
+    match text.as_bytes().first() {
+        Some(b'"') => text.len() <= 202,
+        Some(b't' | b'f' | b'-' | b'0'..=b'9') => true,
+        _ => false,
+    }
+}
+
+/// [`from_editor_result`] for a result that must be taken apart.
+fn from_editor_value(tool: &str, result: Value, policy: &ResultPolicy) -> ToolResult {
     let mut result = result;
     let is_error = result.get("Success") == Some(&Value::Bool(false));
     let (images, notes) = take_images(&mut result, policy);
     let text = serde_json::to_string(&result).unwrap_or_default();
-    let mut content = Vec::new();
-    let mut structured = result;
     if text.len() > policy.budget_bytes {
-        let (summary, saved) = spill(tool, &structured, text.len(), policy);
-        content.push(json!({"type": "text", "text": summary}));
-        structured = saved;
-    } else {
-        content.push(json!({"type": "text", "text": text}));
+        let scalars: Map<String, Value> = result
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter(|(_, v)| v.is_number() || v.is_boolean() || v.as_str().is_some_and(|s| s.len() <= 200))
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect();
+        let write = |file: &mut std::fs::File| {
+            let mut out = std::io::BufWriter::new(file);
+            serde_json::to_writer_pretty(&mut out, &result)?;
+            std::io::Write::flush(&mut out)
+        };
+        let (summary, structured) = spill(tool, text.len(), scalars, write, policy);
+        return summarised(summary, structured, is_error, images, notes);
     }
+    summarised(text, result, is_error, images, notes)
+}
+
+/// A built result: `text` first, then the images and notes.
+fn summarised(text: String, structured: Value, is_error: bool, images: Vec<String>, notes: Vec<String>) -> ToolResult {
+    let mut content = vec![json!({"type": "text", "text": text})];
     for data in images {
         content.push(json!({"type": "image", "data": data, "mimeType": "image/png"}));
     }
@@ -312,7 +402,7 @@ pub fn from_editor_result(tool: &str, result: Value, policy: &ResultPolicy) -> T
     if is_error {
         out["isError"] = true.into();
     }
-    ToolResult(out)
+    ToolResult::Built(out)
 }
 
 /// The largest screenshot file sent as image content (a full-HD PNG is
@@ -359,23 +449,21 @@ fn take_images(result: &mut Value, policy: &ResultPolicy) -> (Vec<String>, Vec<S
 
 /// Writes an oversized result to a file; returns the summary text and the
 /// structured content that replace it.
-fn spill(tool: &str, result: &Value, size: usize, policy: &ResultPolicy) -> (String, Value) {
+fn spill(
+    tool: &str,
+    size: usize,
+    scalars: Map<String, Value>,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+    policy: &ResultPolicy,
+) -> (String, Value) {
     let dir = match &policy.project {
         Some(project) => project.join(".uloop/outputs/BridgeResults"),
         None => std::env::temp_dir().join("unity-mcp-bridge"),
     };
     let stamp = iso_timestamp(SystemTime::now()).replace([':', '.'], "-");
     let path = dir.join(format!("{tool}_{stamp}.json"));
-    let pretty = serde_json::to_vec_pretty(result).unwrap_or_default();
-    let scalars: Map<String, Value> = result
-        .as_object()
-        .into_iter()
-        .flatten()
-        .filter(|(_, v)| v.is_number() || v.is_boolean() || v.as_str().is_some_and(|s| s.len() <= 200))
-        .map(|(k, v)| (k.clone(), v.clone()))
-        .collect();
     let (size_text, budget_text) = (human_size(size as u64), human_size(policy.budget_bytes as u64));
-    match write_atomic(&path, &pretty) {
+    match write_atomic_with(&path, write) {
         Ok(()) => {
             let shown = path.display();
             let summary = format!(
@@ -642,8 +730,9 @@ mod tests {
         let result = json!({"Screenshots": [
             {"ImagePath": absolute, "Width": 16}, {"ImagePath": "shot.png"}, {"ImagePath": "not.png"},
             {"ImagePath": "huge.png"}, {"ImagePath": "gone.png"}], "ScreenshotCount": 5});
-        let shot = from_editor_result("screenshot", result, &policy);
-        let content = shot.0["content"].as_array().unwrap();
+        let shot = from_editor_result("screenshot", RawJson::from_value(&result), &policy);
+        let shot = shot.to_value();
+        let content = shot["content"].as_array().unwrap();
         let images: Vec<&Value> = content.iter().filter(|c| c["type"] == "image").collect();
         use base64::Engine;
         let encoded = base64::engine::general_purpose::STANDARD.encode(png);
@@ -656,30 +745,51 @@ mod tests {
                 && notes[1].contains("larger than")
                 && notes[2].contains("could not be read")
         );
-        assert_eq!(shot.0["structuredContent"]["Screenshots"][0]["Width"], 16, "the result itself is kept");
+        assert_eq!(shot["structuredContent"]["Screenshots"][0]["Width"], 16, "the result itself is kept");
+    }
+
+    fn raw(text: &'static str) -> RawJson {
+        RawJson::new(bytes::Bytes::from_static(text.as_bytes())).unwrap()
+    }
+
+    #[test]
+    fn a_result_is_relayed_as_the_editor_wrote_it() {
+        let text = r#"{"Success": false, "N": 12345678901234567890123, "S": "é\n"}"#;
+        let result = from_editor_result("compile", raw(text), &ResultPolicy::default());
+        assert_eq!(result, ToolResult::Relayed { result: raw(text), is_error: true });
+        assert_eq!(result.text(), text, "number text and spacing kept");
+        assert_eq!(
+            from_editor_result("x", raw("[1, 2]"), &ResultPolicy::default()).to_value()["structuredContent"],
+            json!([1, 2])
+        );
     }
 
     #[test]
     fn results_carry_structure_text_errors_and_images() {
         let ok = from_editor_result(
             "compile",
-            json!({"Success": true, "ErrorCount": 0, "Ver": "1"}),
+            RawJson::from_value(&json!({"Success": true, "ErrorCount": 0, "Ver": "1"})),
             &ResultPolicy::default(),
         );
-        assert_eq!(ok.0["structuredContent"]["ErrorCount"], 0);
-        assert_eq!(ok.0["content"][0]["text"], r#"{"Success":true,"ErrorCount":0,"Ver":"1"}"#);
+        assert_eq!(ok.to_value()["structuredContent"]["ErrorCount"], 0);
+        assert_eq!(ok.to_value()["content"][0]["text"], r#"{"Success":true,"ErrorCount":0,"Ver":"1"}"#);
         assert!(!ok.is_error());
         let failed =
-            from_editor_result("compile", json!({"Success": false, "ErrorCount": 2}), &ResultPolicy::default());
+            from_editor_result("compile", raw(r#"{"Success": false, "ErrorCount": 2}"#), &ResultPolicy::default());
         assert!(failed.is_error());
         let shot = from_editor_result(
             "screenshot",
-            json!({"Screenshots": [{"ImagePath": "a.png", "ImageDataBase64": "iVBORw0K"}], "ScreenshotCount": 1}),
+            RawJson::from_value(
+                &json!({"Screenshots": [{"ImagePath": "a.png", "ImageDataBase64": "iVBORw0K"}], "ScreenshotCount": 1}),
+            ),
             &ResultPolicy::default(),
         );
-        assert_eq!(shot.0["content"][1], json!({"type": "image", "data": "iVBORw0K", "mimeType": "image/png"}));
         assert_eq!(
-            shot.0["structuredContent"]["Screenshots"][0]["ImageDataBase64"],
+            shot.to_value()["content"][1],
+            json!({"type": "image", "data": "iVBORw0K", "mimeType": "image/png"})
+        );
+        assert_eq!(
+            shot.to_value()["structuredContent"]["Screenshots"][0]["ImageDataBase64"],
             "(sent as image content: 8 bytes of base64)"
         );
     }
@@ -689,12 +799,14 @@ mod tests {
         let project = tempfile::tempdir().unwrap();
         let policy = ResultPolicy { budget_bytes: 1000, project: Some(project.path().to_owned()) };
         let big = json!({"Success": true, "TotalCount": 500, "Results": vec!["x".repeat(50); 100]});
-        let result = from_editor_result("unity-search", big.clone(), &policy);
-        let saved = result.0["structuredContent"]["resultSavedToFile"].as_str().unwrap();
+        let result = from_editor_result("unity-search", RawJson::from_value(&big), &policy);
+        let value = result.to_value();
+        let saved = value["structuredContent"]["resultSavedToFile"].as_str().unwrap();
         assert!(saved.contains(".uloop/outputs/BridgeResults/unity-search_"), "{saved}");
         let on_disk: Value = serde_json::from_slice(&std::fs::read(saved).unwrap()).unwrap();
         assert_eq!(on_disk, big);
-        assert_eq!(result.0["structuredContent"]["TotalCount"], 500);
+        assert_eq!(std::fs::read_to_string(saved).unwrap(), serde_json::to_string_pretty(&big).unwrap(), "indented");
+        assert_eq!(result.to_value()["structuredContent"]["TotalCount"], 500);
         assert!(result.text().contains("over this bridge's output budget of 1000 bytes"), "{}", result.text());
         assert!(result.text().len() < 1000);
     }

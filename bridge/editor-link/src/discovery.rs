@@ -152,15 +152,20 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Discovery
 
 /// Writes `bytes` to `path` through a temporary sibling and a rename.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |file| io::Write::write_all(file, bytes))
+}
+
+/// Writes `path` through a temporary sibling and a rename, `write` filling
+/// the temporary file (a large file written as it is made).
+pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut fs::File) -> io::Result<()>) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let tmp = dir.join(format!(".{name}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let result = (|| {
-        use io::Write;
         let mut file = private_file(&tmp)?;
-        file.write_all(bytes)?;
+        write(&mut file)?;
         file.sync_all()?;
         drop(file);
         fs::rename(&tmp, path)

@@ -23,6 +23,8 @@ use super::{
 };
 use editor_link::jsonrpc::{ErrorKind, ErrorObject, Request, Response};
 
+use crate::raw_json::RawJson;
+
 /// How one call goes.
 #[derive(Clone, Debug)]
 pub struct CallOptions {
@@ -210,6 +212,12 @@ impl Link {
     /// Calls a tool on the Editor: waits for a connection, follows the Editor
     /// through reloads, and answers exactly once, by `options.deadline`.
     pub async fn call(&self, method: &str, params: Value, options: CallOptions) -> Result<Value, CallError> {
+        self.call_raw(method, params, options).await.map(|result| result.to_value())
+    }
+
+    /// [`Link::call`], its result as the Editor wrote it (a tool's result
+    /// is relayed without being parsed into a tree).
+    pub async fn call_raw(&self, method: &str, params: Value, options: CallOptions) -> Result<RawJson, CallError> {
         let started = Instant::now();
         let mut id = self.fresh_id();
         let mut resume = false;
@@ -273,7 +281,10 @@ impl Link {
                 {
                     (id, resume, reached) = (self.fresh_id(), false, None);
                 }
-                Ok(Reply::Response(response)) => return response.outcome.map_err(CallError::Editor),
+                Ok(Reply::Result(result)) => return Ok(result),
+                Ok(Reply::Response(response)) => {
+                    return response.outcome.map(|v| RawJson::from_value(&v)).map_err(CallError::Editor);
+                }
                 Ok(Reply::TooLarge { size, limit }) => return Err(CallError::TooLarge { size, limit }),
                 Ok(Reply::Unreadable(reason)) => return Err(CallError::Unreadable { reason }),
                 Err(_) if delivery.reached() => {

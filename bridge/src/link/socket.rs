@@ -29,6 +29,7 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::{EditorInfo, LinkConfig, LinkEvent};
+use crate::raw_json::RawJson;
 
 pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
@@ -37,6 +38,10 @@ pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// What answered a request.
 #[derive(Debug)]
 pub(super) enum Reply {
+    /// A success, its result as the Editor wrote it.
+    Result(RawJson),
+    /// An error (or a success read the slow way: an id that is not a plain
+    /// string or integer, a `null` result).
     Response(Response),
     TooLarge {
         size: u64,
@@ -169,7 +174,7 @@ impl EditorConnection {
                 };
                 *lock(&reader.last_inbound) = Instant::now();
                 match received {
-                    Received::Body(body) => reader.on_body(&body),
+                    Received::Body(body) => reader.on_body(body),
                     Received::TooLarge { size, limit, head } => reader.on_too_large(size, limit, &head),
                     Received::Closed | Received::Lost(_) => {
                         reader.close(CloseReason::PeerClosed);
@@ -224,10 +229,20 @@ impl EditorConnection {
         lock(&self.info).clone()
     }
 
-    fn on_body(&self, body: &[u8]) {
+    fn on_body(&self, body: bytes::Bytes) {
         if let Some(r) = &self.recorder {
-            r.frame(self.number, Direction::FromEditor, body);
+            r.frame(self.number, Direction::FromEditor, &body);
         }
+        if let Some((id, result)) = success(&body) {
+            match lock(&self.pending).remove(&id) {
+                Some(pending) => {
+                    let _ = pending.reply.send(Reply::Result(result));
+                }
+                None => tracing::debug!(%id, "late or unknown response ignored"),
+            }
+            return;
+        }
+        let body = &body[..];
         match Message::parse(body) {
             Ok(Message::Response(response)) => {
                 let Some(id) = &response.id else {
@@ -340,8 +355,41 @@ impl EditorConnection {
                 Err(ExchangeError::Unusable(format!("the answer to {method} was not valid JSON: {reason}")))
             }
             Ok(Ok(Reply::Response(r))) => r.outcome.map_err(ExchangeError::Editor),
+            Ok(Ok(Reply::Result(raw))) => Ok(raw.to_value()),
         }
     }
+}
+
+/// A success response read in one pass, its result left as text in the
+/// frame's buffer: `None` for anything else (errors, notifications,
+/// requests, and the rare success [`Message::parse`] must read: a `null`
+/// result or id, an id that is not a string or a 64-bit integer, a member
+/// named twice), which then goes the general way.
+fn success(body: &bytes::Bytes) -> Option<(Id, RawJson)> {
+    use serde_json::value::RawValue;
+    #[derive(serde::Deserialize)]
+    struct Success<'a> {
+        #[serde(borrow)]
+        jsonrpc: Option<&'a RawValue>,
+        #[serde(borrow)]
+        id: Option<&'a RawValue>,
+        #[serde(borrow)]
+        result: Option<&'a RawValue>,
+        #[serde(borrow)]
+        error: Option<&'a RawValue>,
+        #[serde(borrow)]
+        method: Option<&'a RawValue>,
+    }
+    let message: Success<'_> = serde_json::from_slice(body).ok()?;
+    if message.error.is_some() || message.method.is_some() || message.jsonrpc.is_some_and(|v| v.get() != "\"2.0\"") {
+        return None;
+    }
+    let id = match serde_json::from_str::<Value>(message.id?.get()).ok()? {
+        Value::String(s) => Id::String(s),
+        Value::Number(n) if n.is_i64() || n.is_u64() => Id::Number((&n).into()),
+        _ => return None,
+    };
+    Some((id, RawJson::within(body, message.result?)))
 }
 
 /// The id in the first bytes of a response, if it can be read there.

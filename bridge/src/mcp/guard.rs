@@ -16,7 +16,11 @@ use serde_json::{Value, json};
 use tokio::{io::AsyncRead, sync::mpsc};
 use tokio_util::{codec::FramedRead, sync::CancellationToken};
 
-use super::{CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, STATELESS_VERSION, SUPPORTED_VERSIONS, out::Out};
+use super::{
+    CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, STATELESS_VERSION, SUPPORTED_VERSIONS,
+    calls::{Calls, ToolCall},
+    out::Out,
+};
 use editor_link::framing::{Frame, FrameDecoder, Framing};
 
 /// Largest line accepted on the input.
@@ -29,7 +33,7 @@ const INPUT_LIMIT: usize = 16 * 1024 * 1024;
 pub(super) struct InFlight(Arc<Mutex<std::collections::HashSet<String>>>);
 
 impl InFlight {
-    fn key(id: &Value) -> String {
+    pub(super) fn key(id: &Value) -> String {
         id.to_string()
     }
 
@@ -55,26 +59,30 @@ impl InFlight {
     }
 }
 
-/// Reads the client's messages from `input`, one per line, and passes rmcp
-/// those the [`Guard`] lets through; cancels `closed` at the input's end.
+/// Reads the client's messages from `input`, one per line: those the
+/// [`Guard`] lets through go to rmcp, `tools/call` to [`Calls`]; cancels
+/// `closed` at the input's end.
 pub(super) async fn read_input(
     input: impl AsyncRead + Send + Unpin,
     to_rmcp: mpsc::Sender<ClientJsonRpcMessage>,
     out: Out,
+    calls: Calls,
     in_flight: InFlight,
     closed: CancellationToken,
 ) {
     let mut lines = FramedRead::new(input, FrameDecoder::new(Framing::Newline, INPUT_LIMIT));
-    let mut guard = Guard { initialize_seen: false, stateless_seen: false, in_flight };
+    let mut guard = Guard { initialize_seen: false, stateless_seen: false, in_flight, calls };
     while let Some(frame) = lines.next().await {
         match frame {
-            Ok(Frame::Body(line)) => {
-                if let Some(message) = guard.check(&line, &out) {
+            Ok(Frame::Body(line)) => match guard.check(&line, &out) {
+                Some(Passed::Rmcp(message)) => {
                     if to_rmcp.send(message).await.is_err() {
                         break;
                     }
                 }
-            }
+                Some(Passed::ToolCall(call)) => guard.calls.start(call),
+                None => {}
+            },
             Ok(Frame::TooLarge { size, limit, .. }) => {
                 out.error(
                     None,
@@ -100,6 +108,14 @@ struct Guard {
     /// A 2026-07-28 request was served: rmcp runs its stateless lifecycle.
     stateless_seen: bool,
     in_flight: InFlight,
+    calls: Calls,
+}
+
+/// Where a message the guard let through goes.
+#[derive(Debug)]
+enum Passed {
+    Rmcp(ClientJsonRpcMessage),
+    ToolCall(ToolCall),
 }
 
 /// The revision a message says it speaks: a request carrying
@@ -169,8 +185,8 @@ fn check_stateless(meta: &serde_json::Map<String, Value>, method: &str) -> Resul
 impl Guard {
     /// Checks one line: a message for rmcp, or `None` when the guard has
     /// answered it (or dropped it) itself.
-    fn check(&mut self, line: &[u8], out: &Out) -> Option<ClientJsonRpcMessage> {
-        let value: Value = match serde_json::from_slice(line) {
+    fn check(&mut self, line: &[u8], out: &Out) -> Option<Passed> {
+        let mut value: Value = match serde_json::from_slice(line) {
             Ok(value) => value,
             Err(e) => {
                 out.error(None, -32700, &format!("Parse error: {e}"), None);
@@ -237,6 +253,30 @@ impl Guard {
                 return None;
             }
         }
+        match (method, id) {
+            (Some("tools/call"), Some(id)) => {
+                let id = id.clone();
+                if !self.take(&id, "tools/call", out) {
+                    return None;
+                }
+                let Value::Object(message) = &mut value else { return None };
+                return match ToolCall::read(&id, message) {
+                    Ok(call) => Some(Passed::ToolCall(call)),
+                    Err(why) => {
+                        self.in_flight.release(&id);
+                        out.error(Some(&id), -32602, &format!("Invalid params for tools/call: {why}"), None);
+                        None
+                    }
+                };
+            }
+            (Some("notifications/cancelled"), None) => {
+                let request = obj.get("params").and_then(|p| p.get("requestId"));
+                if request.is_some_and(|request| self.calls.cancel(request)) {
+                    return None;
+                }
+            }
+            _ => {}
+        }
         match serde_json::from_value::<ClientJsonRpcMessage>(value.clone()) {
             // rmcp takes a known method with unreadable params for a custom
             // request and would answer "method not found": say what it is.
@@ -247,21 +287,13 @@ impl Guard {
             }
             Ok(ClientJsonRpcMessage::Request(r)) => {
                 if let (Some(id), Some(method)) = (id, method) {
-                    if !self.in_flight.take(id) {
-                        out.error(
-                            Some(id),
-                            -32600,
-                            &format!(
-                                "Invalid Request: a request with id {id} is still in flight; this {method} was not run (use a new id for every request)"
-                            ),
-                            None,
-                        );
+                    if !self.take(id, method, out) {
                         return None;
                     }
                 }
-                Some(ClientJsonRpcMessage::Request(r))
+                Some(Passed::Rmcp(ClientJsonRpcMessage::Request(r)))
             }
-            Ok(message) => Some(message),
+            Ok(message) => Some(Passed::Rmcp(message)),
             Err(e) => {
                 match (method, id) {
                     (Some(method), Some(id)) => {
@@ -275,6 +307,25 @@ impl Guard {
                 None
             }
         }
+    }
+}
+
+impl Guard {
+    /// Takes a request's id; when a request with it is in flight, answers
+    /// this one with an error and returns false.
+    fn take(&self, id: &Value, method: &str, out: &Out) -> bool {
+        let taken = self.in_flight.take(id);
+        if !taken {
+            out.error(
+                Some(id),
+                -32600,
+                &format!(
+                    "Invalid Request: a request with id {id} is still in flight; this {method} was not run (use a new id for every request)"
+                ),
+                None,
+            );
+        }
+        taken
     }
 }
 
@@ -322,16 +373,35 @@ mod tests {
     use super::*;
     use crate::mcp::out::OutItem;
 
+    /// A guard whose calls go to a bridge with no Editor to find.
+    fn guard(out: &Out) -> (Guard, tempfile::TempDir) {
+        use crate::{
+            bridge::{Bridge, BridgeOptions},
+            link::{Link, LinkConfig},
+        };
+        let project = tempfile::tempdir().unwrap();
+        let locator =
+            editor_link::discovery::Locator { project: Some(project.path().to_owned()), ..Default::default() };
+        let bridge = Bridge::start(Link::start(LinkConfig::new(locator), None), BridgeOptions::default(), None);
+        let in_flight = InFlight::default();
+        let calls = Calls::new(bridge, out.clone(), in_flight.clone(), Default::default());
+        (Guard { initialize_seen: false, stateless_seen: false, in_flight, calls }, project)
+    }
+
     fn guard_lines(lines: &[&str]) -> (Vec<String>, Vec<Value>) {
         let (out, mut rx) = Out::new();
-        let mut guard = Guard { initialize_seen: false, stateless_seen: false, in_flight: InFlight::default() };
+        let (mut guard, _project) = guard(&out);
         let mut passed = Vec::new();
         for line in lines {
-            if let Some(m) = guard.check(line.as_bytes(), &out) {
-                passed.push(serde_json::to_value(m).unwrap()["method"].as_str().unwrap_or("").to_owned());
+            match guard.check(line.as_bytes(), &out) {
+                Some(Passed::Rmcp(m)) => {
+                    passed.push(serde_json::to_value(m).unwrap()["method"].as_str().unwrap_or("").to_owned())
+                }
+                Some(Passed::ToolCall(call)) => passed.push(format!("tools/call {}", call.name)),
+                None => {}
             }
         }
-        drop(out);
+        drop((out, guard));
         let mut answered = Vec::new();
         while let Ok(OutItem::Line(l)) = rx.try_recv() {
             answered.push(serde_json::from_slice(&l).unwrap());
@@ -339,8 +409,8 @@ mod tests {
         (passed, answered)
     }
 
-    #[test]
-    fn the_guard_answers_what_rmcp_would_mishandle() {
+    #[tokio::test]
+    async fn the_guard_answers_what_rmcp_would_mishandle() {
         let (passed, answered) = guard_lines(&[
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}"#,
@@ -376,8 +446,8 @@ mod tests {
         json!({"jsonrpc": "2.0", "id": id, "method": method, "params": {"_meta": meta}}).to_string()
     }
 
-    #[test]
-    fn a_2026_07_28_request_is_served_without_a_handshake_or_refused_by_the_revisions_rules() {
+    #[tokio::test]
+    async fn a_2026_07_28_request_is_served_without_a_handshake_or_refused_by_the_revisions_rules() {
         let meta = json!({PROTOCOL_VERSION_KEY: "2026-07-28", CLIENT_CAPABILITIES_KEY: {}});
         let lines = [
             stateless(1, "server/discover", &meta),
@@ -406,5 +476,60 @@ mod tests {
         // The refusal names what was asked, as a string, beside what is served.
         assert_eq!(answered[0]["error"]["data"], json!({"supported": SUPPORTED_VERSIONS, "requested": "2099-01-01"}));
         assert!(answered[1]["error"]["message"].as_str().unwrap().contains(CLIENT_CAPABILITIES_KEY));
+    }
+
+    #[tokio::test]
+    async fn tools_call_is_served_beside_rmcp_with_its_id_held_until_answered() {
+        let initialize = r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+        let call = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"ping","arguments":{"Message":"m"},"_meta":{"progressToken":"p"}}}"#;
+        let (passed, answered) = guard_lines(&[
+            initialize,
+            call,
+            call,
+            r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"ping","arguments":[]}}"#,
+            r#"{"jsonrpc":"2.0","id":3,"method":"tools/call"}"#,
+        ]);
+        assert_eq!(passed, ["initialize", "tools/call ping"]);
+        let refusals: Vec<(Value, &str)> =
+            answered.iter().map(|a| (a["id"].clone(), a["error"]["message"].as_str().unwrap())).collect();
+        assert_eq!(
+            refusals,
+            [
+                (
+                    json!(1),
+                    "Invalid Request: a request with id 1 is still in flight; this tools/call was not run (use a new id for every request)"
+                ),
+                (json!(2), "Invalid params for tools/call: arguments must be an object"),
+                (json!(3), "Invalid params for tools/call: params is missing (it names the tool)"),
+            ]
+        );
+
+        let (out, mut rx) = Out::new();
+        let (mut guard, _project) = guard(&out);
+        assert!(guard.check(initialize.as_bytes(), &out).is_some());
+        let Some(Passed::ToolCall(call)) = guard.check(call.as_bytes(), &out) else { panic!("not a call") };
+        assert_eq!((call.progress_token.clone(), call.arguments.len()), (Some(json!("p")), 1));
+        guard.calls.start(call);
+        // Its cancellation is the call's, not rmcp's; once cancelled it is
+        // never answered, and its id is free again.
+        let cancelled = r#"{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}"#;
+        assert!(guard.check(cancelled.as_bytes(), &out).is_none());
+        for _ in 0..100 {
+            if guard.in_flight.take(&json!(1)) {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(!guard.in_flight.take(&json!(1)), "the id was released, then taken again above");
+        drop((out, guard));
+        while let Ok(item) = rx.try_recv() {
+            match item {
+                OutItem::Line(line) => {
+                    let message: Value = serde_json::from_slice(&line).unwrap();
+                    assert!(message.get("id") != Some(&json!(1)), "a cancelled call was answered: {message}");
+                }
+                other => panic!("a cancelled call was answered: {other:?}"),
+            }
+        }
     }
 }

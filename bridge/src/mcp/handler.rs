@@ -15,29 +15,27 @@ use std::{
 use rmcp::{
     ErrorData as McpError, Peer, RoleServer, ServerHandler,
     model::{
-        CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestMethod, CompleteRequestParams,
-        CompleteResult, DiscoverResult, InitializeRequestParams, InitializeResult, ListPromptsRequestMethod,
-        ListPromptsResult, ListResourceTemplatesRequestMethod, ListResourceTemplatesResult, ListResourcesRequestMethod,
-        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-        ProtocolVersion, RequestId, ServerNotification, SubscriptionFilter, Tool,
+        CompleteRequestMethod, CompleteRequestParams, CompleteResult, DiscoverResult, InitializeRequestParams,
+        InitializeResult, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
+        ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
+        PaginatedRequestParams, ProtocolVersion, RequestId, ServerNotification, SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink},
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
 use super::{HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, ServeOptions, guard::InFlight};
 
 /// The `_meta` key a 2026-07-28 result names its server under.
-const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
-use crate::bridge::{Bridge, CallRefused, Progress, ProgressSink};
+pub(super) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+use crate::bridge::Bridge;
 
 pub(super) struct Handler {
     bridge: Arc<Bridge>,
     options: ServeOptions,
     list_changed: Arc<ListChanged>,
-    /// The client a 2026-07-28 request last named: (name, version, revision).
-    noted_client: Mutex<Option<(String, String, String)>>,
+    noted_client: NotedClient,
     /// The client's requests in flight (a cancelled one is released here,
     /// since rmcp sends nothing for it).
     in_flight: InFlight,
@@ -63,6 +61,25 @@ struct Listener {
     sink: SubscriptionSink,
     /// The tools when it subscribed, or when it was last told of a change.
     seen: Vec<Value>,
+}
+
+/// The client a 2026-07-28 request last named: (name, version, revision).
+#[derive(Clone, Debug, Default)]
+pub(super) struct NotedClient(Arc<Mutex<Option<(String, String, String)>>>);
+
+impl NotedClient {
+    /// A 2026-07-28 request names its client in `_meta` (there is no
+    /// initialize to do it): Unity is told, as after an initialize, and the
+    /// log says who speaks which revision when that changes.
+    pub(super) fn note(&self, seen: &(String, String, String), bridge: &Bridge) {
+        let mut noted = lock(&self.0);
+        if noted.as_ref() != Some(seen) {
+            tracing::info!(client = %seen.0, version = %seen.1, protocol = %seen.2, "MCP client");
+            *noted = Some(seen.clone());
+        }
+        drop(noted);
+        bridge.link.set_client_name(&seen.0);
+    }
 }
 
 fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
@@ -111,9 +128,8 @@ fn to_rmcp<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> 
 }
 
 impl Handler {
-    pub(super) fn new(bridge: Arc<Bridge>, options: ServeOptions, in_flight: InFlight) -> Self {
-        let handler =
-            Handler { bridge, options, list_changed: Arc::default(), noted_client: Mutex::default(), in_flight };
+    pub(super) fn new(bridge: Arc<Bridge>, options: ServeOptions, in_flight: InFlight, client: NotedClient) -> Self {
+        let handler = Handler { bridge, options, list_changed: Arc::default(), noted_client: client, in_flight };
         let list_changed = handler.list_changed.clone();
         let bridge = Arc::downgrade(&handler.bridge);
         handler.bridge.on_tools_changed(move || {
@@ -124,20 +140,10 @@ impl Handler {
         handler
     }
 
-    /// A 2026-07-28 request names its client in `_meta` (there is no
-    /// initialize to do it): Unity is told, as after an initialize, and the
-    /// log says who speaks which revision when that changes.
     fn note_client(&self, context: &RequestContext<RoleServer>) {
         let Some(client) = context.meta.client_info() else { return };
         let protocol = context.meta.protocol_version().map(|v| v.to_string()).unwrap_or_default();
-        let seen = (client.name.clone(), client.version.clone(), protocol);
-        let mut noted = lock(&self.noted_client);
-        if noted.as_ref() != Some(&seen) {
-            tracing::info!(client = %seen.0, version = %seen.1, protocol = %seen.2, "MCP client");
-            *noted = Some(seen);
-        }
-        drop(noted);
-        self.bridge.link.set_client_name(&client.name);
+        self.noted_client.note(&(client.name, client.version, protocol), &self.bridge);
     }
 
     fn info(&self) -> InitializeResult {
@@ -152,7 +158,7 @@ impl Handler {
 }
 
 /// Who this server is (`initialize`'s `serverInfo`; in 2026-07-28 results' `_meta`).
-fn server_info() -> Value {
+pub(super) fn server_info() -> Value {
     json!({"name": "unity-mcp-bridge", "title": "Unity Editor", "version": crate::VERSION})
 }
 
@@ -327,39 +333,6 @@ impl ServerHandler for Handler {
         .await
     }
 
-    async fn call_tool(
-        &self,
-        request: CallToolRequestParams,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, McpError> {
-        self.note_client(&context);
-        let bridge = self.bridge.clone();
-        let name = request.name.to_string();
-        let arguments: Map<String, Value> = request.arguments.unwrap_or_default();
-        let progress = context.meta.get_progress_token().map(|token| progress_sink(context.peer.clone(), token));
-        let cancel = context.ct.clone();
-        let stateless = context.meta.protocol_version().is_some();
-        let _release_if_cancelled = ReleaseIfCancelled::new(&self.in_flight, &context);
-        guarded("tools/call", async move {
-            match bridge.call_tool(&name, arguments, progress, cancel).await {
-                Ok(result) => {
-                    let mut result = result.0;
-                    if let Some(object) = result.as_object_mut() {
-                        object.entry("resultType").or_insert_with(|| json!("complete"));
-                    }
-                    name_the_server(&mut result, stateless);
-                    Ok(CallToolResponse::from(to_rmcp::<CallToolResult>(result)?))
-                }
-                Err(CallRefused::UnknownTool(name)) => {
-                    Err(McpError::invalid_params(format!("Unknown tool: {name}"), None))
-                }
-                // rmcp sends nothing for a cancelled request.
-                Err(CallRefused::Cancelled) => Err(McpError::internal_error("cancelled", None)),
-            }
-        })
-        .await
-    }
-
     fn get_tool(&self, _name: &str) -> Option<Tool> {
         // Arguments are checked by Unity, which reports what is wrong.
         None
@@ -390,19 +363,6 @@ impl Drop for ReleaseIfCancelled {
             self.in_flight.release(&self.id);
         }
     }
-}
-
-/// Sends a call's progress to the client.
-fn progress_sink(peer: Peer<RoleServer>, token: ProgressToken) -> ProgressSink {
-    Arc::new(move |p: Progress| {
-        let (peer, token) = (peer.clone(), token.clone());
-        Box::pin(async move {
-            let params = json!({"progressToken": token, "progress": p.progress, "message": p.message});
-            if let Ok(params) = serde_json::from_value::<ProgressNotificationParam>(params) {
-                let _ = peer.notify_progress(params).await;
-            }
-        })
-    })
 }
 
 #[cfg(test)]

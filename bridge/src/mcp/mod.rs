@@ -14,11 +14,14 @@
 //! what is already answered flushed.
 //!
 //! - [`guard`] — the input, line by line: validation, the ids in flight.
+//! - [`calls`] — `tools/call`, served beside rmcp: results relayed as the
+//!   Editor's bytes, cancellation, progress.
 //! - [`out`] — the output: one writer, one message per line.
 //! - [`handler`] — `initialize`, `server/discover`, `tools/list`, `tools/call`,
 //!   list changes (and 2026-07-28's `subscriptions/listen`), progress.
 //! - [`stdio`] — stdin and stdout as async streams, and when the process must stop.
 
+mod calls;
 mod guard;
 mod handler;
 mod out;
@@ -33,8 +36,9 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use crate::bridge::Bridge;
+use calls::Calls;
 use guard::{GuardedTransport, InFlight};
-use handler::Handler;
+use handler::{Handler, NotedClient};
 use out::Out;
 pub use stdio::serve_stdio;
 
@@ -98,9 +102,12 @@ pub async fn serve(
     let (to_rmcp, from_guard) = mpsc::channel(64);
     let input_closed = CancellationToken::new();
     let in_flight = InFlight::default();
-    let reader = tokio::spawn(guard::read_input(input, to_rmcp, out.clone(), in_flight.clone(), input_closed.clone()));
+    let client = NotedClient::default();
+    let calls = Calls::new(bridge.clone(), out.clone(), in_flight.clone(), client.clone());
+    let reader =
+        tokio::spawn(guard::read_input(input, to_rmcp, out.clone(), calls, in_flight.clone(), input_closed.clone()));
 
-    let handler = Handler::new(bridge.clone(), options.clone(), in_flight.clone());
+    let handler = Handler::new(bridge.clone(), options.clone(), in_flight.clone(), client);
     let transport = GuardedTransport::new(from_guard, out.clone(), in_flight);
     let session = tokio::spawn(async move {
         match rmcp::serve_server(handler, transport).await {
