@@ -282,6 +282,13 @@ pub trait WriteLayer: Send + 'static {
     /// Writes `out`; `Ok(true)` when it went out whole as sent (its
     /// [`Delivery`] says it reached the peer).
     fn write<'a>(&'a mut self, out: &'a Outgoing, sink: &'a mut FrameSink) -> Written<'a>;
+
+    /// Whether frames queued together may go out in one write: true only
+    /// for a layer that writes every frame whole and at once ([`Plain`]);
+    /// a fault that cuts or delays frames needs its own writes.
+    fn gathers(&self) -> bool {
+        false
+    }
 }
 
 /// Every frame as it is.
@@ -294,6 +301,10 @@ impl WriteLayer for Plain {
             sink.frame(&out.body).await?;
             Ok((true, Flow::Continue))
         })
+    }
+
+    fn gathers(&self) -> bool {
+        true
     }
 }
 
@@ -644,7 +655,12 @@ async fn write_loop(mut sink: FrameSink, mut rx: mpsc::UnboundedReceiver<Outgoin
             forget(&shared, &out);
             break;
         }
-        match write_one(&mut sink, &mut *layer, out).await {
+        let written = if layer.gathers() {
+            write_gathered(&mut sink, out, &mut rx).await
+        } else {
+            write_one(&mut sink, &mut *layer, out).await
+        };
+        match written {
             Ok(Flow::Continue) => {}
             Ok(Flow::End(ending)) => {
                 let _ = shared.ending.compare_exchange(0, ending as u8, Ordering::AcqRel, Ordering::Acquire);
@@ -692,6 +708,60 @@ fn forget(shared: &Shared, out: &Outgoing) {
     if let Some(d) = &out.delivery {
         d.withdraw();
     }
+}
+
+/// Bytes of frames gathered into one write.
+const GATHER: usize = 64 * 1024;
+
+/// Writes `first` and the frames queued behind it (up to [`GATHER`] bytes)
+/// in one write: a client with many calls in flight sends them in one
+/// system call. Each is delivered once the write is done.
+async fn write_gathered(
+    sink: &mut FrameSink,
+    first: Outgoing,
+    rx: &mut mpsc::UnboundedReceiver<Outgoing>,
+) -> io::Result<Flow> {
+    let mut gathered = BytesMut::new();
+    let (mut deliveries, mut taken) = (Vec::new(), 0);
+    let mut next = Some(first);
+    while let Some(out) = next.take() {
+        taken += out.body.len();
+        if out.delivery.as_ref().is_some_and(|d| !d.start_writing()) {
+            // Withdrawn by its sender: it never leaves.
+        } else {
+            let framed = if out.raw {
+                // Raw bytes are what a peer testing bad input meant to send.
+                gathered.extend_from_slice(&out.body);
+                Ok(())
+            } else {
+                encode_frame(sink.framing(), &out.body, &mut gathered)
+            };
+            match (framed, out.delivery) {
+                (Ok(()), Some(d)) => deliveries.push(d),
+                (Ok(()), None) => {}
+                (Err(e), delivery) => {
+                    if let Some(d) = delivery {
+                        d.finish(false);
+                    }
+                    for d in &deliveries {
+                        d.finish(false);
+                    }
+                    sink.shared.dequeued(taken);
+                    return Err(io::Error::new(io::ErrorKind::InvalidData, e));
+                }
+            }
+        }
+        let ending = sink.shared.closed.is_cancelled() && sink.shared.ending() != Ending::Graceful;
+        if gathered.len() < GATHER && !ending {
+            next = rx.try_recv().ok();
+        }
+    }
+    let written = sink.raw(&gathered).await;
+    sink.shared.dequeued(taken);
+    for d in &deliveries {
+        d.finish(written.is_ok());
+    }
+    written.map(|()| Flow::Continue)
 }
 
 async fn write_one(sink: &mut FrameSink, layer: &mut dyn WriteLayer, out: Outgoing) -> io::Result<Flow> {

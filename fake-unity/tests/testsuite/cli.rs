@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use crate::support::{Client, WAIT, copy_dir, fixture_project, fixtures, none};
 
 struct Running {
-    child: Child,
+    child: KillOnDrop,
     line: Value,
     project: tempfile::TempDir,
     /// Kept open: later lines (after "starting") must have somewhere to go.
@@ -33,10 +33,29 @@ impl Running {
     }
 }
 
-impl Drop for Running {
+/// A fake-unity process, killed when the test lets go of it: a test that
+/// fails before its own `/quit` leaves nothing running.
+struct KillOnDrop(Child);
+
+impl std::ops::Deref for KillOnDrop {
+    type Target = Child;
+    fn deref(&self) -> &Child {
+        &self.0
+    }
+}
+
+impl std::ops::DerefMut for KillOnDrop {
+    fn deref_mut(&mut self) -> &mut Child {
+        &mut self.0
+    }
+}
+
+impl Drop for KillOnDrop {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        if matches!(self.0.try_wait(), Ok(None)) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
     }
 }
 
@@ -280,13 +299,17 @@ fn a_bad_scenario_is_refused_naming_the_file_and_the_field() {
 }
 
 /// Starts a `fake-unity` subcommand; its first stdout line.
-fn start_tool(args: &[&str]) -> (Child, Value, BufReader<std::process::ChildStdout>) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_fake-unity"))
-        .args(args)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+fn start_tool(args: &[&str]) -> (KillOnDrop, Value, BufReader<std::process::ChildStdout>) {
+    // Held from the start: a first line that never comes fails the test
+    // without leaving the process behind.
+    let mut child = KillOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_fake-unity"))
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap(),
+    );
     let mut stdout = BufReader::new(child.stdout.take().unwrap());
     let mut line = String::new();
     stdout.read_line(&mut line).unwrap();
