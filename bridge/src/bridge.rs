@@ -84,7 +84,8 @@ impl CatalogSource {
 /// The Editor's tools as offered.
 #[derive(Clone, Debug)]
 pub struct Catalog {
-    pub unity: Vec<McpTool>,
+    /// Shared: a call takes its tool without copying its schema.
+    pub unity: Vec<Arc<McpTool>>,
     pub source: CatalogSource,
     pub warnings: Vec<String>,
     /// Lists fetched from the Editor so far, and when the last one came:
@@ -352,7 +353,7 @@ impl Bridge {
     /// not exist: without it (Unity absent, or only a cached list), an unknown
     /// name is sent to Unity all the same, whose answer (or absence) is the
     /// honest result.
-    async fn find_tool(&self, name: &str, wait: Duration) -> Option<McpTool> {
+    async fn find_tool(&self, name: &str, wait: Duration) -> Option<Arc<McpTool>> {
         let mut watch = self.catalog.subscribe();
         let known = |c: &Catalog| c.unity.iter().any(|t| t.name() == name);
         if !known(&watch.borrow()) && watch.borrow().source != CatalogSource::Editor {
@@ -364,7 +365,9 @@ impl Bridge {
         match catalog.unity.iter().find(|t| t.name() == name) {
             Some(tool) => Some(tool.clone()),
             None if catalog.source == CatalogSource::Editor || !tools::valid_tool_name(name) => None,
-            None => Some(McpTool { definition: json!({"name": name}), read_only: false, timeout_seconds: None }),
+            None => {
+                Some(Arc::new(McpTool { definition: json!({"name": name}), read_only: false, timeout_seconds: None }))
+            }
         }
     }
 
@@ -487,9 +490,8 @@ fn timeout_seconds(arguments: &Map<String, Value>, name: &str) -> Result<Option<
 }
 
 /// A Unity tool with the name of one of the bridge's own is not offered.
-fn without_own(mut unity: Vec<McpTool>) -> Vec<McpTool> {
-    unity.retain(|t| t.name() != STATUS_TOOL && t.name() != WAIT_TOOL);
-    unity
+fn without_own(unity: Vec<McpTool>) -> Vec<Arc<McpTool>> {
+    unity.into_iter().filter(|t| t.name() != STATUS_TOOL && t.name() != WAIT_TOOL).map(Arc::new).collect()
 }
 
 /// The definitions of the bridge's own tools.

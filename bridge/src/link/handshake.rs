@@ -1,6 +1,6 @@
 //! The handshake with one candidate Editor: connect in a framing, ask
 //! `get-version` (is it this project's Editor, which Editor process, what
-//! can it do), then `set-client-name`.
+//! can it do), then tell it `set-client-name` (not waiting for its answer).
 //!
 //! Framing: header framing first; the legacy newline framing only when the
 //! Editor gave a verdict against header framing (it closed the connection
@@ -18,7 +18,7 @@ use super::{
 use editor_link::{
     discovery::{Candidate, same_folder},
     framing::Framing,
-    jsonrpc::ErrorKind,
+    jsonrpc::{ErrorKind, Request},
 };
 
 /// Why one candidate could not be used.
@@ -139,7 +139,11 @@ impl Link {
         lock(&connection.session_id).clone_from(&candidate.session_id);
         let name = lock(&self.memory).client_name.clone();
         if let Some(name) = name {
-            let _ = connection.exchange(self.fresh_id(), "set-client-name", json!({"ClientName": name}), limit).await;
+            // Its answer says nothing the bridge needs: the calls waiting
+            // for this connection go out behind it rather than a round trip
+            // later (an Editor that answers in order still runs it first).
+            let request = Request::new(self.fresh_id(), "set-client-name", json!({"ClientName": name}));
+            drop(connection.request(request, None, true));
         }
         Ok(connection)
     }
