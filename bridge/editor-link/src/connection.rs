@@ -69,6 +69,11 @@ impl Delivery {
         self.0.compare_exchange(QUEUED, WRITING, Ordering::AcqRel, Ordering::Acquire).is_ok()
     }
 
+    /// A body taken for writing but not begun goes back to the queue.
+    fn unstart(&self) {
+        let _ = self.0.compare_exchange(WRITING, QUEUED, Ordering::AcqRel, Ordering::Acquire);
+    }
+
     fn finish(&self, whole: bool) {
         self.0.store(if whole { WRITTEN } else { LOST }, Ordering::Release);
     }
@@ -187,6 +192,19 @@ impl Socket {
         match self {
             Socket::Tcp(w) => w.write_all(bytes).await,
             Socket::Other(w) => w.write_all(bytes).await,
+        }
+    }
+
+    /// Writes what the socket takes now, without waiting: 0 when it is full.
+    fn write_now(&mut self, bytes: &[u8]) -> io::Result<usize> {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let polled = match self {
+            Socket::Tcp(w) => Pin::new(w).poll_write(&mut cx, bytes),
+            Socket::Other(w) => w.as_mut().poll_write(&mut cx, bytes),
+        };
+        match polled {
+            std::task::Poll::Ready(result) => result,
+            std::task::Poll::Pending => Ok(0),
         }
     }
 
@@ -643,11 +661,15 @@ impl tokio_util::codec::Decoder for Box<dyn DecodeFrames> {
 /// drains what is queued (gracefully) or ends at once (close, reset).
 async fn write_loop(mut sink: FrameSink, mut rx: mpsc::UnboundedReceiver<Outgoing>, mut layer: Box<dyn WriteLayer>) {
     let shared = sink.shared.clone();
+    let mut carried = Carried::new();
     loop {
-        let out = tokio::select! {
-            biased;
-            out = rx.recv() => out,
-            _ = shared.closed.cancelled() => None,
+        let out = match carried.pop_front() {
+            Some(out) => Some(out),
+            None => tokio::select! {
+                biased;
+                out = rx.recv() => out,
+                _ = shared.closed.cancelled() => None,
+            },
         };
         let Some(out) = out else { break };
         if shared.closed.is_cancelled() && shared.ending() != Ending::Graceful {
@@ -656,7 +678,7 @@ async fn write_loop(mut sink: FrameSink, mut rx: mpsc::UnboundedReceiver<Outgoin
             break;
         }
         let written = if layer.gathers() {
-            write_gathered(&mut sink, out, &mut rx).await
+            write_gathered(&mut sink, out, &mut rx, &mut carried).await
         } else {
             write_one(&mut sink, &mut *layer, out).await
         };
@@ -685,7 +707,7 @@ async fn write_loop(mut sink: FrameSink, mut rx: mpsc::UnboundedReceiver<Outgoin
         }
         Ending::Graceful => {
             let drain = async {
-                while let Ok(out) = rx.try_recv() {
+                while let Some(out) = carried.pop_front().or_else(|| rx.try_recv().ok()) {
                     if !matches!(write_one(&mut sink, &mut *layer, out).await, Ok(Flow::Continue)) {
                         return;
                     }
@@ -696,6 +718,9 @@ async fn write_loop(mut sink: FrameSink, mut rx: mpsc::UnboundedReceiver<Outgoin
         }
     }
     // What was never written was never delivered.
+    for out in carried {
+        forget(&shared, &out);
+    }
     rx.close();
     while let Ok(out) = rx.try_recv() {
         forget(&shared, &out);
@@ -713,21 +738,30 @@ fn forget(shared: &Shared, out: &Outgoing) {
 /// Bytes of frames gathered into one write.
 const GATHER: usize = 64 * 1024;
 
+/// Frames taken from the queue but not begun (the socket was full): they
+/// go first next time, and can still be withdrawn meanwhile.
+type Carried = std::collections::VecDeque<Outgoing>;
+
 /// Writes `first` and the frames queued behind it (up to [`GATHER`] bytes)
-/// in one write: a client with many calls in flight sends them in one
-/// system call. Each is delivered once the write is done.
+/// in as few writes as the socket takes: a client with many calls in flight
+/// sends them in one system call. Each frame is delivered once it is
+/// written whole; one the socket has begun is finished; those it has not
+/// begun are carried to the next round, still withdrawable, so a peer that
+/// stops reading commits no more than it would one frame at a time.
 async fn write_gathered(
     sink: &mut FrameSink,
     first: Outgoing,
     rx: &mut mpsc::UnboundedReceiver<Outgoing>,
+    carried: &mut Carried,
 ) -> io::Result<Flow> {
     let mut gathered = BytesMut::new();
-    let (mut deliveries, mut taken) = (Vec::new(), 0);
+    // Each frame taken, with where its bytes end in `gathered`.
+    let mut frames: Vec<(Outgoing, usize)> = Vec::new();
     let mut next = Some(first);
     while let Some(out) = next.take() {
-        taken += out.body.len();
         if out.delivery.as_ref().is_some_and(|d| !d.start_writing()) {
             // Withdrawn by its sender: it never leaves.
+            sink.shared.dequeued(out.body.len());
         } else {
             let framed = if out.raw {
                 // Raw bytes are what a peer testing bad input meant to send.
@@ -736,32 +770,74 @@ async fn write_gathered(
             } else {
                 encode_frame(sink.framing(), &out.body, &mut gathered)
             };
-            match (framed, out.delivery) {
-                (Ok(()), Some(d)) => deliveries.push(d),
-                (Ok(()), None) => {}
-                (Err(e), delivery) => {
-                    if let Some(d) = delivery {
+            frames.push((out, gathered.len()));
+            if let Err(e) = framed {
+                for (out, _) in &frames {
+                    sink.shared.dequeued(out.body.len());
+                    if let Some(d) = &out.delivery {
                         d.finish(false);
                     }
-                    for d in &deliveries {
-                        d.finish(false);
-                    }
-                    sink.shared.dequeued(taken);
-                    return Err(io::Error::new(io::ErrorKind::InvalidData, e));
                 }
+                return Err(io::Error::new(io::ErrorKind::InvalidData, e));
             }
         }
         let ending = sink.shared.closed.is_cancelled() && sink.shared.ending() != Ending::Graceful;
         if gathered.len() < GATHER && !ending {
-            next = rx.try_recv().ok();
+            next = carried.pop_front().or_else(|| rx.try_recv().ok());
         }
     }
-    let written = sink.raw(&gathered).await;
-    sink.shared.dequeued(taken);
-    for d in &deliveries {
-        d.finish(written.is_ok());
+    if frames.is_empty() {
+        return Ok(Flow::Continue);
     }
-    written.map(|()| Flow::Continue)
+    // What the socket takes now, without waiting.
+    let mut written = 0;
+    let mut outcome = loop {
+        if written == gathered.len() {
+            break Ok(());
+        }
+        match sink.socket.write_now(&gathered[written..]) {
+            Ok(0) => break Ok(()),
+            Ok(n) => written += n,
+            Err(e) => break Err(e),
+        }
+    };
+    // Nothing taken: wait for the first frame to go, as a lone frame would.
+    // Part of a frame taken: finish that frame, however long it takes.
+    let must_finish = match &outcome {
+        Ok(()) if written == 0 => frames.first().map(|(_, end)| *end),
+        Ok(()) => frames.iter().map(|(_, end)| *end).find(|&end| end > written),
+        Err(_) => None,
+    };
+    // The frames the socket has not begun wait in the queue again, first in
+    // line and withdrawable, while that one is written.
+    let committed = must_finish.unwrap_or(written);
+    let mut start = 0;
+    let mut taken = Vec::new();
+    for (out, end) in frames {
+        if start >= committed && end > committed {
+            if let Some(d) = &out.delivery {
+                d.unstart();
+            }
+            carried.push_back(out);
+        } else {
+            taken.push((out, end));
+        }
+        start = end;
+    }
+    if let Some(end) = must_finish {
+        outcome = sink.socket.write_all(&gathered[written..end]).await;
+        if outcome.is_ok() {
+            written = end;
+        }
+    }
+    sink.shared.bytes_written.fetch_add(written as u64, Ordering::Relaxed);
+    for (out, end) in taken {
+        sink.shared.dequeued(out.body.len());
+        if let Some(d) = &out.delivery {
+            d.finish(end <= written);
+        }
+    }
+    outcome.map(|()| Flow::Continue)
 }
 
 async fn write_one(sink: &mut FrameSink, layer: &mut dyn WriteLayer, out: Outgoing) -> io::Result<Flow> {

@@ -121,3 +121,28 @@ async fn a_graceful_end_drains_a_close_does_not_and_a_reset_resets() {
         assert_eq!(was_reset, reset, "{ending:?}");
     }
 }
+
+#[tokio::test]
+async fn frames_queued_together_go_out_together_each_whole_and_in_order() {
+    let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let client = Connection::tcp(
+        TcpStream::connect(("127.0.0.1", port)).await.unwrap(),
+        Options::client(Framing::Header, 1 << 20),
+    );
+    let (stream, _) = listener.accept().await.unwrap();
+    let mut editor = Connection::tcp(stream, Options::editor(1 << 20));
+    // Queued in one go, while the writer waits for its turn: gathered.
+    let deliveries: Vec<_> = (0..500)
+        .map(|n| {
+            client.sender.send(Outgoing::body(Bytes::from(format!("{{\"n\":{n},\"pad\":\"{}\"}}", "x".repeat(n)))))
+        })
+        .collect();
+    for n in 0..500 {
+        let Received::Body(body) = recv(&mut editor.receiver).await else { panic!("frame {n}") };
+        let value: serde_json::Value = serde_json::from_slice(&body).unwrap();
+        assert_eq!(value["n"], n, "in order, each whole");
+    }
+    assert!(deliveries.iter().all(|d| d.reached()), "every one delivered once written");
+    assert_eq!(client.sender.queued_bytes(), 0);
+}
