@@ -1,6 +1,6 @@
 //! The handshake with one candidate Editor: connect in a framing, ask
 //! `get-version` (is it this project's Editor, which Editor process, what
-//! can it do), then tell it `set-client-name` (not waiting for its answer).
+//! can it do) and `set-client-name`, sent together.
 //!
 //! Framing: header framing first; the legacy newline framing only when the
 //! Editor gave a verdict against header framing (it closed the connection
@@ -93,7 +93,24 @@ impl Link {
         .await
         .map_err(ConnectError::Unreachable)?;
         let limit = self.config.connect_timeout;
-        match connection.exchange(self.fresh_id(), "get-version", json!({}), limit).await {
+        // set-client-name goes out with get-version, in one write, and both
+        // answers are awaited: one round trip, and the Editor knows the
+        // client (whose resume journal a waiting call may ask) before any
+        // call is sent. An Editor that answers in order answers both.
+        let version_id = self.fresh_id();
+        let (version, sent) =
+            connection.request(Request::new(version_id.clone(), "get-version", json!({})), None, true);
+        let name = lock(&self.memory).client_name.clone();
+        let named = name.map(|name| {
+            let id = self.fresh_id();
+            let (reply, delivery) = connection.request(
+                Request::new(id.clone(), "set-client-name", json!({"ClientName": &name})),
+                None,
+                true,
+            );
+            (id, reply, delivery, name)
+        });
+        match connection.answer(&version_id, "get-version", version, sent, limit).await {
             Ok(version) => {
                 let info = EditorInfo::from_version(&version);
                 if let (Some(project), Some(data_path)) = (&self.config.locator.project, &info.data_path) {
@@ -137,13 +154,9 @@ impl Link {
             }
         }
         lock(&connection.session_id).clone_from(&candidate.session_id);
-        let name = lock(&self.memory).client_name.clone();
-        if let Some(name) = name {
-            // Its answer says nothing the bridge needs: the calls waiting
-            // for this connection go out behind it rather than a round trip
-            // later (an Editor that answers in order still runs it first).
-            let request = Request::new(self.fresh_id(), "set-client-name", json!({"ClientName": name}));
-            drop(connection.request(request, None, true));
+        if let Some((id, reply, delivery, name)) = named {
+            let _ = connection.answer(&id, "set-client-name", reply, delivery, limit).await;
+            connection.told(Some(name));
         }
         Ok(connection)
     }

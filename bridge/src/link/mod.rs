@@ -32,7 +32,7 @@ use std::{
 };
 
 use serde::Serialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
@@ -367,13 +367,25 @@ impl Link {
             memory.client_name = Some(name.to_owned());
         }
         if let Some(conn) = self.current() {
+            // Told now, so the Editor's window names the client; a call
+            // made meanwhile waits for it (Link::call).
             let link = self.clone();
-            let name = name.to_owned();
-            tokio::spawn(async move {
-                let id = link.fresh_id();
-                let _ = conn.exchange(id, "set-client-name", json!({"ClientName": name}), Duration::from_secs(5)).await;
-            });
+            tokio::spawn(async move { link.name_the_client(&conn).await });
         }
+    }
+
+    /// Tells `connection` the client's name, if there is one it was not
+    /// told: before a call, so the call is journaled as this client's.
+    async fn name_the_client(&self, connection: &socket::EditorConnection) {
+        let name = {
+            let memory = lock(&self.memory);
+            match memory.client_name.as_deref() {
+                None => return,
+                Some(name) if connection.was_told(name) => return,
+                Some(name) => name.to_owned(),
+            }
+        };
+        connection.ensure_named(&name, || self.fresh_id(), Duration::from_secs(5)).await;
     }
 
     fn fresh_id(&self) -> Id {
@@ -402,6 +414,7 @@ const RELOAD_WINDOW: Duration = Duration::from_secs(120);
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn version_results_become_editor_info() {

@@ -113,6 +113,10 @@ pub(super) struct EditorConnection {
     /// Sent as `x-token` with every request (extension `token`): the one
     /// published with the port this connection reached.
     pub token: Option<String>,
+    /// The client name this Editor has been told (`set-client-name`), held
+    /// while it is being told: its resume journal is the client's, so no
+    /// call goes out before the Editor knows whose it is.
+    told_name: tokio::sync::Mutex<Option<String>>,
     sender: Sender,
     pending: Mutex<HashMap<Id, Pending>>,
     pub closed: CancellationToken,
@@ -148,6 +152,7 @@ impl EditorConnection {
             info: Mutex::new(EditorInfo::default()),
             session_id: Mutex::new(None),
             token,
+            told_name: tokio::sync::Mutex::new(None),
             sender,
             pending: Mutex::new(HashMap::new()),
             closed: CancellationToken::new(),
@@ -324,6 +329,30 @@ impl EditorConnection {
         (rx, delivery)
     }
 
+    /// Records that the Editor was told `name` (in the handshake).
+    pub(super) fn told(&self, name: Option<String>) {
+        if let Ok(mut told) = self.told_name.try_lock() {
+            *told = name;
+        }
+    }
+
+    /// Whether the Editor has been told `name` (false while it is being told).
+    pub(super) fn was_told(&self, name: &str) -> bool {
+        self.told_name.try_lock().is_ok_and(|told| told.as_deref() == Some(name))
+    }
+
+    /// Tells the Editor `name` unless it was told already, waiting for its
+    /// answer (up to `limit`): a call sent after this is journaled as this
+    /// client's. Calls that find the name told do not wait.
+    pub(super) async fn ensure_named(&self, name: &str, id: impl FnOnce() -> Id, limit: Duration) {
+        let mut told = self.told_name.lock().await;
+        if told.as_deref() == Some(name) || self.closed.is_cancelled() {
+            return;
+        }
+        let _ = self.exchange(id(), "set-client-name", json!({"ClientName": name}), limit).await;
+        *told = Some(name.to_owned());
+    }
+
     pub(super) fn forget(&self, id: &Id) {
         lock(&self.pending).remove(id);
     }
@@ -341,9 +370,21 @@ impl EditorConnection {
         timeout: Duration,
     ) -> Result<Value, ExchangeError> {
         let (rx, delivery) = self.request(Request::new(id.clone(), method, params), None, true);
+        self.answer(&id, method, rx, delivery, timeout).await
+    }
+
+    /// The answer to an internal request already sent, with a time limit.
+    pub(super) async fn answer(
+        &self,
+        id: &Id,
+        method: &str,
+        rx: oneshot::Receiver<Reply>,
+        delivery: Delivery,
+        timeout: Duration,
+    ) -> Result<Value, ExchangeError> {
         match tokio::time::timeout(timeout, rx).await {
             Err(_) => {
-                self.forget(&id);
+                self.forget(id);
                 delivery.withdraw();
                 Err(ExchangeError::NoAnswer)
             }
