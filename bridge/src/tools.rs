@@ -391,18 +391,20 @@ fn from_editor_value(tool: &str, result: Value, policy: &ResultPolicy) -> ToolRe
 
 /// A built result: `text` first, then the images and notes.
 fn summarised(text: String, structured: Value, is_error: bool, images: Vec<String>, notes: Vec<String>) -> ToolResult {
-    let mut content = vec![json!({"type": "text", "text": text})];
+    let mut content = vec![json!({"type": "text", "text": Value::String(text)})];
     for data in images {
         content.push(json!({"type": "image", "data": data, "mimeType": "image/png"}));
     }
     for note in notes {
         content.push(json!({"type": "text", "text": note}));
     }
-    let mut out = json!({"content": content, "structuredContent": structured});
+    let mut out = Map::new();
+    out.insert("content".into(), Value::Array(content));
+    out.insert("structuredContent".into(), structured);
     if is_error {
-        out["isError"] = true.into();
+        out.insert("isError".into(), true.into());
     }
-    ToolResult::Built(out)
+    ToolResult::Built(Value::Object(out))
 }
 
 /// The largest screenshot file sent as image content (a full-HD PNG is

@@ -179,7 +179,7 @@ impl EditorConnection {
                 };
                 *lock(&reader.last_inbound) = Instant::now();
                 match received {
-                    Received::Body(body) => reader.on_body(body),
+                    Received::Body(body) => reader.on_body(&body),
                     Received::TooLarge { size, limit, head } => reader.on_too_large(size, limit, &head),
                     Received::Closed | Received::Lost(_) => {
                         reader.close(CloseReason::PeerClosed);
@@ -234,11 +234,11 @@ impl EditorConnection {
         lock(&self.info).clone()
     }
 
-    fn on_body(&self, body: bytes::Bytes) {
+    fn on_body(&self, body: &bytes::Bytes) {
         if let Some(r) = &self.recorder {
-            r.frame(self.number, Direction::FromEditor, &body);
+            r.frame(self.number, Direction::FromEditor, body);
         }
-        if let Some((id, result)) = success(&body) {
+        if let Some((id, result)) = success(body) {
             match lock(&self.pending).remove(&id) {
                 Some(pending) => {
                     let _ = pending.reply.send(Reply::Result(result));

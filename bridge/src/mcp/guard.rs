@@ -74,15 +74,19 @@ pub(super) async fn read_input(
     let mut guard = Guard { initialize_seen: false, stateless_seen: false, in_flight, calls };
     while let Some(frame) = lines.next().await {
         match frame {
-            Ok(Frame::Body(line)) => match guard.check(&line, &out) {
-                Some(Passed::Rmcp(message)) => {
-                    if to_rmcp.send(message).await.is_err() {
-                        break;
+            Ok(Frame::Body(line)) => {
+                let passed = match guard.check(&line, &out) {
+                    Some(Passed::Rmcp(message)) => to_rmcp.send(message).await.is_ok(),
+                    Some(Passed::ToolCall(call)) => {
+                        guard.calls.start(call);
+                        true
                     }
+                    None => true,
+                };
+                if !passed {
+                    break;
                 }
-                Some(Passed::ToolCall(call)) => guard.calls.start(call),
-                None => {}
-            },
+            }
             Ok(Frame::TooLarge { size, limit, .. }) => {
                 out.error(
                     None,
