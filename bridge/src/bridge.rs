@@ -18,7 +18,8 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     compile_result,
     link::{CallError, CallOptions, CutOff, Link, LinkEvent},
-    tools::{self, McpTool, ResultPolicy, ToolCache, ToolResult},
+    results::{self, ResultPolicy, ToolResult},
+    tools::{self, McpTool, ToolCache},
 };
 use editor_link::{jsonrpc::ErrorKind, tool_details::ToolDetails};
 
@@ -335,7 +336,7 @@ impl Bridge {
             let _ = tokio::time::timeout(PROGRESS_FLUSH, task).await;
         }
         match outcome {
-            Ok(result) => Ok(tools::from_editor_result(name, result, &self.options.results)),
+            Ok(result) => Ok(results::from_editor_result(name, result, &self.options.results)),
             Err(CallError::Cancelled) => Err(CallRefused::Cancelled),
             Err(error) => {
                 if matches!(&error, CallError::Editor(e) if e.kind() == ErrorKind::MethodNotFound) {
@@ -344,7 +345,7 @@ impl Bridge {
                         tokio::spawn(async move { bridge.refresh().await });
                     }
                 }
-                Ok(tools::from_call_error(name, &error))
+                Ok(results::from_call_error(name, &error))
             }
         }
     }

@@ -15,8 +15,9 @@ use crate::{
     bridge::{Bridge, BridgeOptions, CallRefused},
     link::{FramingChoice, Link, LinkConfig},
     mcp::{self, ServeOptions},
+    results::ResultPolicy,
     setup::{self, Client, Scope, ServerEntry},
-    tools::{ResultPolicy, ToolCache},
+    tools::ToolCache,
 };
 use anyhow::Context;
 use clap::{Parser, Subcommand};

@@ -7,8 +7,11 @@
 //! - [`link`] — the bridge's hold on the Editor: one persistent
 //!   connection, reconnect through reloads, pipelined calls, resume only on
 //!   the same Editor process, honest answers by the deadline, watchdog.
-//! - [`tools`] — Editor tools as MCP tools; results and errors as MCP tool
-//!   results; oversized results to files; the tool cache.
+//! - [`tools`] — Editor tools as MCP tools: schemas, arguments, the tool cache.
+//! - [`results`] — Unity results and errors as MCP tool results; oversized
+//!   results to files.
+//! - [`raw_json`] — a result kept as the Editor's bytes, written out a piece
+//!   at a time.
 //! - [`bridge`] — the bridge as a service, independent of the MCP SDK: the
 //!   tool catalogue, calls with deadlines and progress, its own two tools.
 //! - [`compile_result`] — a compile across its reload on an Editor without
@@ -25,6 +28,7 @@ pub mod compile_result;
 pub mod link;
 pub mod mcp;
 pub mod raw_json;
+pub mod results;
 pub mod setup;
 pub mod tools;
 

@@ -15,7 +15,7 @@ use tokio::{
 use tokio_util::sync::CancellationToken;
 
 use super::handler::{SERVER_INFO_KEY, server_info};
-use crate::{raw_json, tools::ToolResult};
+use crate::{raw_json, results::ToolResult};
 
 /// Bytes gathered before they are written.
 const BATCH: usize = 64 * 1024;
