@@ -13,15 +13,10 @@
 //! answer; `notifications/cancelled` cancels it and then nothing is answered
 //! (as MCP asks); progress is sent when the request has a `progressToken`.
 
-use std::{
-    collections::HashMap,
-    panic::AssertUnwindSafe,
-    sync::{Arc, Mutex},
-};
+use std::{panic::AssertUnwindSafe, sync::Arc};
 
 use futures_util::FutureExt;
 use serde_json::{Map, Value, json};
-use tokio_util::sync::CancellationToken;
 
 use super::{
     STATELESS_VERSION,
@@ -68,7 +63,7 @@ impl ToolCall {
             None => Revision::Handshake,
             Some(v) => Revision::Stateless { result_type: v >= STATELESS_VERSION },
         };
-        let client = meta.and_then(|m| m.get("io.modelcontextprotocol/clientInfo")).and_then(|info| {
+        let client = meta.and_then(|m| m.get(super::CLIENT_INFO_KEY)).and_then(|info| {
             let text = |key: &str| info.get(key).and_then(Value::as_str).map(str::to_owned);
             Some((text("name")?, text("version").unwrap_or_default(), version.unwrap_or_default().to_owned()))
         });
@@ -76,31 +71,24 @@ impl ToolCall {
     }
 }
 
-/// The calls running, by the key of their id.
+/// Where calls run and answer.
 #[derive(Clone, Debug)]
 pub(super) struct Calls {
     bridge: Arc<Bridge>,
     out: Out,
     in_flight: InFlight,
     client: NotedClient,
-    running: Arc<Mutex<HashMap<String, CancellationToken>>>,
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl Calls {
     pub(super) fn new(bridge: Arc<Bridge>, out: Out, in_flight: InFlight, client: NotedClient) -> Calls {
-        Calls { bridge, out, in_flight, client, running: Arc::default() }
+        Calls { bridge, out, in_flight, client }
     }
 
-    /// Runs `call` in its own task; its id is in flight (taken by the guard)
-    /// until its answer is queued, or it is cancelled.
+    /// Runs `call` in its own task; its id is in flight (taken by the guard,
+    /// cancellable there) until its answer is queued, or it is cancelled.
     pub(super) fn start(&self, call: ToolCall) {
-        let key = InFlight::key(&call.id);
-        let cancel = CancellationToken::new();
-        lock(&self.running).insert(key.clone(), cancel.clone());
+        let cancel = self.in_flight.cancellation(&call.id);
         if let Some(client) = &call.client {
             self.client.note(client, &self.bridge);
         }
@@ -110,7 +98,6 @@ impl Calls {
             let progress = progress_token.map(|token| progress_sink(calls.out.clone(), token));
             let work = calls.bridge.call_tool(&name, arguments, progress, cancel.clone());
             let outcome = AssertUnwindSafe(work).catch_unwind().await;
-            lock(&calls.running).remove(&key);
             calls.in_flight.release(&id);
             match outcome {
                 // Cancelled by the client: MCP says not to answer.
@@ -134,18 +121,6 @@ impl Calls {
                 }
             }
         });
-    }
-
-    /// Cancels the running call with this id; false when there is none
-    /// (it has been answered, or was never a `tools/call`).
-    pub(super) fn cancel(&self, request_id: &Value) -> bool {
-        match lock(&self.running).get(&InFlight::key(request_id)) {
-            Some(cancel) => {
-                cancel.cancel();
-                true
-            }
-            None => false,
-        }
     }
 }
 

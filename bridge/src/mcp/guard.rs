@@ -2,6 +2,7 @@
 //! and validated before rmcp sees it, and the ids of requests in flight.
 
 use std::{
+    collections::{HashMap, hash_map::Entry},
     future::Future,
     sync::{Arc, Mutex},
 };
@@ -28,22 +29,54 @@ const INPUT_LIMIT: usize = 16 * 1024 * 1024;
 
 /// The ids of the client's requests that are still to be answered: a second
 /// request with one of them is refused (rmcp 3.9 would run both and answer
-/// one), and an id is free again once its answer has gone out.
+/// one), and an id is free again once its answer has gone out. A
+/// `tools/call` (served beside rmcp) keeps its cancellation here too.
 #[derive(Clone, Debug, Default)]
-pub(super) struct InFlight(Arc<Mutex<std::collections::HashSet<String>>>);
+pub(super) struct InFlight(Arc<Mutex<HashMap<String, Option<CancellationToken>>>>);
 
 impl InFlight {
-    pub(super) fn key(id: &Value) -> String {
+    fn key(id: &Value) -> String {
         id.to_string()
+    }
+
+    fn ids(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<CancellationToken>>> {
+        self.0.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Takes `id`; false when a request with it is in flight.
     pub(super) fn take(&self, id: &Value) -> bool {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).insert(Self::key(id))
+        match self.ids().entry(Self::key(id)) {
+            Entry::Occupied(_) => false,
+            Entry::Vacant(free) => {
+                free.insert(None);
+                true
+            }
+        }
     }
 
     pub(super) fn release(&self, id: &Value) {
-        self.0.lock().unwrap_or_else(|p| p.into_inner()).remove(&Self::key(id));
+        self.ids().remove(&Self::key(id));
+    }
+
+    /// What cancels the request with `id` (taken): `notifications/cancelled`.
+    pub(super) fn cancellation(&self, id: &Value) -> CancellationToken {
+        let cancel = CancellationToken::new();
+        if let Some(slot) = self.ids().get_mut(&Self::key(id)) {
+            *slot = Some(cancel.clone());
+        }
+        cancel
+    }
+
+    /// Cancels the request with `id`; false when none in flight can be
+    /// cancelled here (answered, or one rmcp serves).
+    fn cancel(&self, id: &Value) -> bool {
+        match self.ids().get(&Self::key(id)) {
+            Some(Some(cancel)) => {
+                cancel.cancel();
+                true
+            }
+            _ => false,
+        }
     }
 
     /// An answer going out frees its id.
@@ -275,7 +308,7 @@ impl Guard {
             }
             (Some("notifications/cancelled"), None) => {
                 let request = obj.get("params").and_then(|p| p.get("requestId"));
-                if request.is_some_and(|request| self.calls.cancel(request)) {
+                if request.is_some_and(|request| self.in_flight.cancel(request)) {
                     return None;
                 }
             }

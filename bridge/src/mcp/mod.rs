@@ -56,6 +56,8 @@ pub const SUPPORTED_VERSIONS: [&str; 5] = [STATELESS_VERSION, "2025-11-25", "202
 /// The `_meta` keys of a 2026-07-28 request (both required).
 pub(crate) const PROTOCOL_VERSION_KEY: &str = "io.modelcontextprotocol/protocolVersion";
 pub(crate) const CLIENT_CAPABILITIES_KEY: &str = "io.modelcontextprotocol/clientCapabilities";
+/// The `_meta` key a 2026-07-28 request names its client under (optional).
+pub(crate) const CLIENT_INFO_KEY: &str = "io.modelcontextprotocol/clientInfo";
 
 /// How the MCP server behaves.
 #[derive(Clone, Debug)]
