@@ -84,6 +84,16 @@ pub(super) async fn write_loop(
     }
 }
 
+/// Whether the writer may write `out`: false when its sender withdrew it
+/// (it never leaves, and no longer counts as queued).
+fn taken_for_writing(shared: &Shared, out: &Outgoing) -> bool {
+    if out.delivery.as_ref().is_some_and(|d| !d.start_writing()) {
+        shared.dequeued(out.body.len());
+        return false;
+    }
+    true
+}
+
 /// A body that will never be written.
 fn forget(shared: &Shared, out: &Outgoing) {
     shared.dequeued(out.body.len());
@@ -116,10 +126,8 @@ async fn write_gathered(
     let mut frames: Vec<(Outgoing, usize)> = Vec::new();
     let mut next = Some(first);
     while let Some(out) = next.take() {
-        if out.delivery.as_ref().is_some_and(|d| !d.start_writing()) {
-            // Withdrawn by its sender: it never leaves.
-            sink.shared.dequeued(out.body.len());
-        } else {
+        // One withdrawn by its sender never leaves.
+        if taken_for_writing(&sink.shared, &out) {
             let framed = if out.raw {
                 // Raw bytes are what a peer testing bad input meant to send.
                 gathered.extend_from_slice(&out.body);
@@ -199,9 +207,7 @@ async fn write_gathered(
 
 async fn write_one(sink: &mut FrameSink, layer: &mut dyn WriteLayer, out: Outgoing) -> io::Result<Flow> {
     let size = out.body.len();
-    if out.delivery.as_ref().is_some_and(|d| !d.start_writing()) {
-        // Withdrawn by its sender: it never leaves.
-        sink.shared.dequeued(size);
+    if !taken_for_writing(&sink.shared, &out) {
         return Ok(Flow::Continue);
     }
     let written = if out.raw {
