@@ -16,7 +16,7 @@ use crate::{
     link::{FramingChoice, Link, LinkConfig},
     mcp::{self, ServeOptions},
     results::ResultPolicy,
-    setup::{self, Client, Scope, ServerEntry},
+    setup::{self, Client, Launch, Scope, Via},
     tools::ToolCache,
 };
 use anyhow::Context;
@@ -123,6 +123,11 @@ enum Command {
         /// The server's name in the client's configuration.
         #[arg(long, default_value = "unity")]
         name: String,
+        /// How the client starts the bridge: binary (this program, by its
+        /// path), npx (the npm package) or uvx (the PyPI package), pinned to
+        /// this version. Default: the way this program was started.
+        #[arg(long)]
+        via: Option<Via>,
     },
 }
 
@@ -319,20 +324,30 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&bridge.status())?)?;
             Ok(if connected { 0 } else { 1 })
         }
-        Some(Command::Setup { client, scope, name }) => {
+        Some(Command::Setup { client, scope, name, via }) => {
             let project =
                 project.context("setup needs the Unity project: run it inside the project or pass --project DIR")?;
             let home = home_dir().context("cannot tell the home folder (HOME is not set)")?;
-            let command = std::env::current_exe()
-                .and_then(std::fs::canonicalize)
-                .context("cannot tell where this program is")?
-                .to_string_lossy()
-                .into_owned();
-            let entry =
-                ServerEntry { name, command, args: vec!["--project".into(), project.to_string_lossy().into_owned()] };
+            // Not canonicalized: a symlink a package manager keeps stable
+            // (Homebrew's, /usr/local/bin's) must survive upgrades.
+            let exe = std::env::current_exe().context("cannot tell where this program is")?;
+            let launcher = std::env::var("UNITY_MCP_BRIDGE_LAUNCHER").ok();
+            let via = via.unwrap_or_else(|| Via::of_this_process(launcher.as_deref(), &exe));
+            let launch = Launch {
+                via,
+                binary: exe.to_string_lossy().into_owned(),
+                version: env!("CARGO_PKG_VERSION").to_owned(),
+                windows_env: cfg!(windows).then(|| {
+                    Launch::WINDOWS_ENV
+                        .iter()
+                        .filter_map(|k| std::env::var(k).ok().map(|v| ((*k).to_owned(), v)))
+                        .collect()
+                }),
+            };
+            let entry = launch.entry(client, &name, &project);
             let scope = scope.unwrap_or(client.default_scope());
             let outcome = setup::setup(client, scope, &project, &home, &entry)?;
-            writeln!(std::io::stdout().lock(), "{client}: the {} server {outcome}", entry.name)?;
+            writeln!(std::io::stdout().lock(), "{client}: the {} server ({via}) {outcome}", entry.name)?;
             Ok(0)
         }
     }

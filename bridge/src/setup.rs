@@ -119,14 +119,135 @@ impl FromStr for Scope {
     }
 }
 
+/// How the client starts the bridge.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Via {
+    /// This binary, by its absolute path.
+    Binary,
+    /// `npx -y unity-mcp-bridge@VERSION` (the npm package).
+    Npx,
+    /// `uvx unity-mcp-bridge@VERSION` (the PyPI package).
+    Uvx,
+}
+
+impl Via {
+    pub fn name(self) -> &'static str {
+        match self {
+            Via::Binary => "binary",
+            Via::Npx => "npx",
+            Via::Uvx => "uvx",
+        }
+    }
+
+    /// How this process was started, as far as it can tell: the npm
+    /// package's launcher says so in the environment; uv runs tools from its
+    /// cache (`…/uv/archive-v0/…`); anything else is a binary that stays
+    /// where it is (cargo install, a release download, a pip install).
+    pub fn of_this_process(launcher: Option<&str>, exe: &Path) -> Via {
+        if launcher == Some("npm") {
+            return Via::Npx;
+        }
+        // Unix: ~/.cache/uv/archive-v0/…; Windows: %LOCALAPPDATA%\uv\cache\archive-v0\….
+        let path = exe.to_string_lossy().to_ascii_lowercase().replace('\\', "/");
+        let from_uv_cache = path.contains("/uv/archive-v") || path.contains("/uv/cache/archive-v");
+        if from_uv_cache { Via::Uvx } else { Via::Binary }
+    }
+}
+
+impl fmt::Display for Via {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+impl FromStr for Via {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "binary" | "path" => Ok(Via::Binary),
+            "npx" | "npm" => Ok(Via::Npx),
+            "uvx" | "uv" => Ok(Via::Uvx),
+            other => Err(format!("unknown way to start the bridge {other:?} (binary, npx or uvx)")),
+        }
+    }
+}
+
+/// Where the configuration will be used: the command line a client can
+/// start differs on Windows.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Launch {
+    pub via: Via,
+    /// This binary's absolute path (for [`Via::Binary`]).
+    pub binary: String,
+    /// The version `npx`/`uvx` are pinned to: this binary's, so the
+    /// configuration starts the bridge the user set up.
+    pub version: String,
+    /// The Windows environment the client may not pass on (for Codex):
+    /// `SYSTEMROOT` (Winsock and DNS need it), `APPDATA` (npm's cache),
+    /// `LOCALAPPDATA` (uv's cache), with their values where setup runs.
+    /// `None` off Windows.
+    pub windows_env: Option<Vec<(String, String)>>,
+}
+
+impl Launch {
+    /// The variables [`Launch::windows_env`] carries.
+    pub const WINDOWS_ENV: [&'static str; 3] = ["SYSTEMROOT", "APPDATA", "LOCALAPPDATA"];
+
+    /// The command and its leading arguments.
+    fn command(&self) -> (String, Vec<String>) {
+        let pinned = format!("unity-mcp-bridge@{}", self.version);
+        match (self.via, self.windows_env.is_some()) {
+            (Via::Binary, _) => (self.binary.clone(), vec![]),
+            // npx is a batch file on Windows: programs started without a
+            // shell (every MCP client) cannot run it directly.
+            (Via::Npx, true) => ("cmd".into(), vec!["/c".into(), "npx".into(), "-y".into(), pinned]),
+            (Via::Npx, false) => ("npx".into(), vec!["-y".into(), pinned]),
+            (Via::Uvx, _) => ("uvx".into(), vec![pinned]),
+        }
+    }
+
+    /// The entry `client` needs to start the bridge for `project`.
+    pub fn entry(&self, client: Client, name: &str, project: &Path) -> ServerEntry {
+        let (command, mut args) = self.command();
+        args.extend(["--project".to_owned(), project.to_string_lossy().into_owned()]);
+        let codex = client == Client::Codex;
+        ServerEntry {
+            name: name.to_owned(),
+            command,
+            args,
+            // Codex starts servers with a cleared environment.
+            env: if codex { self.windows_env.clone().unwrap_or_default() } else { vec![] },
+            // Codex gives a server 10 s to start and list its tools: a first
+            // `npx`/`uvx` run downloads the package, and `tools/list` waits
+            // for an Editor that is still starting (`--tools-wait`, 10 s).
+            // Its 60 s tool limit would cut off compiles and test runs the
+            // bridge itself gives up to their own deadlines.
+            codex_timeouts: codex.then_some(CodexTimeouts {
+                startup_sec: if self.via == Via::Binary { 30 } else { 120 },
+                tool_sec: 900,
+            }),
+        }
+    }
+}
+
+/// Codex's per-server time limits.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CodexTimeouts {
+    pub startup_sec: u32,
+    pub tool_sec: u32,
+}
+
 /// The server entry to write.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ServerEntry {
     /// The key under the client's servers: `unity`.
     pub name: String,
-    /// The bridge's absolute path.
+    /// The program: the bridge's absolute path, `npx`, `cmd` or `uvx`.
     pub command: String,
     pub args: Vec<String>,
+    /// Environment variables to set (added to any the user has).
+    pub env: Vec<(String, String)>,
+    pub codex_timeouts: Option<CodexTimeouts>,
 }
 
 /// What `setup` did.
@@ -201,6 +322,19 @@ fn json_entry(client: Client, entry: &ServerEntry) -> Value {
     }
 }
 
+/// Sets `entry.env`'s variables in `current["env"]`, keeping the user's others.
+fn merge_json_env(current: &mut Map<String, Value>, entry: &ServerEntry) -> Result<(), String> {
+    if entry.env.is_empty() {
+        return Ok(());
+    }
+    let env = current.entry("env").or_insert_with(|| Value::Object(Map::new()));
+    let Value::Object(env) = env else { return Err(format!("\"{}\".env is not an object", entry.name)) };
+    for (k, v) in &entry.env {
+        env.insert(k.clone(), Value::String(v.clone()));
+    }
+    Ok(())
+}
+
 fn merge_json(client: Client, existing: Option<&str>, entry: &ServerEntry) -> Result<String, String> {
     let mut root = match existing {
         None => Value::Object(Map::new()),
@@ -212,17 +346,21 @@ fn merge_json(client: Client, existing: Option<&str>, entry: &ServerEntry) -> Re
     let servers = root_map.entry(key.to_owned()).or_insert_with(|| Value::Object(Map::new()));
     let Value::Object(servers) = servers else { return Err(format!("\"{key}\" is not an object")) };
     let new = json_entry(client, entry);
-    match servers.get_mut(&entry.name) {
+    let current = match servers.get_mut(&entry.name) {
         // Keep what the user added to our entry (env, cwd …); set ours.
         Some(Value::Object(current)) => {
             for (k, v) in new.as_object().into_iter().flatten() {
                 current.insert(k.clone(), v.clone());
             }
+            current
         }
         _ => {
             servers.insert(entry.name.clone(), new);
+            let Some(Value::Object(current)) = servers.get_mut(&entry.name) else { unreachable!("just inserted") };
+            current
         }
-    }
+    };
+    merge_json_env(current, entry)?;
     let mut text = serde_json::to_string_pretty(&root).map_err(|e| e.to_string())?;
     text.push('\n');
     Ok(text)
@@ -245,6 +383,19 @@ fn merge_toml(existing: Option<&str>, entry: &ServerEntry) -> Result<String, Str
         args.push(arg.as_str());
     }
     server["args"] = value(args);
+    if !entry.env.is_empty() {
+        let env = server.entry("env").or_insert_with(|| Item::Table(Table::new()));
+        let Some(env) = env.as_table_like_mut() else {
+            return Err(format!("mcp_servers.{}.env is not a table", entry.name));
+        };
+        for (k, v) in &entry.env {
+            env.insert(k, value(v.as_str()));
+        }
+    }
+    if let Some(timeouts) = entry.codex_timeouts {
+        server["startup_timeout_sec"] = value(i64::from(timeouts.startup_sec));
+        server["tool_timeout_sec"] = value(i64::from(timeouts.tool_sec));
+    }
     Ok(doc.to_string())
 }
 
@@ -257,7 +408,98 @@ mod tests {
             name: "unity".into(),
             command: "/opt/bin/unity-mcp-bridge".into(),
             args: vec!["--project".into(), "/work/game".into()],
+            env: vec![],
+            codex_timeouts: None,
         }
+    }
+
+    fn launch(via: Via, windows: bool) -> Launch {
+        Launch {
+            via,
+            binary: if windows { r"C:\Tools\unity-mcp-bridge.exe" } else { "/opt/bin/unity-mcp-bridge" }.into(),
+            version: "1.2.3".into(),
+            windows_env: windows.then(|| {
+                vec![
+                    ("SYSTEMROOT".into(), r"C:\Windows".into()),
+                    ("APPDATA".into(), r"C:\Users\u\AppData\Roaming".into()),
+                    ("LOCALAPPDATA".into(), r"C:\Users\u\AppData\Local".into()),
+                ]
+            }),
+        }
+    }
+
+    #[test]
+    fn each_way_of_starting_the_bridge_has_its_command_line() {
+        let project = Path::new("/work/game");
+        let line = |via, windows, client| {
+            let e = launch(via, windows).entry(client, "unity", project);
+            std::iter::once(e.command).chain(e.args).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(line(Via::Binary, false, Client::Cursor), "/opt/bin/unity-mcp-bridge --project /work/game");
+        assert_eq!(line(Via::Npx, false, Client::Cursor), "npx -y unity-mcp-bridge@1.2.3 --project /work/game");
+        assert_eq!(line(Via::Uvx, false, Client::Cursor), "uvx unity-mcp-bridge@1.2.3 --project /work/game");
+        assert_eq!(
+            line(Via::Npx, true, Client::ClaudeCode),
+            "cmd /c npx -y unity-mcp-bridge@1.2.3 --project /work/game"
+        );
+        assert_eq!(line(Via::Uvx, true, Client::Vscode), "uvx unity-mcp-bridge@1.2.3 --project /work/game");
+        assert_eq!(line(Via::Binary, true, Client::Gemini), r"C:\Tools\unity-mcp-bridge.exe --project /work/game");
+    }
+
+    #[test]
+    fn codex_gets_time_limits_everywhere_and_the_windows_environment_on_windows() {
+        let project = Path::new("/work/game");
+        let unix = launch(Via::Npx, false).entry(Client::Codex, "unity", project);
+        assert_eq!(unix.env, vec![]);
+        assert_eq!(unix.codex_timeouts, Some(CodexTimeouts { startup_sec: 120, tool_sec: 900 }));
+        let windows = launch(Via::Binary, true).entry(Client::Codex, "unity", project);
+        assert_eq!(windows.codex_timeouts, Some(CodexTimeouts { startup_sec: 30, tool_sec: 900 }));
+        let doc: toml_edit::DocumentMut =
+            merge_toml(Some("[mcp_servers.unity]\ncommand = \"old\"\nenv = { MY_VAR = \"kept\" }\n"), &windows)
+                .unwrap()
+                .parse()
+                .unwrap();
+        let server = &doc["mcp_servers"]["unity"];
+        assert_eq!(server["startup_timeout_sec"].as_integer(), Some(30));
+        assert_eq!(server["tool_timeout_sec"].as_integer(), Some(900));
+        assert_eq!(server["env"]["SYSTEMROOT"].as_str(), Some(r"C:\Windows"));
+        assert_eq!(server["env"]["LOCALAPPDATA"].as_str(), Some(r"C:\Users\u\AppData\Local"));
+        assert_eq!(server["env"]["MY_VAR"].as_str(), Some("kept"));
+        // The other clients pass their environment on: nothing is added.
+        let cursor = launch(Via::Npx, true).entry(Client::Cursor, "unity", project);
+        assert!(cursor.env.is_empty() && cursor.codex_timeouts.is_none());
+        let json: Value = serde_json::from_str(
+            &merge_json(Client::Cursor, Some(r#"{"mcpServers":{"unity":{"env":{"MY_VAR":"kept"}}}}"#), &cursor)
+                .unwrap(),
+        )
+        .unwrap();
+        assert_eq!(json["mcpServers"]["unity"]["env"], json!({"MY_VAR": "kept"}));
+        assert_eq!(json["mcpServers"]["unity"]["command"], "cmd");
+    }
+
+    #[test]
+    fn json_env_is_merged_into_the_users() {
+        let mut with_env = entry();
+        with_env.env = vec![("SYSTEMROOT".into(), r"C:\Windows".into())];
+        let merged: Value = serde_json::from_str(
+            &merge_json(Client::Cursor, Some(r#"{"mcpServers":{"unity":{"env":{"A":"1"}}}}"#), &with_env).unwrap(),
+        )
+        .unwrap();
+        assert_eq!(merged["mcpServers"]["unity"]["env"], json!({"A": "1", "SYSTEMROOT": r"C:\Windows"}));
+        assert!(merge_json(Client::Cursor, Some(r#"{"mcpServers":{"unity":{"env":3}}}"#), &with_env).is_err());
+    }
+
+    #[test]
+    fn how_this_process_was_started() {
+        let npm_exe = Path::new("/home/u/.npm/_npx/ab12/node_modules/@unity-mcp-bridge/linux-x64/bin/unity-mcp-bridge");
+        assert_eq!(Via::of_this_process(Some("npm"), npm_exe), Via::Npx);
+        let uv = Path::new("/home/u/.cache/uv/archive-v0/Xy12/bin/unity-mcp-bridge");
+        assert_eq!(Via::of_this_process(None, uv), Via::Uvx);
+        let uv_windows = Path::new(r"C:\Users\u\AppData\Local\uv\cache\archive-v0\Xy\Scripts\unity-mcp-bridge.exe");
+        assert_eq!(Via::of_this_process(None, uv_windows), Via::Uvx);
+        assert_eq!(Via::of_this_process(None, Path::new("/home/u/.cargo/bin/unity-mcp-bridge")), Via::Binary);
+        assert_eq!("npx".parse::<Via>(), Ok(Via::Npx));
+        assert!("brew".parse::<Via>().unwrap_err().contains("binary, npx or uvx"));
     }
 
     #[test]

@@ -392,7 +392,30 @@ pub fn pid_alive(pid: u32) -> bool {
         // Signal 0 checks existence; EPERM means it exists but is not ours.
         !matches!(kill(Pid::from_raw(raw), None), Err(Errno::ESRCH))
     }
-    #[cfg(not(unix))]
+    #[cfg(windows)]
+    #[allow(unsafe_code)]
+    {
+        use windows_sys::Win32::{
+            Foundation::{CloseHandle, ERROR_ACCESS_DENIED, GetLastError, STILL_ACTIVE},
+            System::Threading::{GetExitCodeProcess, OpenProcess, PROCESS_QUERY_LIMITED_INFORMATION},
+        };
+        // SAFETY: plain Win32 calls; the handle is checked, used and closed here.
+        unsafe {
+            let handle = OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid);
+            if handle.is_null() {
+                // Access denied: it exists but is not ours (an elevated Editor).
+                // Anything else (ERROR_INVALID_PARAMETER): no such process.
+                return GetLastError() == ERROR_ACCESS_DENIED;
+            }
+            let mut code = 0u32;
+            let asked = GetExitCodeProcess(handle, &mut code) != 0;
+            CloseHandle(handle);
+            // A process that has exited but whose handle someone still holds
+            // has an exit code; STILL_ACTIVE means running.
+            !asked || code == STILL_ACTIVE as u32
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
     {
         let _ = pid;
         true

@@ -93,7 +93,7 @@ type Log = Arc<dyn Fn(Direction, &[u8]) + Send + Sync>;
 /// The server being spoken to.
 #[derive(Debug)]
 enum Server {
-    Process(Child),
+    Process(Box<Child>),
     /// Served in this process; its task says how serving ended.
     Task(JoinHandle<Result<(), String>>),
     /// A served task that has ended, and how.
@@ -137,7 +137,7 @@ impl McpClient {
         let mut child = command.spawn().map_err(Error::Spawn)?;
         let input = child.stdin.take().ok_or_else(|| Error::Spawn(io::Error::other("the child has no stdin")))?;
         let output = child.stdout.take().ok_or_else(|| Error::Spawn(io::Error::other("the child has no stdout")))?;
-        let mut client = McpClient::new(Server::Process(child), Box::pin(input), Box::pin(output));
+        let mut client = McpClient::new(Server::Process(Box::new(child)), Box::pin(input), Box::pin(output));
         if let (Stderr::Tail(keep), Server::Process(child)) = (stderr, &mut client.server)
             && let Some(err) = child.stderr.take()
         {

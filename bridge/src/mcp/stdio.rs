@@ -1,7 +1,7 @@
 //! The binary's edge: the process's stdin and stdout as async streams, and
 //! the ways the process is told to stop (a signal, its parent gone).
 
-use std::{pin::Pin, sync::Arc, time::Duration};
+use std::{pin::Pin, sync::Arc};
 
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -49,34 +49,153 @@ async fn termination_signal() -> &'static str {
             return futures_util::future::select_all(waits).await.0;
         }
     }
-    #[cfg(not(unix))]
+    // Windows has no signals: a console's control events are its way of
+    // asking a process to end (Ctrl-C, Ctrl-Break, the console closed, the
+    // user logging off, the machine shutting down). An agent that ends the
+    // bridge with TerminateProcess gives no notice at all; then the client's
+    // end of stdin closes and nothing is left to flush.
+    #[cfg(windows)]
+    {
+        use std::future::Future;
+        use tokio::signal::windows;
+        let mut waits: Vec<Pin<Box<dyn Future<Output = &'static str> + Send>>> = Vec::new();
+        macro_rules! watch {
+            ($make:path, $name:literal) => {
+                match $make() {
+                    Ok(mut stream) => waits.push(Box::pin(async move {
+                        stream.recv().await;
+                        $name
+                    })),
+                    Err(e) => tracing::warn!(%e, name = $name, "cannot watch for the console event"),
+                }
+            };
+        }
+        watch!(windows::ctrl_c, "CTRL_C_EVENT");
+        watch!(windows::ctrl_break, "CTRL_BREAK_EVENT");
+        watch!(windows::ctrl_close, "CTRL_CLOSE_EVENT");
+        watch!(windows::ctrl_logoff, "CTRL_LOGOFF_EVENT");
+        watch!(windows::ctrl_shutdown, "CTRL_SHUTDOWN_EVENT");
+        if !waits.is_empty() {
+            return futures_util::future::select_all(waits).await.0;
+        }
+    }
+    #[cfg(not(any(unix, windows)))]
     if tokio::signal::ctrl_c().await.is_ok() {
         return "Ctrl-C";
     }
     std::future::pending().await
 }
 
-/// Resolves when the parent process is gone (its pid changes: the orphan
-/// was adopted), never when `enabled` is false.
+/// Resolves when the parent process is gone, never when `enabled` is false.
+/// Unix: the pid of the parent changes (the orphan was adopted). Windows: a
+/// handle to the parent, opened at start, is signalled (the process ended;
+/// holding the handle means a reused pid cannot be mistaken for it).
+/// Elsewhere: never; the client's end of stdin closing ends the bridge.
 async fn parent_gone(enabled: bool) {
-    #[cfg(unix)]
     if enabled {
-        let parent = std::os::unix::process::parent_id();
-        loop {
-            tokio::time::sleep(Duration::from_millis(200)).await;
-            if std::os::unix::process::parent_id() != parent {
-                return;
+        #[cfg(unix)]
+        {
+            let parent = std::os::unix::process::parent_id();
+            loop {
+                tokio::time::sleep(PARENT_POLL).await;
+                if std::os::unix::process::parent_id() != parent {
+                    return;
+                }
             }
         }
+        #[cfg(windows)]
+        if let Some(parent) = windows_parent::Parent::open() {
+            while !parent.has_exited() {
+                tokio::time::sleep(PARENT_POLL).await;
+            }
+            return;
+        }
     }
-    let _ = enabled;
     std::future::pending::<()>().await;
 }
 
-/// stdin for async reads: when it is a pipe or a socket (as MCP clients
-/// start us: Python's and Rust's use pipes, Node's socket pairs), the file
-/// itself, non-blocking; otherwise (a terminal, a file) tokio's stdin, whose
-/// every read is a trip through a blocking thread (tens of µs per message).
+/// How often the parent is looked at: a cheap call, and a parent's death is
+/// noticed within a fifth of a second.
+#[cfg(any(unix, windows))]
+const PARENT_POLL: std::time::Duration = std::time::Duration::from_millis(200);
+
+#[cfg(windows)]
+#[allow(unsafe_code)]
+mod windows_parent {
+    use windows_sys::Win32::{
+        Foundation::{CloseHandle, HANDLE, INVALID_HANDLE_VALUE, WAIT_OBJECT_0},
+        System::{
+            Diagnostics::ToolHelp::{
+                CreateToolhelp32Snapshot, PROCESSENTRY32W, Process32FirstW, Process32NextW, TH32CS_SNAPPROCESS,
+            },
+            Threading::{GetCurrentProcessId, OpenProcess, PROCESS_SYNCHRONIZE, WaitForSingleObject},
+        },
+    };
+
+    /// An open handle to this process's parent.
+    pub(super) struct Parent(HANDLE);
+
+    // SAFETY: a process handle may be used and closed from any thread.
+    unsafe impl Send for Parent {}
+    unsafe impl Sync for Parent {}
+
+    impl Parent {
+        /// The parent, or `None` when it cannot be found or opened (it has
+        /// already gone, or it is not ours to watch).
+        pub(super) fn open() -> Option<Parent> {
+            let pid = parent_pid()?;
+            // SAFETY: OpenProcess has no preconditions; a null handle is an error.
+            let handle = unsafe { OpenProcess(PROCESS_SYNCHRONIZE, 0, pid) };
+            (!handle.is_null()).then_some(Parent(handle))
+        }
+
+        pub(super) fn has_exited(&self) -> bool {
+            // SAFETY: the handle is open until drop; a zero timeout never blocks.
+            unsafe { WaitForSingleObject(self.0, 0) == WAIT_OBJECT_0 }
+        }
+    }
+
+    impl Drop for Parent {
+        fn drop(&mut self) {
+            // SAFETY: the handle is ours and closed once.
+            unsafe { CloseHandle(self.0) };
+        }
+    }
+
+    /// The parent's pid, from a snapshot of the process table (Windows has
+    /// no getppid).
+    fn parent_pid() -> Option<u32> {
+        // SAFETY: the snapshot handle is checked and closed below; the entry
+        // is a plain struct whose size field is set as the API requires.
+        unsafe {
+            let snapshot = CreateToolhelp32Snapshot(TH32CS_SNAPPROCESS, 0);
+            if snapshot == INVALID_HANDLE_VALUE {
+                return None;
+            }
+            let me = GetCurrentProcessId();
+            let mut entry: PROCESSENTRY32W = std::mem::zeroed();
+            entry.dwSize = std::mem::size_of::<PROCESSENTRY32W>() as u32;
+            let mut found = None;
+            let mut more = Process32FirstW(snapshot, &mut entry) != 0;
+            while more {
+                if entry.th32ProcessID == me {
+                    found = Some(entry.th32ParentProcessID);
+                    break;
+                }
+                more = Process32NextW(snapshot, &mut entry) != 0;
+            }
+            CloseHandle(snapshot);
+            found
+        }
+    }
+}
+
+/// stdin for async reads: on Unix, when it is a pipe or a socket (as MCP
+/// clients start us: Python's and Rust's use pipes, Node's socket pairs), the
+/// file itself, non-blocking; otherwise (a terminal, a file, and always on
+/// Windows, whose anonymous pipes cannot be made non-blocking) tokio's stdin,
+/// whose every read is a trip through a blocking thread (tens of µs per
+/// message).
 fn stdin_reader() -> Pin<Box<dyn AsyncRead + Send>> {
     #[cfg(unix)]
     {

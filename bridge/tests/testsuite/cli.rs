@@ -101,3 +101,36 @@ fn setup_writes_each_clients_config_and_merges() {
     assert!(String::from_utf8_lossy(&failed.get_output().stderr).contains("left as it is"));
     assert_eq!(std::fs::read_to_string(project.path().join(".mcp.json")).unwrap(), "{ broken");
 }
+
+/// Started by the npm package's launcher, setup writes `npx` pinned to this
+/// version; `--via uvx` writes `uvx`; Codex gets its time limits.
+#[test]
+fn setup_via_npx_or_uvx_pins_this_version() {
+    let project = project();
+    let home = tempfile::tempdir().unwrap();
+    let pinned = format!("unity-mcp-bridge@{}", env!("CARGO_PKG_VERSION"));
+    let canonical = std::fs::canonicalize(project.path()).unwrap();
+    let out = bridge_in(project.path())
+        .env("HOME", home.path())
+        .env("UNITY_MCP_BRIDGE_LAUNCHER", "npm")
+        .args(["setup", "cursor"])
+        .assert()
+        .success();
+    assert!(String::from_utf8_lossy(&out.get_output().stdout).contains("(npx)"));
+    let cursor: Value =
+        serde_json::from_str(&std::fs::read_to_string(project.path().join(".cursor/mcp.json")).unwrap()).unwrap();
+    assert_eq!(cursor["mcpServers"]["unity"]["command"], "npx");
+    assert_eq!(
+        cursor["mcpServers"]["unity"]["args"],
+        serde_json::json!(["-y", pinned, "--project", canonical.to_string_lossy()])
+    );
+    bridge_in(project.path()).env("HOME", home.path()).args(["setup", "codex", "--via", "uvx"]).assert().success();
+    let codex: toml_edit::DocumentMut =
+        std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap().parse().unwrap();
+    let server = &codex["mcp_servers"]["unity"];
+    assert_eq!(server["command"].as_str(), Some("uvx"));
+    assert_eq!(server["args"][0].as_str(), Some(pinned.as_str()));
+    assert_eq!(server["startup_timeout_sec"].as_integer(), Some(120));
+    let refused = bridge_in(project.path()).args(["setup", "cursor", "--via", "brew"]).assert().code(2);
+    assert!(String::from_utf8_lossy(&refused.get_output().stderr).contains("binary, npx or uvx"));
+}

@@ -4,17 +4,14 @@
 //! in `mcp`.)
 
 use std::{
-    io::{BufRead, BufReader},
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
-use mcp_client::McpClient;
 use serde_json::{Value, json};
 
 use crate::{
     client::{self, Expect},
-    e2e::WAIT,
     service::{fake, project},
 };
 
@@ -70,6 +67,7 @@ async fn sigterm_ends_the_process_cleanly_and_the_recording_says_so() {
 #[cfg(unix)]
 #[test]
 fn the_bridge_exits_when_its_parent_dies() {
+    use std::io::{BufRead, BufReader};
     let project = project();
     // A shell starts the bridge (stdin kept open by a fifo-less sleep) and
     // reports its pid; then the shell is killed.
@@ -100,8 +98,48 @@ fn the_bridge_exits_when_its_parent_dies() {
     }
 }
 
+#[cfg(unix)]
 fn is_zombie(pid: u32) -> bool {
     std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| s.split_whitespace().nth(2) == Some("Z"))
+}
+
+/// Windows has no orphan adoption to watch: the bridge holds a handle to its
+/// parent and ends when it is signalled. PowerShell starts the bridge and
+/// reports its pid, then PowerShell is terminated (as an agent's launcher
+/// would be, with no notice).
+#[cfg(windows)]
+#[test]
+fn the_bridge_exits_when_its_parent_dies() {
+    use std::io::{BufRead, BufReader};
+    let project = project();
+    let script = format!(
+        "$p = Start-Process -PassThru -NoNewWindow -FilePath '{}' -ArgumentList '--project','\"{}\"','--log-level','error' \
+         -RedirectStandardOutput bridge.out -RedirectStandardError bridge.err; [Console]::Out.WriteLine($p.Id); [Console]::Out.Flush(); Start-Sleep 60",
+        env!("CARGO_BIN_EXE_unity-mcp-bridge"),
+        project.path().display()
+    );
+    let mut shell = Command::new("powershell")
+        .args(["-NoProfile", "-NonInteractive", "-Command", &script])
+        .current_dir(project.path())
+        // Held open (the bridge inherits it), so only its parent's end can end it.
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let _stdin = shell.stdin.take();
+    let mut line = String::new();
+    BufReader::new(shell.stdout.take().unwrap()).read_line(&mut line).unwrap();
+    let bridge_pid: u32 = line.trim().parse().unwrap_or_else(|_| panic!("PowerShell said {line:?}"));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(editor_link::discovery::pid_alive(bridge_pid), "the bridge did not start");
+    shell.kill().unwrap();
+    let _ = shell.wait();
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while editor_link::discovery::pid_alive(bridge_pid) {
+        assert!(Instant::now() < deadline, "the bridge outlived its parent");
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -124,6 +162,8 @@ async fn logs_can_go_to_a_file_and_never_to_stdout() {
 #[cfg(unix)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn stdio_over_one_socket_pair_is_served() {
+    use crate::e2e::WAIT;
+    use mcp_client::McpClient;
     use std::os::unix::net::UnixStream;
     let project = project();
     let (ours, theirs) = UnixStream::pair().unwrap();

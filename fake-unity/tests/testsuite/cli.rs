@@ -13,7 +13,7 @@ use editor_link::{
 };
 use serde_json::{Value, json};
 
-use crate::support::{Client, WAIT, copy_dir, fixture_project, fixtures, none};
+use crate::support::{Client, WAIT, copy_dir, fixture_project, fixtures};
 
 struct Running {
     child: KillOnDrop,
@@ -102,7 +102,7 @@ async fn sigterm_quits_cleanly_with_a_summary() {
     let mut running = spawn(&[]);
     let port = running.line["port"].as_u64().unwrap() as u16;
     let mut client = running.client(port, Framing::Header).await;
-    client.ok("ping", none()).await;
+    client.ok("ping", crate::support::none()).await;
     let status = Command::new("kill").args(["-TERM", &running.child.id().to_string()]).status().unwrap();
     assert!(status.success());
     let seen = client.until_closed().await;
@@ -317,18 +317,22 @@ fn start_tool(args: &[&str]) -> (KillOnDrop, Value, BufReader<std::process::Chil
     (child, line, stdout)
 }
 
+#[cfg(unix)]
 fn stderr_of(child: &mut Child) -> String {
     let mut stderr = String::new();
     std::io::Read::read_to_string(child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
     stderr
 }
 
+#[cfg(unix)]
 async fn workflow(port: u16, max_count: u64) -> Vec<Value> {
     let mut client = Client::connect(port, Framing::Newline).await;
     let mut answers = Vec::new();
-    for (method, params) in
-        [("get-version", none()), ("get-logs", json!({"MaxCount": max_count})), ("get-hierarchy", none())]
-    {
+    for (method, params) in [
+        ("get-version", crate::support::none()),
+        ("get-logs", json!({"MaxCount": max_count})),
+        ("get-hierarchy", crate::support::none()),
+    ] {
         let outcome = client.call(method, params).await.outcome;
         answers.push(outcome.unwrap_or_else(|e| json!({"error": e.detail()})));
     }

@@ -1,6 +1,6 @@
 use std::time::Duration;
 
-use mcp_client::{Error, McpClient, Stderr};
+use mcp_client::{Error, McpClient};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream};
 
@@ -133,7 +133,7 @@ async fn a_child_process_is_spoken_to_on_its_stdio_and_finished() {
     let script = r#"read line; echo '{"jsonrpc":"2.0","id":1,"result":{"pong":true}}'; echo 'not json'; echo 'oops' >&2; cat >/dev/null; exit 3"#;
     let mut command = tokio::process::Command::new("sh");
     command.args(["-c", script]);
-    let mut client = McpClient::spawn(command, Stderr::Tail(5)).unwrap();
+    let mut client = McpClient::spawn(command, mcp_client::Stderr::Tail(5)).unwrap();
     assert!(client.pid().is_some());
     assert_eq!(client.call_method("ping", json!({})).await.unwrap()["result"]["pong"], true);
     client.finish(WAIT).await;
