@@ -332,7 +332,8 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             // (Homebrew's, /usr/local/bin's) must survive upgrades.
             let exe = std::env::current_exe().context("cannot tell where this program is")?;
             let launcher = std::env::var("UNITY_MCP_BRIDGE_LAUNCHER").ok();
-            let via = via.unwrap_or_else(|| Via::of_this_process(launcher.as_deref(), &exe));
+            let run_by_uv = std::env::var_os("UV").is_some();
+            let via = via.unwrap_or_else(|| Via::of_this_process(launcher.as_deref(), run_by_uv, &exe));
             let launch = Launch {
                 via,
                 binary: exe.to_string_lossy().into_owned(),

@@ -140,17 +140,20 @@ impl Via {
     }
 
     /// How this process was started, as far as it can tell: the npm
-    /// package's launcher says so in the environment; uv runs tools from its
-    /// cache (`…/uv/archive-v0/…`); anything else is a binary that stays
-    /// where it is (cargo install, a release download, a pip install).
-    pub fn of_this_process(launcher: Option<&str>, exe: &Path) -> Via {
+    /// package's launcher says so in the environment (`launcher`); uv says
+    /// it started a process by setting `UV` (`run_by_uv`), and `uvx` runs a
+    /// tool from its cache (`…/archive-v0/…/bin/`, wherever the cache is),
+    /// not from a project's environment; anything else is a binary that
+    /// stays where it is (cargo install, a release download, pip install).
+    pub fn of_this_process(launcher: Option<&str>, run_by_uv: bool, exe: &Path) -> Via {
         if launcher == Some("npm") {
             return Via::Npx;
         }
-        // Unix: ~/.cache/uv/archive-v0/…; Windows: %LOCALAPPDATA%\uv\cache\archive-v0\….
         let path = exe.to_string_lossy().to_ascii_lowercase().replace('\\', "/");
-        let from_uv_cache = path.contains("/uv/archive-v") || path.contains("/uv/cache/archive-v");
-        if from_uv_cache { Via::Uvx } else { Via::Binary }
+        let in_uv_cache = path.split('/').any(|part| {
+            part.strip_prefix("archive-v").is_some_and(|n| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()))
+        });
+        if run_by_uv && in_uv_cache { Via::Uvx } else { Via::Binary }
     }
 }
 
@@ -492,12 +495,17 @@ mod tests {
     #[test]
     fn how_this_process_was_started() {
         let npm_exe = Path::new("/home/u/.npm/_npx/ab12/node_modules/@unity-mcp-bridge/linux-x64/bin/unity-mcp-bridge");
-        assert_eq!(Via::of_this_process(Some("npm"), npm_exe), Via::Npx);
+        assert_eq!(Via::of_this_process(Some("npm"), false, npm_exe), Via::Npx);
         let uv = Path::new("/home/u/.cache/uv/archive-v0/Xy12/bin/unity-mcp-bridge");
-        assert_eq!(Via::of_this_process(None, uv), Via::Uvx);
+        assert_eq!(Via::of_this_process(None, true, uv), Via::Uvx);
         let uv_windows = Path::new(r"C:\Users\u\AppData\Local\uv\cache\archive-v0\Xy\Scripts\unity-mcp-bridge.exe");
-        assert_eq!(Via::of_this_process(None, uv_windows), Via::Uvx);
-        assert_eq!(Via::of_this_process(None, Path::new("/home/u/.cargo/bin/unity-mcp-bridge")), Via::Binary);
+        assert_eq!(Via::of_this_process(None, true, uv_windows), Via::Uvx);
+        // `uv run` in a project: its environment is a stable place.
+        let venv = Path::new("/work/game/.venv/bin/unity-mcp-bridge");
+        assert_eq!(Via::of_this_process(None, true, venv), Via::Binary);
+        // The same cache path, not started by uv (copied out by hand): a binary.
+        assert_eq!(Via::of_this_process(None, false, uv), Via::Binary);
+        assert_eq!(Via::of_this_process(None, false, Path::new("/home/u/.cargo/bin/unity-mcp-bridge")), Via::Binary);
         assert_eq!("npx".parse::<Via>(), Ok(Via::Npx));
         assert!("brew".parse::<Via>().unwrap_err().contains("binary, npx or uvx"));
     }

@@ -4,6 +4,8 @@ PyPI) driving the bridge over stdio against a running fake-unity: lists the
 tools and calls each one, checking the results.
 
     python3 python_mcp_client.py --bridge PATH/unity-mcp-bridge --project DIR
+    python3 python_mcp_client.py --bridge npx --prefix-arg=--no-install \
+        --prefix-arg unity-mcp-bridge --cwd DIR --project DIR   # as a package starts it
 
 The SDK's Client starts in "auto" mode: it probes with server/discover and
 speaks 2026-07-28 when the bridge answers the probe (falling back to
@@ -35,8 +37,9 @@ def structured(result):
     return result.structured_content or {}
 
 
-async def run(bridge, project, mode, expect_version):
-    params = StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn,rmcp=error"])
+async def run(bridge, project, mode, expect_version, prefix=(), cwd=None):
+    params = StdioServerParameters(command=bridge, args=list(prefix) + ["--project", project, "--log-level", "warn,rmcp=error"],
+                                   cwd=cwd)
     async with Client(params, read_timeout_seconds=60, mode=mode) as client:
         ERA["version"] = client.protocol_version
         check(client.protocol_version == expect_version,
@@ -111,8 +114,11 @@ def main():
                         help='the Client\'s mode: "auto" (its default), "legacy", or a version to pin ("2026-07-28")')
     parser.add_argument("--expect-version", default="2026-07-28",
                         help="the protocol version the session must end up with")
+    parser.add_argument("--prefix-arg", action="append", default=[],
+                        help="an argument before the bridge's own (the package launcher's: npx's, uvx's); repeatable")
+    parser.add_argument("--cwd", help="the folder the bridge (or its launcher) is started in")
     args = parser.parse_args()
-    asyncio.run(run(args.bridge, args.project, args.mode, args.expect_version))
+    asyncio.run(run(args.bridge, args.project, args.mode, args.expect_version, args.prefix_arg, args.cwd))
     print("python mcp client (mode %s, spoke %s): %d checks passed, %d failed"
           % (args.mode, ERA["version"], CHECKS["passed"], CHECKS["failed"]))
     return 1 if CHECKS["failed"] else 0
