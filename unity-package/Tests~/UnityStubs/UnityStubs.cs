@@ -192,6 +192,7 @@ namespace UnityEngine
     public class GUI
     {
         public static bool changed { get; set; }
+        public static bool enabled { get; set; }
     }
 
     public sealed class GUILayoutOption
