@@ -147,8 +147,9 @@ pub async fn replay(
 /// Answers as a workflow's snapshot has them: each call with its arguments
 /// and its redacted answer (`calls` and `answers` without `clear-console`).
 pub fn as_snapshot(calls: &[(String, Value)], answers: &[Value], project: &Path) -> Value {
-    let root = std::fs::canonicalize(project).unwrap_or_else(|_| project.to_owned());
-    let root = root.to_string_lossy();
+    // As the Editor writes it (Windows: `C:/…`).
+    let root =
+        editor_link::discovery::unity_path(&std::fs::canonicalize(project).unwrap_or_else(|_| project.to_owned()));
     Value::Array(
         calls
             .iter()

@@ -168,12 +168,38 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut fs::File) -> io::R
         write(&mut file)?;
         file.sync_all()?;
         drop(file);
-        fs::rename(&tmp, path)
+        rename_over(&tmp, path)
     })();
     if result.is_err() {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Renames `from` over `to`. On Windows the rename fails (access denied,
+/// sharing violation) while another process has `to` open: a bridge reading
+/// it, an indexer, an antivirus scan. They hold it for moments, so it is
+/// tried again for up to half a second: a discovery file left unpublished
+/// keeps every bridge waiting for an Editor that is already listening.
+fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
+    const PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+    const ERROR_ACCESS_DENIED: i32 = 5;
+    const ERROR_SHARING_VIOLATION: i32 = 32;
+    let started = std::time::Instant::now();
+    let mut pause = std::time::Duration::from_millis(1);
+    loop {
+        match fs::rename(from, to) {
+            Err(e)
+                if cfg!(windows)
+                    && matches!(e.raw_os_error(), Some(ERROR_ACCESS_DENIED | ERROR_SHARING_VIOLATION))
+                    && started.elapsed() < PATIENCE =>
+            {
+                std::thread::sleep(pause);
+                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+            }
+            done => return done,
+        }
+    }
 }
 
 /// Creates `path` new, readable and writable by its owner only where the
@@ -422,6 +448,25 @@ pub fn pid_alive(pid: u32) -> bool {
     }
 }
 
+/// A path as Unity writes it (`Application.dataPath`, and so the package's
+/// `projectPath`): on Windows with forward slashes and without the `\\?\`
+/// prefix `canonicalize` adds (`C:/Users/me/Game`); elsewhere unchanged (a
+/// backslash is a file name's character there).
+pub fn unity_path(path: &Path) -> String {
+    unity_form(&path.to_string_lossy(), cfg!(windows))
+}
+
+fn unity_form(text: &str, windows: bool) -> String {
+    if !windows {
+        return text.to_owned();
+    }
+    let plain = match text.strip_prefix(r"\\?\UNC\") {
+        Some(share) => format!(r"\\{share}"),
+        None => text.strip_prefix(r"\\?\").unwrap_or(text).to_owned(),
+    };
+    plain.replace('\\', "/")
+}
+
 /// Whether two paths name the same folder.
 pub fn same_folder(a: &Path, b: &Path) -> bool {
     let canon = |p: &Path| fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
@@ -431,6 +476,14 @@ pub fn same_folder(a: &Path, b: &Path) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn paths_are_written_in_unitys_form() {
+        assert_eq!(unity_form(r"\\?\C:\Users\me\My Game", true), "C:/Users/me/My Game");
+        assert_eq!(unity_form(r"\\?\UNC\server\share\Game", true), "//server/share/Game");
+        assert_eq!(unity_form(r"D:\Game", true), "D:/Game");
+        assert_eq!(unity_form(r"/home/me/odd\name", false), r"/home/me/odd\name");
+    }
 
     fn sample() -> DiscoveryFile {
         DiscoveryFile {

@@ -391,6 +391,8 @@ impl Redactor {
             let mut texts = vec![path.to_string_lossy().into_owned()];
             if let Ok(canonical) = std::fs::canonicalize(path) {
                 texts.push(canonical.to_string_lossy().into_owned());
+                // As Unity writes it (Windows: `C:/…`, without `\\?\`).
+                texts.push(crate::discovery::unity_path(&canonical));
             }
             for text in texts.clone() {
                 texts.push(text.replace('\\', "/"));

@@ -4,7 +4,61 @@
 //! Editor is away. Where there is no watch (another platform, a folder that
 //! does not exist yet), the supervisor's cheap `stat` polling does the job.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// What tells that a file was rewritten: its modification time and length
+/// (`None` while it does not exist).
+pub(super) type Stamp = Option<(u64, u64)>;
+
+/// The stamps of `files`, for the supervisor's polling.
+pub(super) fn stamps(files: &[PathBuf]) -> Vec<Stamp> {
+    files.iter().map(|f| stamp(f)).collect()
+}
+
+#[cfg(not(windows))]
+fn stamp(file: &Path) -> Stamp {
+    let meta = std::fs::metadata(file).ok()?;
+    let modified = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok());
+    Some((modified.map_or(0, |d| d.as_nanos() as u64), meta.len()))
+}
+
+/// Read from the folder's entry (FindFirstFileExW), never by opening the
+/// file: `fs::metadata` opens it, and a rename over a file someone has open
+/// fails on Windows with access denied, so a bridge polling every
+/// millisecond through a reload would keep the Editor from publishing
+/// itself again (seen under Wine: the discovery file stuck at "reloading").
+#[cfg(windows)]
+#[allow(unsafe_code)]
+fn stamp(file: &Path) -> Stamp {
+    use std::os::windows::ffi::OsStrExt;
+    use windows_sys::Win32::{
+        Foundation::INVALID_HANDLE_VALUE,
+        Storage::FileSystem::{FindClose, FindExInfoBasic, FindExSearchNameMatch, FindFirstFileExW, WIN32_FIND_DATAW},
+    };
+    let wide: Vec<u16> = file.as_os_str().encode_wide().chain(Some(0)).collect();
+    // SAFETY: `wide` is NUL-terminated; `data` is a plain struct the call
+    // fills; the search handle is closed at once.
+    unsafe {
+        let mut data: WIN32_FIND_DATAW = std::mem::zeroed();
+        let search = FindFirstFileExW(
+            wide.as_ptr(),
+            FindExInfoBasic,
+            (&raw mut data).cast(),
+            FindExSearchNameMatch,
+            std::ptr::null(),
+            0,
+        );
+        if search == INVALID_HANDLE_VALUE {
+            return None;
+        }
+        FindClose(search);
+        let join = |high: u32, low: u32| (u64::from(high) << 32) | u64::from(low);
+        Some((
+            join(data.ftLastWriteTime.dwHighDateTime, data.ftLastWriteTime.dwLowDateTime),
+            join(data.nFileSizeHigh, data.nFileSizeLow),
+        ))
+    }
+}
 
 /// A watch on the folders of some files.
 pub(super) struct FolderWatch {

@@ -14,7 +14,7 @@ use super::{
 };
 use editor_link::discovery::iso_timestamp;
 
-use super::folder_watch::FolderWatch;
+use super::folder_watch::{FolderWatch, stamps};
 
 impl Link {
     /// The background task: find, connect, serve until closed, repeat.
@@ -137,10 +137,4 @@ impl Link {
         self.phase.send_replace(next);
         let _ = self.events.send(LinkEvent::Disconnected);
     }
-}
-
-/// What tells that a file was rewritten: its modification time and length
-/// (`None` while it does not exist).
-fn stamps(files: &[std::path::PathBuf]) -> Vec<Option<(Option<SystemTime>, u64)>> {
-    files.iter().map(|f| std::fs::metadata(f).ok().map(|m| (m.modified().ok(), m.len()))).collect()
 }

@@ -116,7 +116,7 @@ async fn run_steps(
     let project = s
         .project
         .as_ref()
-        .map(|p| std::fs::canonicalize(p).unwrap_or_else(|_| p.clone()).to_string_lossy().into_owned());
+        .map(|p| editor_link::discovery::unity_path(&std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
     let revision = workflow.revision;
     let mut mcp = s.mcp().await?;
     if revision == Revision::Handshake {

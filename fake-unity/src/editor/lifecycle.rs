@@ -18,7 +18,7 @@ impl Editor {
                 (DiscoveryPid::Own, false) => std::process::id(),
                 (DiscoveryPid::Dead, _) | (_, true) => DEAD_PID,
             },
-            project_path: self.project.to_string_lossy().into_owned(),
+            project_path: unity_path(&self.project),
             unity_version: Some(self.base.editor.unity_version.clone()),
             package_version: Some(self.base.editor.package_version.clone()),
             protocol_version: Some(PROTOCOL_VERSION).filter(|_| self.model.discovery.names_session),

@@ -36,7 +36,7 @@ use bytes::Bytes;
 pub use editor_link::connection::Ending;
 use editor_link::{
     connection::Outgoing,
-    discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
+    discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp, unity_path},
     framing::Framing,
     jsonrpc::{ErrorKind, ErrorObject, Message, Notification, Request, Response, notifications},
 };
@@ -518,7 +518,7 @@ impl Editor {
             "hung": self.hang.is_on(),
             "deadListener": self.dead_listener.is_on(),
             "pid": std::process::id(),
-            "project": self.project.to_string_lossy(),
+            "project": unity_path(&self.project),
             "seed": self.seed,
             "startedAt": iso_timestamp(self.started),
             "reloads": self.stats.reloads.load(Ordering::Relaxed),

@@ -323,7 +323,7 @@ impl Editor {
                 }
             }
         }
-        let actual_root = self.project.to_string_lossy().into_owned();
+        let actual_root = unity_path(&self.project);
         if let Some(expected) = root {
             if !same_path(Path::new(expected), &self.project) {
                 let failure = Failure::ProjectMismatch { expected, actual: &actual_root };

@@ -46,7 +46,9 @@ impl Engine {
         let file = DiscoveryFile {
             port: self.port,
             pid: std::process::id(),
-            project_path: std::fs::canonicalize(project).unwrap_or(project.clone()).to_string_lossy().into_owned(),
+            project_path: editor_link::discovery::unity_path(
+                &std::fs::canonicalize(project).unwrap_or(project.clone()),
+            ),
             unity_version: self.script.unity_version.clone(),
             package_version: self.script.package_version.clone(),
             protocol_version: Some(PROTOCOL_VERSION),

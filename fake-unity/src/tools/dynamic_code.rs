@@ -369,7 +369,7 @@ impl Interpreter<'_> {
                 match prop.as_str() {
                     "unityVersion" => Ok(Val::Str(info.unity_version.clone())),
                     "productName" => Ok(Val::Str(info.product_name.clone())),
-                    "dataPath" => Ok(Val::Str(self.editor.project.join("Assets").to_string_lossy().into_owned())),
+                    "dataPath" => Ok(Val::Str(editor_link::discovery::unity_path(&self.editor.project.join("Assets")))),
                     "isPlaying" => Ok(Val::Bool(self.editor.sim().playing)),
                     other => Err(format!("Application.{other}")),
                 }

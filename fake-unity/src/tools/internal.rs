@@ -1,7 +1,7 @@
 //! Internal tools (`displayDevelopmentOnly`): ping, set-client-name,
 //! get-tool-details, get-version, debug-sleep.
 
-use editor_link::discovery::PROTOCOL_VERSION;
+use editor_link::discovery::{PROTOCOL_VERSION, unity_path};
 use serde_json::{Value, json};
 
 use super::{BoxFuture, Outcome, ToolCall, ToolSpec, result};
@@ -76,7 +76,7 @@ pub fn get_version(call: &ToolCall) -> Outcome {
     let mut reply = result([
         ("UnityVersion", info.unity_version.clone().into()),
         ("Platform", info.platform.clone().into()),
-        ("DataPath", editor.project.join("Assets").to_string_lossy().replace('\\', "/").into()),
+        ("DataPath", unity_path(&editor.project.join("Assets")).into()),
         ("ProductName", info.product_name.clone().into()),
         ("PackageVersion", info.package_version.clone().into()),
         ("ProtocolVersion", PROTOCOL_VERSION.into()),

@@ -100,6 +100,44 @@ namespace UnityMcp.Core
             }
         }
 
+        /// <summary>How long a rename refused on Windows is tried again.</summary>
+        const int RenamePatienceMs = 500;
+
+        /// <summary>
+        /// Renames <paramref name="tmp"/> over <paramref name="path"/>: atomic
+        /// on every platform Unity runs on (rename(2), MoveFileEx). On Windows
+        /// the rename fails (access denied, sharing violation) while another
+        /// process has the file open: a bridge reading it, an indexer, an
+        /// antivirus scan. They hold it for moments, so it is tried again,
+        /// for up to half a second; a file left unpublished would keep the
+        /// bridge waiting for an Editor that is already listening.
+        /// </summary>
+        static void RenameOver(string tmp, string path)
+        {
+            var watch = System.Diagnostics.Stopwatch.StartNew();
+            var pause = 1;
+            while (true)
+            {
+                try
+                {
+                    if (File.Exists(path))
+                    {
+                        File.Replace(tmp, path, null);
+                    }
+                    else
+                    {
+                        File.Move(tmp, path);
+                    }
+                    return;
+                }
+                catch (Exception e) when ((e is IOException || e is UnauthorizedAccessException) && !IsUnix && watch.ElapsedMilliseconds < RenamePatienceMs)
+                {
+                    System.Threading.Thread.Sleep(pause);
+                    pause = Math.Min(pause * 2, 50);
+                }
+            }
+        }
+
         /// <summary>
         /// Writes <paramref name="bytes"/> to a temporary file, then renames it
         /// over <paramref name="path"/>. With <paramref name="ownerOnly"/>, on
@@ -144,15 +182,7 @@ namespace UnityMcp.Core
                     file.Write(bytes, 0, bytes.Length);
                     file.Flush(true);
                 }
-                if (File.Exists(path))
-                {
-                    // Atomic on every platform Unity runs on (rename(2), MoveFileEx).
-                    File.Replace(tmp, path, null);
-                }
-                else
-                {
-                    File.Move(tmp, path);
-                }
+                RenameOver(tmp, path);
                 if (unixPrivate)
                 {
                     SetMode(path, OwnerReadWrite);

@@ -79,7 +79,7 @@ pub fn compile(call: ToolCall) -> BoxFuture {
         };
         let results = project.join(RESULTS_DIR);
         clear_stale_results(&results);
-        let project_root = wait.then(|| Value::String(project.to_string_lossy().replace('\\', "/")));
+        let project_root = wait.then(|| Value::String(editor_link::discovery::unity_path(&project)));
         let project_root = project_root.unwrap_or(Value::Null);
 
         let lock = project.join(COMPILING_LOCK);

@@ -81,7 +81,7 @@ pub fn screenshot(call: &ToolCall) -> Outcome {
             return Outcome::Fail(uloop_internal(format!("Failed to save screenshot: {err}")));
         }
         screenshots.push(json!({
-            "ImagePath": path.to_string_lossy().replace('\\', "/"), "FileSizeBytes": png.len(), "Width": width,
+            "ImagePath": editor_link::discovery::unity_path(&path), "FileSizeBytes": png.len(), "Width": width,
             "Height": height, "CoordinateSystem": coordinates, "ResolutionScale": scale, "YOffset": 0,
             "AnnotatedElements": [],
         }));

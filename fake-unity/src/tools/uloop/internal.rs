@@ -32,7 +32,7 @@ pub fn get_version(call: &ToolCall) -> Outcome {
     Outcome::Reply(result([
         ("UnityVersion", info.unity_version.clone().into()),
         ("Platform", info.platform.clone().into()),
-        ("DataPath", editor.project.join("Assets").to_string_lossy().replace('\\', "/").into()),
+        ("DataPath", editor_link::discovery::unity_path(&editor.project.join("Assets")).into()),
         ("PersistentDataPath", persistent.into()),
         ("TemporaryCachePath", cache.into()),
         ("IsEditor", true.into()),

@@ -84,7 +84,7 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
             let written =
                 path.parent().map_or(Ok(()), std::fs::create_dir_all).and_then(|()| std::fs::write(&path, xml));
             match written {
-                Ok(()) => json!(path.to_string_lossy().replace('\\', "/")),
+                Ok(()) => json!(editor_link::discovery::unity_path(&path)),
                 Err(err) => return Outcome::Fail(uloop_internal(format!("Failed to write test results: {err}"))),
             }
         } else {
