@@ -300,8 +300,13 @@ async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
     };
     let options = ReloadOptions { downtime, move_port };
     if !wait {
-        editor.request_reload(options, None);
-        return (StatusCode::ACCEPTED, Json(json!({"accepted": true}))).into_response();
+        // Answered once the reload has begun (the listener closed, clients
+        // told, the discovery file saying reloading), so a call made after
+        // this answer meets the reload, never the domain before it.
+        return match editor.request_reload_begun(options).await {
+            Ok(()) => (StatusCode::ACCEPTED, Json(json!({"accepted": true}))).into_response(),
+            Err(_) => error(StatusCode::SERVICE_UNAVAILABLE, "the Editor did not reload: it has crashed or quit"),
+        };
     }
     let (tx, rx) = oneshot::channel();
     editor.request_reload(options, Some(tx));

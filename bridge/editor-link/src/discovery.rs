@@ -179,10 +179,11 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut fs::File) -> io::R
 /// Renames `from` over `to`. On Windows the rename fails (access denied,
 /// sharing violation) while another process has `to` open: a bridge reading
 /// it, an indexer, an antivirus scan. They hold it for moments, so it is
-/// tried again for up to half a second: a discovery file left unpublished
-/// keeps every bridge waiting for an Editor that is already listening.
+/// tried again, often (a reader that polls keeps it open much of the time:
+/// the gaps are short), for up to a second: a discovery file left
+/// unpublished keeps every bridge waiting for an Editor already listening.
 fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
-    const PATIENCE: std::time::Duration = std::time::Duration::from_millis(500);
+    const PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
     const ERROR_ACCESS_DENIED: i32 = 5;
     const ERROR_SHARING_VIOLATION: i32 = 32;
     let started = std::time::Instant::now();
@@ -195,7 +196,7 @@ fn rename_over(from: &Path, to: &Path) -> io::Result<()> {
                     && started.elapsed() < PATIENCE =>
             {
                 std::thread::sleep(pause);
-                pause = (pause * 2).min(std::time::Duration::from_millis(50));
+                pause = (pause * 2).min(std::time::Duration::from_millis(4));
             }
             done => return done,
         }

@@ -166,6 +166,13 @@ async fn reload(s: &Session, move_port: bool) -> Result<serde_json::Value, Findi
 
 /// Reads the discovery file continuously while the Editor reloads; every
 /// read's outcome (the state, or why the file could not be read).
+/// How often the discovery file is read during a reload: often enough to
+/// catch a torn write. On Windows a rename over a file someone has open
+/// fails where the file system has no POSIX rename semantics (Wine, FAT,
+/// some network shares) and the writer must try again, so a reader that is
+/// never off the file would starve it: there the reads leave it gaps.
+const READ_PAUSE: Duration = if cfg!(windows) { Duration::from_millis(2) } else { Duration::from_micros(200) };
+
 async fn discovery_during_reload(s: &Session) -> Result<Vec<Result<Option<EditorState>, String>>, Finding> {
     let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
     let stop = tokio_util::sync::CancellationToken::new();
@@ -175,7 +182,7 @@ async fn discovery_during_reload(s: &Session) -> Result<Vec<Result<Option<Editor
             let mut reads = Vec::new();
             while !stop.is_cancelled() && reads.len() < 200_000 {
                 reads.push(DiscoveryFile::read(&project).map(|f| f.state).map_err(|e| e.to_string()));
-                std::thread::sleep(Duration::from_micros(200));
+                std::thread::sleep(READ_PAUSE);
             }
             reads
         }

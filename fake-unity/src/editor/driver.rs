@@ -147,7 +147,7 @@ pub async fn drive(
     let mut server = Server::start(editor.clone(), listener, preferred_port, all_interfaces);
     loop {
         match commands.recv().await {
-            Some(Command::Reload { options, done }) => {
+            Some(Command::Reload { options, begun, done }) => {
                 let previous_session_id = editor.session_id();
                 let port = server.port();
                 tracing::info!(port, "domain reload");
@@ -156,6 +156,9 @@ pub async fn drive(
                 editor.begin_shutdown(ShutdownReason::DomainReload);
                 // Unless a fault holds it, the old listener closes now.
                 reload_faults(&editor, old_listener);
+                if let Some(begun) = begun {
+                    let _ = begun.send(());
+                }
                 server.wait_closed(Some(CLOSE_GRACE)).await;
                 let downtime = options.downtime.unwrap_or(Duration::from_millis(editor.base.editor.reload_downtime_ms));
                 tokio::time::sleep(downtime).await;

@@ -79,8 +79,12 @@ impl ShutdownReason {
 /// Lifecycle requests handled by the server's driver loop.
 #[derive(Debug)]
 pub enum Command {
+    /// A domain reload; `begun` is told once the Editor is down (its
+    /// listener closed, clients told, the discovery file saying
+    /// reloading), `done` where it listens again.
     Reload {
         options: ReloadOptions,
+        begun: Option<oneshot::Sender<()>>,
         done: Option<oneshot::Sender<ReloadReport>>,
     },
     /// The Editor process dies (and, with `restart_after`, a new one opens
@@ -421,7 +425,15 @@ impl Editor {
 
     /// Asks the driver to reload the domain; `done` receives where it came back.
     pub fn request_reload(&self, options: ReloadOptions, done: Option<oneshot::Sender<ReloadReport>>) {
-        let _ = self.commands.send(Command::Reload { options, done });
+        let _ = self.commands.send(Command::Reload { options, begun: None, done });
+    }
+
+    /// Asks the driver to reload; the receiver resolves once the Editor is
+    /// down (an error when it does not reload: it has crashed or quit).
+    pub fn request_reload_begun(&self, options: ReloadOptions) -> oneshot::Receiver<()> {
+        let (begun, rx) = oneshot::channel();
+        let _ = self.commands.send(Command::Reload { options, begun: Some(begun), done: None });
+        rx
     }
 
     /// Asks the driver to quit the Editor.

@@ -109,8 +109,9 @@ namespace UnityMcp.Core
         /// the rename fails (access denied, sharing violation) while another
         /// process has the file open: a bridge reading it, an indexer, an
         /// antivirus scan. They hold it for moments, so it is tried again,
-        /// for up to half a second; a file left unpublished would keep the
-        /// bridge waiting for an Editor that is already listening.
+        /// often (a reader that polls keeps it open much of the time: the
+        /// gaps are short), for up to half a second; a file left unpublished
+        /// would keep the bridge waiting for an Editor already listening.
         /// </summary>
         static void RenameOver(string tmp, string path)
         {
@@ -133,7 +134,7 @@ namespace UnityMcp.Core
                 catch (Exception e) when ((e is IOException || e is UnauthorizedAccessException) && !IsUnix && watch.ElapsedMilliseconds < RenamePatienceMs)
                 {
                     System.Threading.Thread.Sleep(pause);
-                    pause = Math.Min(pause * 2, 50);
+                    pause = Math.Min(pause * 2, 4);
                 }
             }
         }

@@ -267,6 +267,25 @@ namespace UnityMcp.Core.Tests
         }
 
         [Test]
+        public void SumsWrittenBySha256sumAsTheReleaseDoesAreRead()
+        {
+            // The release workflow runs `sha256sum unity-mcp-bridge-* > SHA256SUMS`
+            // in the folder of the assets: coreutils' format, not ours.
+            var assets = Path.Combine(root, "assets");
+            Directory.CreateDirectory(assets);
+            var asset = BridgeScript(Version);
+            File.WriteAllBytes(Path.Combine(assets, Asset), asset);
+            File.WriteAllBytes(Path.Combine(assets, "unity-mcp-bridge-0.1.0-x86_64-pc-windows-msvc.exe"), Encoding.UTF8.GetBytes("another"));
+            var sha256sum = ProcessRunner.Instance.Run(
+                "/bin/sh", "-c " + CommandLine.Quote("cd " + CommandLine.Quote(assets, false) + " && sha256sum unity-mcp-bridge-*", false), TimeSpan.FromSeconds(10));
+            Assert.AreEqual(0, sha256sum.ExitCode, sha256sum.StartError + sha256sum.Errors);
+            StringAssert.Contains("  " + Asset + "\n", sha256sum.Output);
+            Publish(asset, sums: sha256sum.Output);
+
+            Assert.AreEqual(Destination, BridgeDownload.InstallAsync(Options(), CancellationToken.None).Result);
+        }
+
+        [Test]
         public void AChecksumMismatchIsRefusedAndLeavesNothing()
         {
             var asset = BridgeScript(Version);
