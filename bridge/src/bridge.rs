@@ -381,7 +381,8 @@ impl Bridge {
             "bridgeVersion": crate::VERSION,
             "connected": link.state == crate::link::LinkState::Connected,
             "state": link.state,
-            "project": self.options.project.as_ref().map(|p| p.display().to_string()),
+            // As Unity names it (Windows: `C:/…`, not `canonicalize`'s `\\?\C:\…`).
+            "project": self.options.project.as_deref().map(editor_link::discovery::unity_path),
             "port": link.port,
             "framing": link.framing,
             "unityVersion": editor.unity_version,
