@@ -164,8 +164,6 @@ async fn reload(s: &Session, move_port: bool) -> Result<serde_json::Value, Findi
         .map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))
 }
 
-/// Reads the discovery file continuously while the Editor reloads; every
-/// read's outcome (the state, or why the file could not be read).
 /// How often the discovery file is read during a reload: often enough to
 /// catch a torn write. On Windows a rename over a file someone has open
 /// fails where the file system has no POSIX rename semantics (Wine, FAT,
@@ -173,6 +171,8 @@ async fn reload(s: &Session, move_port: bool) -> Result<serde_json::Value, Findi
 /// never off the file would starve it: there the reads leave it gaps.
 const READ_PAUSE: Duration = if cfg!(windows) { Duration::from_millis(2) } else { Duration::from_micros(200) };
 
+/// Reads the discovery file continuously while the Editor reloads; every
+/// read's outcome (the state, or why the file could not be read).
 async fn discovery_during_reload(s: &Session) -> Result<Vec<Result<Option<EditorState>, String>>, Finding> {
     let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
     let stop = tokio_util::sync::CancellationToken::new();

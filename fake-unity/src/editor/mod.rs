@@ -666,11 +666,6 @@ impl Editor {
 /// multiple of four, so not a Windows pid either).
 pub const DEAD_PID: u32 = i32::MAX as u32;
 
-fn same_path(a: &Path, b: &Path) -> bool {
-    let canon = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_owned());
-    canon(a) == canon(b)
-}
-
 /// A session id in GUID form, from the seeded generator.
 /// 32 random bytes as unpadded base64url: 43 characters.
 fn new_token(rng: &mut ChaCha8Rng) -> String {

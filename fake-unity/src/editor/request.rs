@@ -325,7 +325,7 @@ impl Editor {
         }
         let actual_root = unity_path(&self.project);
         if let Some(expected) = root {
-            if !same_path(Path::new(expected), &self.project) {
+            if !editor_link::discovery::same_folder(Path::new(expected), &self.project) {
                 let failure = Failure::ProjectMismatch { expected, actual: &actual_root };
                 return Err(self.refuse(&failure, Thrown::IdentityValidator("0x00085")));
             }
