@@ -211,7 +211,7 @@ fn init_logging(common: &Common) -> anyhow::Result<()> {
 fn project(common: &Common) -> anyhow::Result<Option<PathBuf>> {
     match &common.project {
         Some(dir) => {
-            let dir = std::fs::canonicalize(dir)
+            let dir = dunce::canonicalize(dir)
                 .with_context(|| format!("the project folder {} does not exist", dir.display()))?;
             Ok(Some(dir))
         }

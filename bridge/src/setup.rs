@@ -50,20 +50,22 @@ impl Client {
     /// The configuration file for `scope`, or why the client has none there.
     pub fn config_path(self, scope: Scope, project: &Path, home: &Path) -> Result<PathBuf, String> {
         let unsupported = || format!("{} has no {scope}-scoped MCP configuration", self.name());
-        Ok(match (self, scope) {
-            (Client::ClaudeCode, Scope::Project) => project.join(".mcp.json"),
-            (Client::ClaudeCode, Scope::User) => home.join(".claude.json"),
-            (Client::Cursor, Scope::Project) => project.join(".cursor/mcp.json"),
-            (Client::Cursor, Scope::User) => home.join(".cursor/mcp.json"),
-            (Client::Vscode, Scope::Project) => project.join(".vscode/mcp.json"),
+        let (base, relative) = match (self, scope) {
+            (Client::ClaudeCode, Scope::Project) => (project, ".mcp.json"),
+            (Client::ClaudeCode, Scope::User) => (home, ".claude.json"),
+            (Client::Cursor, Scope::Project) => (project, ".cursor/mcp.json"),
+            (Client::Cursor, Scope::User) => (home, ".cursor/mcp.json"),
+            (Client::Vscode, Scope::Project) => (project, ".vscode/mcp.json"),
             (Client::Vscode, Scope::User) => return Err(unsupported()),
-            (Client::Windsurf, Scope::User) => home.join(".codeium/windsurf/mcp_config.json"),
+            (Client::Windsurf, Scope::User) => (home, ".codeium/windsurf/mcp_config.json"),
             (Client::Windsurf, Scope::Project) => return Err(unsupported()),
-            (Client::Codex, Scope::User) => home.join(".codex/config.toml"),
-            (Client::Codex, Scope::Project) => project.join(".codex/config.toml"),
-            (Client::Gemini, Scope::Project) => project.join(".gemini/settings.json"),
-            (Client::Gemini, Scope::User) => home.join(".gemini/settings.json"),
-        })
+            (Client::Codex, Scope::User) => (home, ".codex/config.toml"),
+            (Client::Codex, Scope::Project) => (project, ".codex/config.toml"),
+            (Client::Gemini, Scope::Project) => (project, ".gemini/settings.json"),
+            (Client::Gemini, Scope::User) => (home, ".gemini/settings.json"),
+        };
+        // Joined a component at a time: one separator style on Windows.
+        Ok(relative.split('/').fold(base.to_owned(), |path, part| path.join(part)))
     }
 }
 
