@@ -97,7 +97,7 @@ pub async fn record(
             }
             Step::Reload { reload } => {
                 let before = tool_fetches(&mut mcp).await?;
-                fake.reload(ReloadOptions { downtime: None, move_port: reload.move_port }).await;
+                fake.reload(ReloadOptions { move_port: reload.move_port, ..ReloadOptions::default() }).await;
                 // The bridge reconnects and fetches the tools again in the
                 // background; the recording must hold that fetch, always.
                 let deadline = tokio::time::Instant::now() + WAIT;

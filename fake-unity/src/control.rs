@@ -282,12 +282,15 @@ async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
         Ok(body) => body,
         Err(why) => return error(StatusCode::BAD_REQUEST, why),
     };
-    let downtime = match body.get("downtimeMs") {
-        None | Some(Value::Null) => None,
-        Some(v) => match v.as_u64() {
-            Some(ms) => Some(Duration::from_millis(ms)),
-            None => return error(StatusCode::BAD_REQUEST, "downtimeMs must be a non-negative integer"),
-        },
+    let millis = |name: &str| match body.get(name) {
+        None | Some(Value::Null) => Ok(None),
+        Some(v) => {
+            v.as_u64().map(|ms| Some(Duration::from_millis(ms))).ok_or(format!("{name} must be a non-negative integer"))
+        }
+    };
+    let (downtime, tools_ready_delay) = match (millis("downtimeMs"), millis("toolsReadyDelayMs")) {
+        (Ok(d), Ok(t)) => (d, t),
+        (Err(why), _) | (_, Err(why)) => return error(StatusCode::BAD_REQUEST, why),
     };
     let flag = |name: &str| match body.get(name) {
         None | Some(Value::Null) => Ok(false),
@@ -298,7 +301,7 @@ async fn reload(State(editor): State<Arc<Editor>>, body: Bytes) -> Response {
         (Ok(m), Ok(w)) => (m, w),
         (Err(why), _) | (_, Err(why)) => return error(StatusCode::BAD_REQUEST, why),
     };
-    let options = ReloadOptions { downtime, move_port };
+    let options = ReloadOptions { downtime, move_port, tools_ready_delay };
     if !wait {
         // Answered once the reload has begun (the listener closed, clients
         // told, the discovery file saying reloading), so a call made after

@@ -216,7 +216,11 @@ pub(crate) fn play_timeline(editor: &Arc<Editor>, timeline: Vec<TimedAction>) {
             tracing::info!(action = ?timed.action, "scenario timeline");
             match timed.action {
                 Action::Reload { downtime_ms, move_port } => editor.request_reload(
-                    ReloadOptions { downtime: downtime_ms.map(|ms| editor.faults.scaled(ms)), move_port },
+                    ReloadOptions {
+                        downtime: downtime_ms.map(|ms| editor.faults.scaled(ms)),
+                        move_port,
+                        ..ReloadOptions::default()
+                    },
                     None,
                 ),
                 Action::Quit => editor.request_quit(None),

@@ -167,7 +167,7 @@ pub async fn drive(
                 let listening_at = std::time::Instant::now();
                 server.listen(listener);
                 editor.finish_reload(server.port());
-                schedule_tools_ready(&editor);
+                schedule_tools_ready(&editor, options.tools_ready_delay);
                 tracing::info!(port = server.port(), "listening again");
                 report(done, &editor, server.port(), port, previous_session_id, listening_at);
             }
@@ -300,10 +300,10 @@ fn reload_faults(editor: &Editor, mut old_listener: Option<TcpListener>) {
 
 /// Step 5 of a reload: once tools are registered, `list_changed` to every
 /// client connected by then (unless another reload started meanwhile).
-fn schedule_tools_ready(editor: &Arc<Editor>) {
+fn schedule_tools_ready(editor: &Arc<Editor>, delay: Option<Duration>) {
     let editor = editor.clone();
     let generation = editor.generation();
-    let delay = Duration::from_millis(editor.base.editor.tools_ready_delay_ms);
+    let delay = delay.unwrap_or(Duration::from_millis(editor.base.editor.tools_ready_delay_ms));
     tokio::spawn(async move {
         tokio::time::sleep(delay).await;
         if editor.generation() == generation && editor.model.lifecycle.list_changed_after_reload {

@@ -120,6 +120,9 @@ pub struct ReloadOptions {
     pub downtime: Option<Duration>,
     /// Come back on another port.
     pub move_port: bool,
+    /// How long after listening again the tools are registered (and
+    /// `list_changed` sent); `None` uses the state's default.
+    pub tools_ready_delay: Option<Duration>,
 }
 
 /// Where the Editor came back after a reload.

@@ -61,7 +61,11 @@ impl Editor {
                 fired,
             )) => {
                 self.request_reload(
-                    ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port },
+                    ReloadOptions {
+                        downtime: downtime_ms.map(|ms| fired.duration(ms)),
+                        move_port: *move_port,
+                        ..ReloadOptions::default()
+                    },
                     None,
                 );
                 return (None, None);
@@ -269,7 +273,11 @@ impl Editor {
             after = Some(tools::After::CrashWith(options));
         }
         if let Some((Fault::Reload(crate::faults::Reload { downtime_ms, move_port, at }), fired)) = &fault {
-            let options = ReloadOptions { downtime: downtime_ms.map(|ms| fired.duration(ms)), move_port: *move_port };
+            let options = ReloadOptions {
+                downtime: downtime_ms.map(|ms| fired.duration(ms)),
+                move_port: *move_port,
+                ..ReloadOptions::default()
+            };
             if *at == ReloadPoint::AfterRun {
                 self.request_reload(options, None);
                 return (None, None);
