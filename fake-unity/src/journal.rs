@@ -2,8 +2,9 @@
 //! id, surviving domain reloads, so a request resent with `"x-resume": true`
 //! is answered from the journal instead of running twice.
 
+use std::collections::{HashMap, VecDeque};
+
 use editor_link::jsonrpc::{Id, Response};
-use indexmap::IndexMap;
 use serde_json::Value;
 use tokio::sync::watch;
 
@@ -20,6 +21,9 @@ pub struct Key {
 
 #[derive(Debug)]
 struct Entry {
+    /// When it was started, in start order: tells the entry apart from an
+    /// older start under the same key still waiting in `Journal::order`.
+    started: u64,
     method: String,
     params: Value,
     /// The domain (reload generation) the request started in.
@@ -42,9 +46,16 @@ pub enum Lookup {
     Mismatch { method: String },
 }
 
+/// Entries by key, and the order they were started in for eviction. A key
+/// started again keeps its stale place in `order` (skipped when evicting, and
+/// swept out when stale places outnumber the entries), so every start is
+/// O(1): an ordered map's removal from the front moves every later entry,
+/// which at a thousand entries was the fake's largest cost under load.
 #[derive(Debug, Default)]
 pub struct Journal {
-    entries: IndexMap<Key, Entry>,
+    entries: HashMap<Key, Entry>,
+    order: VecDeque<(u64, Key)>,
+    started: u64,
 }
 
 impl Journal {
@@ -64,10 +75,19 @@ impl Journal {
     /// Records that a request started.
     pub fn start(&mut self, key: Key, method: &str, params: Value, generation: u64) {
         let (done, _) = watch::channel(None);
-        self.entries.shift_remove(&key);
-        self.entries.insert(key, Entry { method: method.to_owned(), params, generation, done });
+        self.started += 1;
+        let started = self.started;
+        self.order.push_back((started, key.clone()));
+        self.entries.insert(key, Entry { started, method: method.to_owned(), params, generation, done });
         while self.entries.len() > CAPACITY {
-            self.entries.shift_remove_index(0);
+            let Some((started, key)) = self.order.pop_front() else { break };
+            if self.entries.get(&key).is_some_and(|entry| entry.started == started) {
+                self.entries.remove(&key);
+            }
+        }
+        if self.order.len() > 2 * CAPACITY {
+            let entries = &self.entries;
+            self.order.retain(|(started, key)| entries.get(key).is_some_and(|entry| entry.started == *started));
         }
     }
 
@@ -118,5 +138,29 @@ mod tests {
         }
         assert_eq!(journal.len(), CAPACITY);
         assert!(matches!(journal.lookup(&key(0), "ping", &json!({}), 0), Lookup::NotSeen));
+    }
+
+    #[test]
+    fn a_request_started_again_is_evicted_by_its_latest_start() {
+        let mut journal = Journal::default();
+        journal.start(key(0), "ping", json!({}), 0);
+        for i in 1..CAPACITY as u64 {
+            journal.start(key(i), "ping", json!({}), 0);
+        }
+        journal.start(key(0), "ping", json!({}), 0);
+        journal.start(key(CAPACITY as u64), "ping", json!({}), 0);
+        assert_eq!(journal.len(), CAPACITY);
+        assert!(matches!(journal.lookup(&key(0), "ping", &json!({}), 0), Lookup::Running(_)));
+        assert!(matches!(journal.lookup(&key(1), "ping", &json!({}), 0), Lookup::NotSeen));
+    }
+
+    #[test]
+    fn one_key_started_over_and_over_keeps_the_order_bounded() {
+        let mut journal = Journal::default();
+        for _ in 0..10 * CAPACITY {
+            journal.start(key(7), "ping", json!({}), 0);
+        }
+        assert_eq!(journal.len(), 1);
+        assert!(journal.order.len() <= 2 * CAPACITY);
     }
 }
