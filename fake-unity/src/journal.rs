@@ -81,13 +81,13 @@ impl Journal {
         self.entries.insert(key, Entry { started, method: method.to_owned(), params, generation, done });
         while self.entries.len() > CAPACITY {
             let Some((started, key)) = self.order.pop_front() else { break };
-            if self.entries.get(&key).is_some_and(|entry| entry.started == started) {
+            if is_current(&self.entries, started, &key) {
                 self.entries.remove(&key);
             }
         }
         if self.order.len() > 2 * CAPACITY {
             let entries = &self.entries;
-            self.order.retain(|(started, key)| entries.get(key).is_some_and(|entry| entry.started == *started));
+            self.order.retain(|(started, key)| is_current(entries, *started, key));
         }
     }
 
@@ -105,6 +105,11 @@ impl Journal {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// Whether `started` is `key`'s latest start, not a stale place in the order.
+fn is_current(entries: &HashMap<Key, Entry>, started: u64, key: &Key) -> bool {
+    entries.get(key).is_some_and(|entry| entry.started == started)
 }
 
 #[cfg(test)]
