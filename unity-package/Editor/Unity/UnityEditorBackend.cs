@@ -113,7 +113,7 @@ namespace UnityMcp.Editor
 
         static SceneObject Model(GameObject go)
         {
-            var model = new SceneObject { Name = go.name, InstanceId = go.GetInstanceID(), Tag = go.tag, Layer = go.layer, Active = go.activeSelf };
+            var model = new SceneObject { Name = go.name, InstanceId = ObjectId(go), Tag = go.tag, Layer = go.layer, Active = go.activeSelf };
             foreach (var component in go.GetComponents<Component>())
             {
                 if (component == null)
@@ -135,6 +135,21 @@ namespace UnityMcp.Editor
                 model.Children.Add(Model(go.transform.GetChild(i).gameObject));
             }
             return model;
+        }
+
+        /// <summary>
+        /// The object's identity as a number. Unity 6000.4 deprecated
+        /// GetInstanceID for GetEntityId (a warning), and 6000.5 made it an
+        /// error (CS0619); EntityId.ToULong, from 6000.4, is the supported way
+        /// to its number.
+        /// </summary>
+        static long ObjectId(UnityEngine.Object obj)
+        {
+#if UNITY_6000_4_OR_NEWER
+            return unchecked((long)EntityId.ToULong(obj.GetEntityId()));
+#else
+            return obj.GetInstanceID();
+#endif
         }
 
         /// <summary>The component's visible serialized properties (top level, simple values).</summary>
