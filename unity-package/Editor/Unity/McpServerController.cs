@@ -15,7 +15,6 @@ using System.Collections.Generic;
 using System.Diagnostics;
 using System.IO;
 using System.Linq;
-using System.Reflection;
 using UnityEditor;
 using UnityEngine;
 using UnityMcp.Core;
@@ -76,7 +75,7 @@ namespace UnityMcp.Editor
             // the queue is emptied on the internal tick event as well as on
             // update. Both are looked up by name, and absent they are skipped.
             var unity = System.Threading.SynchronizationContext.Current;
-            var signalTick = EditorTick.Signal();
+            var signalTick = EditorTick.Signal(typeof(EditorApplication));
             MainThread.Wake = () =>
             {
                 if (unity != null)
@@ -85,7 +84,7 @@ namespace UnityMcp.Editor
                 }
                 signalTick();
             };
-            EditorTick.OnTick(() => MainThread.Pump());
+            EditorTick.OnTick(typeof(EditorApplication), () => MainThread.Pump());
             EditorApplication.update += Update;
             AssemblyReloadEvents.beforeAssemblyReload += BeforeReload;
             EditorApplication.quitting += OnQuit;
@@ -198,58 +197,6 @@ namespace UnityMcp.Editor
             public void LogError(string message)
             {
                 UnityEngine.Debug.LogError(message);
-            }
-        }
-    }
-
-    /// <summary>
-    /// The Editor's internal tick (UnityCsReference 6000.0.78f1 and 2021.3.58f1,
-    /// Editor/Mono/EditorApplication.bindings.cs SignalTick, EditorApplication.cs
-    /// tick): what wakes a throttled Editor loop from another thread.
-    /// </summary>
-    static class EditorTick
-    {
-        const BindingFlags Internal = BindingFlags.NonPublic | BindingFlags.Static;
-
-        /// <summary>EditorApplication.SignalTick, callable from any thread; a no-op where Unity lacks it.</summary>
-        public static Action Signal()
-        {
-            var method = typeof(EditorApplication).GetMethod("SignalTick", Internal, null, Type.EmptyTypes, null);
-            if (method == null)
-            {
-                return delegate { };
-            }
-            try
-            {
-                return (Action)Delegate.CreateDelegate(typeof(Action), method);
-            }
-            catch (ArgumentException)
-            {
-                return delegate { };
-            }
-        }
-
-        /// <summary>Runs <paramref name="handler"/> on EditorApplication's internal tick event, where Unity has one.</summary>
-        public static void OnTick(Action handler)
-        {
-            // internal static event CallbackFunction tick (a void(), like Action).
-            var tick = typeof(EditorApplication).GetEvent("tick", Internal);
-            var add = tick != null ? tick.GetAddMethod(true) : null;
-            if (add == null)
-            {
-                return;
-            }
-            try
-            {
-                var typed = Delegate.CreateDelegate(tick.EventHandlerType, handler.Target, handler.Method, false);
-                if (typed != null)
-                {
-                    add.Invoke(null, new object[] { typed });
-                }
-            }
-            catch (Exception e) when (e is TargetInvocationException || e is ArgumentException || e is MemberAccessException)
-            {
-                // Unity changed it: update alone pumps the queue.
             }
         }
     }
