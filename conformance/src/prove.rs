@@ -103,6 +103,7 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         D::DiscoveryStaysReady => &["7.discovery-reload-state"],
         D::IgnoresToken => &["1.token-required"],
         D::DiscoveryWorldReadable => &["7.discovery-token-private"],
+        D::EntityIdsAsNumbers => &["6.object-identity"],
     }
 }
 

@@ -7,6 +7,7 @@ use serde_json::{Value, json};
 /// Keys whose values differ from run to run (and Editor to Editor).
 const VOLATILE_KEYS: &[&str] = &[
     "id",
+    "entityId",
     "instanceId",
     "InstanceId",
     "InstanceID",

@@ -167,6 +167,11 @@ struct ServeArgs {
     /// fixtures/unity-project).
     #[arg(long, value_name = "FILE")]
     state: Option<PathBuf>,
+    /// The Unity version the Editor runs in (default: the state's), which
+    /// get-version reports and answers depend on: from 6000.5 objects are
+    /// named by 64-bit EntityIds, as the package names them there.
+    #[arg(long, value_name = "VERSION", value_parser = unity_version)]
+    unity_version: Option<String>,
     /// A scenario file (TOML or JSON): fault rules, timeline, start delay,
     /// state (see fixtures/scenarios/README.md).
     #[arg(long, value_name = "FILE")]
@@ -238,10 +243,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         Some(path) => Scenario::load(path)?,
         None => Scenario::default(),
     };
-    let state = match args.state.as_ref().or(scenario.state.as_ref()) {
+    let mut state = match args.state.as_ref().or(scenario.state.as_ref()) {
         Some(path) => EditorStateFile::load(path)?,
         None => crate::default_state(),
     };
+    if let Some(version) = &args.unity_version {
+        state.editor.unity_version.clone_from(version);
+    }
     let config = Config {
         project: args.project.clone(),
         state,
@@ -480,4 +488,22 @@ fn shutdown_signal() -> std::io::Result<Signals> {
     {
         Ok(Signals {})
     }
+}
+
+/// A Unity version as Unity writes one: `6000.5.2f1`, `6000.7.0a1`.
+fn unity_version(text: &str) -> Result<String, String> {
+    let bad = || format!("{text:?} is not a Unity version (like 6000.5.2f1)");
+    let mut parts = text.splitn(3, '.');
+    let numbers = [parts.next(), parts.next()];
+    if numbers.iter().any(|n| n.is_none_or(|n| n.is_empty() || !n.bytes().all(|b| b.is_ascii_digit()))) {
+        return Err(bad());
+    }
+    let rest = parts.next().ok_or_else(bad)?;
+    let at = rest.find(|c: char| c.is_ascii_alphabetic()).ok_or_else(bad)?;
+    let (patch, build) = (&rest[..at], &rest[at + 1..]);
+    let numeric = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    if !numeric(patch) || !numeric(build) {
+        return Err(bad());
+    }
+    Ok(text.to_owned())
 }

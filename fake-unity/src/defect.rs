@@ -113,6 +113,9 @@ pub enum Defect {
     /// §7: the discovery file, which holds the token, is readable by every
     /// local user (mode 0644).
     DiscoveryWorldReadable,
+    /// §6: get-hierarchy sends `entityId` as a JSON number (a JavaScript
+    /// client rounds one past 2^53), not as decimal text.
+    EntityIdsAsNumbers,
 }
 
 // Names (kebab-case of the variant) and descriptions (the doc comments)
@@ -125,7 +128,7 @@ impl Defect {
 
     /// The defect as a value of one of the Editor's policies, applied to the
     /// model once at start: the Editor core carries out policies and never
-    /// asks for a defect. The six that break one tool's answer are
+    /// asks for a defect. The seven that break one tool's answer are
     /// checked by that tool.
     pub fn shape(self, model: &mut crate::model::EditorModel) {
         use crate::model::{
@@ -197,7 +200,8 @@ impl Defect {
             | Defect::EnumDefaultsOutsideEnum
             | Defect::RewordedDescriptions
             | Defect::IgnoresLogFilter
-            | Defect::WrongTestCounts => {}
+            | Defect::WrongTestCounts
+            | Defect::EntityIdsAsNumbers => {}
         }
     }
 
@@ -232,7 +236,7 @@ mod tests {
 
     #[test]
     fn every_defect_is_named_and_described() {
-        assert_eq!(Defect::all().len(), 48);
+        assert_eq!(Defect::all().len(), 49);
         assert_eq!(Defect::IdsAsStrings.to_string(), "ids-as-strings");
         for &defect in Defect::all() {
             assert_eq!(defect.to_string().parse::<Defect>().unwrap(), defect);

@@ -125,6 +125,33 @@ pub struct Scene {
     pub roots: Vec<GameObject>,
 }
 
+impl EditorInfo {
+    /// Whether this Unity names objects by a 64-bit EntityId (6000.5 and
+    /// newer; 6000.4's EntityId still holds an int).
+    pub fn entity_ids_are_64_bit(&self) -> bool {
+        let mut parts = self.unity_version.split('.');
+        let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+        major > 6000 || major == 6000 && minor >= 5
+    }
+}
+
+impl GameObject {
+    /// How the Unity `editor` plays names this object, as the package says
+    /// it (docs/editor-link-protocol.md §6): `id`, the instance ID (from
+    /// 6000.5 the EntityId's low 32 bits), and `entityId`, exact, in
+    /// decimal. From 6000.5 the EntityId is made as 6000.5 makes one: a
+    /// version tag in the high 32 bits and the index below, so it is past 2^53.
+    pub fn identity(&self, editor: &EditorInfo) -> (i64, String) {
+        if editor.entity_ids_are_64_bit() {
+            let entity = (0x7E2_5105_u64 << 32) | u64::from(self.instance_id as u32);
+            (i64::from(self.instance_id as i32), entity.to_string())
+        } else {
+            (self.instance_id, self.instance_id.to_string())
+        }
+    }
+}
+
 #[derive(Clone, Debug, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GameObject {

@@ -105,6 +105,15 @@ fn fixed_cases() -> Vec<Case> {
             check: check(enum_defaults),
         },
         Case {
+            id: "6.object-identity".into(),
+            requirement: "get-hierarchy names each object exactly: entityId, decimal text (a JSON number past 2^53 is rounded by JavaScript clients) unique among the objects, the EntityId from Unity 6000.5 and the instance ID before; and id, uLoopMCP's number, the instance ID (from 6000.5 the EntityId's low 32 bits).".into(),
+            reference: REF,
+            level: Level::Must,
+            needs: Needs::Link,
+            requires: Requires::catalogue_tool("get-hierarchy").and_tool("get-version"),
+            check: check(object_identity),
+        },
+        Case {
             id: "6.enum-default-names".into(),
             requirement: "An enum parameter's DefaultValue is one of its Enum names, never the C# integer.".into(),
             reference: REF,
@@ -298,4 +307,56 @@ async fn takes_timeout(s: Session, tool: ToolRef) -> crate::case::CheckResult {
     let answer = link.call(tool.name, args).await?;
     ensure!(answer.get("result").is_some(), "{} with TimeoutSeconds 60 was answered {answer}", tool.name);
     Ok(())
+}
+
+/// Whether a Unity version names objects by a 64-bit EntityId (6000.5 and newer).
+fn entity_ids_are_64_bit(unity_version: &str) -> bool {
+    let mut parts = unity_version.split('.');
+    let major: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    let minor: u32 = parts.next().and_then(|p| p.parse().ok()).unwrap_or(0);
+    major > 6000 || major == 6000 && minor >= 5
+}
+
+fn object_identity(s: Session) -> CheckFuture {
+    Box::pin(async move {
+        let mut link = s.link(Framing::Header).await?;
+        let version = link.result("get-version", json!({})).await?;
+        let unity = version["UnityVersion"].as_str().unwrap_or_default().to_owned();
+        let wide = entity_ids_are_64_bit(&unity);
+        let result = link.result("get-hierarchy", json!({"IncludeInactive": true, "IncludeComponents": false})).await?;
+        let mut pending: Vec<&Value> = result["hierarchy"].as_array().map(|a| a.iter().collect()).unwrap_or_default();
+        ensure!(!pending.is_empty(), "get-hierarchy named no object to check: {result}");
+        let mut seen = std::collections::BTreeSet::new();
+        let mut problems = Vec::new();
+        while let Some(node) = pending.pop() {
+            pending.extend(node["children"].as_array().into_iter().flatten());
+            let name = node["name"].as_str().unwrap_or("?");
+            let Some(entity) = node["entityId"].as_str() else {
+                problems.push(format!("{name}: entityId is {}, not decimal text", node["entityId"]));
+                continue;
+            };
+            let Some(id) = node["id"].as_i64() else {
+                problems.push(format!("{name}: id is {}, not an integer", node["id"]));
+                continue;
+            };
+            let expected = if wide {
+                entity.parse::<u64>().ok().map(|e| i64::from(e as u32 as i32))
+            } else {
+                entity.parse::<i64>().ok()
+            };
+            match expected {
+                None => problems.push(format!("{name}: entityId {entity:?} is not an integer in decimal")),
+                Some(expected) if expected != id => problems.push(format!(
+                    "{name}: id {id} is not {} of entityId {entity}",
+                    if wide { "the low 32 bits" } else { "the value" }
+                )),
+                Some(_) => {}
+            }
+            if !seen.insert(entity.to_owned()) {
+                problems.push(format!("{name}: entityId {entity} names another object too"));
+            }
+        }
+        ensure!(problems.is_empty(), "Unity {unity}: {}", problems.join("; "));
+        Ok(())
+    })
 }

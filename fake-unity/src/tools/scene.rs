@@ -164,8 +164,15 @@ pub fn get_hierarchy(call: &ToolCall) -> Outcome {
 
     let mut count = 0;
     let mut deepest = 0;
-    let mut build =
-        Builder { include_inactive, max_depth, include_components, count: &mut count, deepest: &mut deepest };
+    let mut build = Builder {
+        editor: &editor.base.editor,
+        entity_ids_as_numbers: editor.has_defect(crate::Defect::EntityIdsAsNumbers),
+        include_inactive,
+        max_depth,
+        include_components,
+        count: &mut count,
+        deepest: &mut deepest,
+    };
     let hierarchy: Vec<Value> = roots.iter().filter_map(|go| build.node(go, 0)).collect();
     let context = context(count, deepest);
     let hierarchy = Value::Array(hierarchy);
@@ -197,6 +204,8 @@ pub fn get_hierarchy(call: &ToolCall) -> Outcome {
 }
 
 struct Builder<'a> {
+    editor: &'a crate::state::EditorInfo,
+    entity_ids_as_numbers: bool,
     include_inactive: bool,
     max_depth: i64,
     include_components: bool,
@@ -221,7 +230,14 @@ impl Builder<'_> {
         } else {
             Vec::new()
         };
-        Some(json!({"id": go.instance_id, "name": go.name, "depth": depth, "isActive": go.active,
+        let (id, entity_id) = go.identity(self.editor);
+        // The defect: the whole EntityId as a JSON number, which a
+        // JavaScript client rounds past 2^53.
+        let entity_id = match self.entity_ids_as_numbers {
+            true => entity_id.parse::<u64>().map_or_else(|_| json!(entity_id), |n| json!(n)),
+            false => json!(entity_id),
+        };
+        Some(json!({"id": id, "entityId": entity_id, "name": go.name, "depth": depth, "isActive": go.active,
                     "components": components, "children": children}))
     }
 }

@@ -74,7 +74,9 @@ fn items_of(editor: &Editor, provider: &str, include_packages: bool) -> Vec<Item
                         components,
                         ..base(
                             "scene",
-                            p.object.instance_id.to_string(),
+                            // Unity's scene provider names an item by the
+                            // object's EntityId (its instance ID before 6000.5).
+                            p.object.identity(&editor.base.editor).1,
                             p.object.name.clone(),
                             "GameObject",
                             p.path.clone(),

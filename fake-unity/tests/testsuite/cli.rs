@@ -414,3 +414,39 @@ fn replay_refuses_a_broken_transcript_naming_the_line() {
     let stderr = String::from_utf8_lossy(&output.stderr);
     assert!(stderr.contains("broken.jsonl:2") && stderr.contains("\"up\""), "{stderr}");
 }
+
+/// `--unity-version` is the Unity the Editor runs in: get-version says it,
+/// and from 6000.5 objects are named as the package names them there — an
+/// exact EntityId in decimal text (past 2^53), and uLoopMCP's `id`, its low
+/// 32 bits; a bad version is refused before anything starts.
+#[tokio::test]
+async fn serve_plays_the_unity_version_it_is_given() {
+    let running = spawn(&["--unity-version", "6000.5.2f1"]);
+    let port = running.line["port"].as_u64().unwrap() as u16;
+    let mut client = running.client(port, Framing::Header).await;
+    assert_eq!(client.ok("get-version", json!({})).await["UnityVersion"], "6000.5.2f1");
+    let hierarchy = client.ok("get-hierarchy", json!({"IncludeInactive": true})).await;
+    let root = &hierarchy["hierarchy"][0];
+    let entity: u64 = root["entityId"].as_str().unwrap().parse().unwrap();
+    assert!(entity > 1 << 53, "{root}");
+    assert_eq!(root["id"].as_i64().unwrap(), i64::from(entity as u32 as i32), "{root}");
+    let search = client.ok("unity-search", json!({"SearchQuery": root["name"], "Providers": ["scene"]})).await;
+    assert!(search.to_string().contains(&entity.to_string()), "the scene provider names items by EntityId: {search}");
+
+    let older = spawn(&[]);
+    let port = older.line["port"].as_u64().unwrap() as u16;
+    let mut client = older.client(port, Framing::Header).await;
+    let root = client.ok("get-hierarchy", json!({})).await["hierarchy"][0].clone();
+    assert_eq!(root["entityId"].as_str().unwrap(), root["id"].to_string(), "before 6000.5 the instance ID: {root}");
+
+    let out = Command::new(env!("CARGO_BIN_EXE_fake-unity"))
+        .args(["serve", "--project", ".", "--unity-version", "6000.5"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("not a Unity version"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

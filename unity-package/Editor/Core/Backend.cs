@@ -43,11 +43,42 @@ namespace UnityMcp.Core
         }
     }
 
+    /// <summary>How a SceneObject's identity is set from what Unity names it by.</summary>
+    public static class ObjectIdentity
+    {
+        /// <summary>From a 64-bit EntityId (EntityId.ToULong, Unity 6000.5 and newer).</summary>
+        public static void FromEntityId(SceneObject o, ulong entityId)
+        {
+            o.InstanceId = unchecked((int)(uint)entityId);
+            o.EntityId = entityId.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
+
+        /// <summary>From an instance ID (before 6000.5, where an EntityId holds an int).</summary>
+        public static void FromInstanceId(SceneObject o, int instanceId)
+        {
+            o.InstanceId = instanceId;
+            o.EntityId = instanceId.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
+    }
+
     /// <summary>A GameObject of the open scene.</summary>
     public sealed class SceneObject
     {
         public string Name = "";
+
+        /// <summary>
+        /// Unity's instance ID (GetInstanceID): uLoopMCP 2.1.1's <c>id</c>. From
+        /// Unity 6000.5, where an object is named by a 64-bit EntityId, its low
+        /// 32 bits, as Unity's own (obsolete) GetInstanceID returns them.
+        /// </summary>
         public long InstanceId;
+
+        /// <summary>
+        /// The object's identity, exact, in decimal (a string: JavaScript
+        /// clients round a JSON number past 2^53): the EntityId from Unity
+        /// 6000.5, the instance ID before (docs/editor-link-protocol.md §6).
+        /// </summary>
+        public string EntityId = "";
         public string Tag = "Untagged";
         public int Layer;
 

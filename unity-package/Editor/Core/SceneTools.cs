@@ -271,6 +271,7 @@ namespace UnityMcp.Core
             return new JObject
             {
                 ["id"] = go.InstanceId,
+                ["entityId"] = go.EntityId,
                 ["name"] = go.Name,
                 ["depth"] = depth,
                 ["isActive"] = go.Active,

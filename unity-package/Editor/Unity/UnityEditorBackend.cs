@@ -113,7 +113,8 @@ namespace UnityMcp.Editor
 
         static SceneObject Model(GameObject go)
         {
-            var model = new SceneObject { Name = go.name, InstanceId = ObjectId(go), Tag = go.tag, Layer = go.layer, Active = go.activeSelf };
+            var model = new SceneObject { Name = go.name, Tag = go.tag, Layer = go.layer, Active = go.activeSelf };
+            SetIdentity(model, go);
             foreach (var component in go.GetComponents<Component>())
             {
                 if (component == null)
@@ -138,17 +139,20 @@ namespace UnityMcp.Editor
         }
 
         /// <summary>
-        /// The object's identity as a number. Unity 6000.4 deprecated
-        /// GetInstanceID for GetEntityId (a warning), and 6000.5 made it an
-        /// error (CS0619); EntityId.ToULong, from 6000.4, is the supported way
-        /// to its number.
+        /// The object's identity (docs/editor-link-protocol.md §6). Unity
+        /// 6000.4 deprecated GetInstanceID for GetEntityId (a warning), and
+        /// 6000.5 made it an error (CS0619) and the EntityId 64 bits;
+        /// EntityId.ToULong, from 6000.4, is the supported way to its number
+        /// (in 6000.4 an int, sign-extended).
         /// </summary>
-        static long ObjectId(UnityEngine.Object obj)
+        static void SetIdentity(SceneObject model, UnityEngine.Object obj)
         {
-#if UNITY_6000_4_OR_NEWER
-            return unchecked((long)EntityId.ToULong(obj.GetEntityId()));
+#if UNITY_6000_5_OR_NEWER
+            ObjectIdentity.FromEntityId(model, EntityId.ToULong(obj.GetEntityId()));
+#elif UNITY_6000_4_OR_NEWER
+            ObjectIdentity.FromInstanceId(model, unchecked((int)EntityId.ToULong(obj.GetEntityId())));
 #else
-            return obj.GetInstanceID();
+            ObjectIdentity.FromInstanceId(model, obj.GetInstanceID());
 #endif
         }
 

@@ -42,6 +42,7 @@ namespace UnityMcp.Host
             {
                 console.Add(new ConsoleLine { Entry = new LogEntry { Type = (string)entry["type"], Message = (string)entry["message"], StackTrace = (string)entry["stackTrace"] ?? "" } });
             }
+            entityIds = EntityIdsAre64Bit((string)state["editor"]["unityVersion"]);
             roots = ((JArray)state["scene"]["roots"]).Select(o => SceneObjectOf((JObject)o)).ToList();
             compiledScripts = Scripts();
         }
@@ -199,16 +200,44 @@ namespace UnityMcp.Host
             }
         }
 
-        static SceneObject SceneObjectOf(JObject o)
+        // Whether the Unity this models names objects by a 64-bit EntityId (6000.5 and newer).
+        readonly bool entityIds;
+
+        static bool EntityIdsAre64Bit(string unityVersion)
+        {
+            var parts = (unityVersion ?? "").Split('.');
+            int major, minor;
+            return parts.Length >= 2 && int.TryParse(parts[0], out major) && int.TryParse(parts[1], out minor)
+                && (major > 6000 || major == 6000 && minor >= 5);
+        }
+
+        /// <summary>
+        /// An object's identity as the modelled Unity gives it: its instance ID,
+        /// or from 6000.5 an EntityId made as 6000.5 makes one (a version tag in
+        /// the high 32 bits, the index below), so ids past 2^53 are seen.
+        /// </summary>
+        void SetIdentity(SceneObject go, long instanceId)
+        {
+            if (entityIds)
+            {
+                ObjectIdentity.FromEntityId(go, (0x7E25105UL << 32) | unchecked((uint)(int)instanceId));
+            }
+            else
+            {
+                ObjectIdentity.FromInstanceId(go, unchecked((int)instanceId));
+            }
+        }
+
+        SceneObject SceneObjectOf(JObject o)
         {
             var go = new SceneObject
             {
                 Name = (string)o["name"],
-                InstanceId = (long)o["instanceId"],
                 Tag = (string)o["tag"] ?? "Untagged",
                 Layer = (int?)o["layer"] ?? 0,
                 Active = (bool?)o["active"] ?? true,
             };
+            SetIdentity(go, (long)o["instanceId"]);
             foreach (JObject c in (JArray)o["components"] ?? new JArray())
             {
                 var type = (string)c["type"];
@@ -516,7 +545,8 @@ namespace UnityMcp.Host
                         {
                             name = "GameObject (" + n + ")";
                         }
-                        var created = new SceneObject { Name = name, InstanceId = nextInstanceId };
+                        var created = new SceneObject { Name = name };
+                        SetIdentity(created, nextInstanceId);
                         nextInstanceId -= 2;
                         created.Components.Add(new SceneComponent
                         {
@@ -590,7 +620,8 @@ namespace UnityMcp.Host
                 case "scene":
                     return PlacedObject.Walk(SceneRoots()).Select(p => new ModelSearch.Candidate(new SearchItem
                     {
-                        Id = p.Object.InstanceId.ToString(System.Globalization.CultureInfo.InvariantCulture),
+                        // Unity's scene provider names an item by the object's EntityId (its instance ID before 6000.5).
+                        Id = p.Object.EntityId,
                         Label = p.Object.Name,
                         Description = p.Path + " (" + string.Join(", ", p.Object.Components.Select(c => c.TypeName).ToArray()) + ")",
                         Provider = "scene",

@@ -206,7 +206,10 @@ pub fn table(results: &[VersionResult], compiler: &str) -> String {
         }
     }
     let errors: usize = results.iter().map(|r| r.errors).sum();
-    let unknown_name = results.iter().flat_map(|r| &r.diagnostics).any(|d| matches!(d.code.as_str(), "CS0117" | "CS0246" | "CS1061" | "CS0234"));
+    let unknown_name = results
+        .iter()
+        .flat_map(|r| &r.diagnostics)
+        .any(|d| matches!(d.code.as_str(), "CS0117" | "CS0246" | "CS1061" | "CS0234"));
     if unknown_name {
         out.push_str(
             "  (a Unity name the data lacks: if that Unity version has it, the committed API predates the package's use of it; \
