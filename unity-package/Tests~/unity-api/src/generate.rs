@@ -7,7 +7,7 @@
 //! and nothing the package uses is a shell.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use anyhow::{Context, bail};
@@ -116,10 +116,7 @@ pub fn generate(
             reflection: reflection::find(&index),
         };
         let stubs = stubs::render(&api);
-        let stubs_cs = work.path().join("UnityApi.cs");
-        let stubs_dll = work.path().join("UnityApi.dll");
-        std::fs::write(&stubs_cs, &stubs.text)?;
-        let (built, diagnostics) = compile_stubs(&stubs_cs, &stubs_dll)?;
+        let (built, diagnostics, stubs_dll) = stubs.compile(work.path())?;
         if !built {
             let errors: Vec<&Diagnostic> = diagnostics.iter().filter(|d| d.severity == Severity::Error).collect();
             if !leave_out(&errors, &stubs.lines, &api, &mut left_out) {
@@ -243,18 +240,6 @@ fn shell_named(name: &str, shells: &BTreeMap<String, String>) -> Option<String> 
         }
         candidate = &candidate[..candidate.rfind('.')?];
     }
-}
-
-fn compile_stubs(source: &Path, output: &Path) -> anyhow::Result<(bool, Vec<Diagnostic>)> {
-    mcs::compile(&Compilation {
-        output: Some(output),
-        sources: vec![source.to_owned()],
-        references: crate::dotnet::ASSEMBLIES.iter().map(PathBuf::from).collect(),
-        defines: Vec::new(),
-        strict: false,
-        unsafe_code: true,
-        langversion: "7.2",
-    })
 }
 
 /// Compiles the package's Editor layer against a version's stubs; what mcs said.

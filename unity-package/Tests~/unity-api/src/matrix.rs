@@ -10,7 +10,7 @@ use crate::Package;
 use crate::api::Api;
 use crate::defines::{EditorPlatform, UnityVersion};
 use crate::generate::compile_package;
-use crate::mcs::{self, Compilation, Diagnostic, Severity, Toolchain};
+use crate::mcs::{Diagnostic, Severity, Toolchain};
 use crate::reflection::{TARGETS, present};
 use crate::stubs;
 
@@ -80,19 +80,7 @@ pub fn load(path: &Path) -> anyhow::Result<Api> {
 pub fn check(api: &Api, package: &Package, toolchain: &Toolchain) -> anyhow::Result<VersionResult> {
     let version: UnityVersion = api.unity.parse().map_err(anyhow::Error::msg)?;
     let work = tempfile::tempdir()?;
-    let rendered = stubs::render(api);
-    let stubs_cs = work.path().join("UnityApi.cs");
-    let stubs_dll = work.path().join("UnityApi.dll");
-    std::fs::write(&stubs_cs, &rendered.text)?;
-    let (built, stub_diagnostics) = mcs::compile(&Compilation {
-        output: Some(&stubs_dll),
-        sources: vec![stubs_cs.clone()],
-        references: crate::dotnet::ASSEMBLIES.iter().map(PathBuf::from).collect(),
-        defines: Vec::new(),
-        strict: false,
-        unsafe_code: true,
-        langversion: "7.2",
-    })?;
+    let (built, stub_diagnostics, stubs_dll) = stubs::render(api).compile(work.path())?;
     anyhow::ensure!(
         built,
         "the stubs of {} do not compile (regenerate them with unity-versions add): {:?}",

@@ -8,9 +8,11 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write;
+use std::path::{Path, PathBuf};
 
 use crate::api::{Api, ApiMember, ApiMemberKind, ApiType};
 use crate::index::type_levels;
+use crate::mcs::{self, Compilation, Diagnostic};
 use crate::syntax::{Obsolete, TypeKind};
 
 /// What a line of the rendered stubs declares.
@@ -26,6 +28,27 @@ pub struct Stubs {
     pub text: String,
     /// One owner per line (index 0 is line 1).
     pub lines: Vec<LineOwner>,
+}
+
+impl Stubs {
+    /// Compiles the stubs into `dir/UnityApi.dll` (warnings off: they are
+    /// Unity's declarations, not the package's code); whether mcs built it,
+    /// what it said, and the assembly's path.
+    pub fn compile(&self, dir: &Path) -> anyhow::Result<(bool, Vec<Diagnostic>, PathBuf)> {
+        let source = dir.join("UnityApi.cs");
+        let output = dir.join("UnityApi.dll");
+        std::fs::write(&source, &self.text)?;
+        let (built, diagnostics) = mcs::compile(&Compilation {
+            output: Some(&output),
+            sources: vec![source],
+            references: crate::dotnet::ASSEMBLIES.iter().map(PathBuf::from).collect(),
+            defines: Vec::new(),
+            strict: false,
+            unsafe_code: true,
+            langversion: "7.2",
+        })?;
+        Ok((built, diagnostics, output))
+    }
 }
 
 struct Writer {
