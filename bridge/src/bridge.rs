@@ -478,15 +478,20 @@ const PROGRESS_FLUSH: Duration = Duration::from_millis(200);
 /// The longest `TimeoutSeconds` a call may ask for: a day.
 pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
 
+/// The shortest `TimeoutSeconds` a call may ask for: a millisecond, the
+/// Editor's floor too (protocol §6), so the bridge never sends one the
+/// Editor would refuse.
+pub const MIN_TIMEOUT_SECONDS: f64 = 0.001;
+
 /// The call's own deadline, `TimeoutSeconds` (protocol §6), when it names
 /// one; a message naming the parameter when it is not a number of seconds
-/// above 0 and at most a day.
+/// from a millisecond to a day.
 fn timeout_seconds(arguments: &Map<String, Value>, name: &str) -> Result<Option<Duration>, String> {
     let Some(value) = arguments.get(name).filter(|v| !v.is_null()) else { return Ok(None) };
     match value.as_f64() {
-        Some(s) if s > 0.0 && s <= MAX_TIMEOUT_SECONDS => Ok(Some(Duration::from_secs_f64(s))),
+        Some(s) if (MIN_TIMEOUT_SECONDS..=MAX_TIMEOUT_SECONDS).contains(&s) => Ok(Some(Duration::from_secs_f64(s))),
         _ => Err(format!(
-            "{name} must be a number of seconds above 0 and at most {MAX_TIMEOUT_SECONDS} (a day), not {value}. The call was not sent to Unity, so it did not run."
+            "{name} must be a number of seconds from {MIN_TIMEOUT_SECONDS} to {MAX_TIMEOUT_SECONDS} (a day), not {value}. The call was not sent to Unity, so it did not run."
         )),
     }
 }
@@ -596,5 +601,20 @@ mod tests {
         assert!(seen.iter().any(|p| p.message.starts_with("waiting for Unity")), "{seen:?}");
         assert_eq!(seen.last().unwrap().message, "2/3");
         assert!(seen.windows(2).all(|w| w[1].progress > w[0].progress));
+    }
+
+    /// The bridge's floor and ceiling for TimeoutSeconds are the Editor's
+    /// (protocol §6): it never forwards one the Editor would refuse.
+    #[test]
+    fn timeout_seconds_has_the_editors_floor_and_ceiling() {
+        let given =
+            |v: Value| timeout_seconds(&json!({"TimeoutSeconds": v}).as_object().unwrap().clone(), "TimeoutSeconds");
+        for refused in [json!(0), json!(0.0005), json!(-1), json!(86_400.5), json!("3")] {
+            let error = given(refused.clone()).unwrap_err();
+            assert!(error.contains("from 0.001 to 86400") && error.contains("did not run"), "{refused}: {error}");
+        }
+        assert_eq!(given(json!(0.001)).unwrap(), Some(Duration::from_millis(1)));
+        assert_eq!(given(json!(86_400)).unwrap(), Some(Duration::from_secs(86_400)));
+        assert_eq!(given(Value::Null).unwrap(), None);
     }
 }

@@ -65,11 +65,16 @@ fn project_copy() -> Result<tempfile::TempDir, String> {
 
 /// Builds the package under mono and starts its headless host.
 pub fn start_mono() -> Result<Launched, String> {
+    start_mono_with(&repository().join("unity-package"), &repository().join("target/unity-package"), &[])
+}
+
+/// Builds `package` (a checkout's `unity-package/`) into `out` under mono
+/// and starts its headless host with `extra` arguments.
+pub fn start_mono_with(package: &Path, out: &Path, extra: &[std::ffi::OsString]) -> Result<Launched, String> {
     let root = repository();
-    let out = root.join("target/unity-package");
-    let build = root.join("unity-package/Tests~/build");
+    let build = package.join("Tests~/build");
     let built = Command::new(&build)
-        .env("UNITY_PACKAGE_OUT", &out)
+        .env("UNITY_PACKAGE_OUT", out)
         .stdin(Stdio::null())
         .output()
         .map_err(|e| format!("cannot run {}: {e}", build.display()))?;
@@ -91,6 +96,7 @@ pub fn start_mono() -> Result<Launched, String> {
         .arg(project.path())
         .arg("--state")
         .arg(root.join("fixtures/editor-states/default.json"))
+        .args(extra)
         // The host ends when its stdin closes: with this process.
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

@@ -21,6 +21,8 @@
 //! - [`workflow`] — scripted agent sessions (`fixtures/workflows.json`).
 //! - [`sessions`] — workflows recorded as editor-link transcripts
 //!   (`fixtures/sessions/`, `unity-conformance record-sessions`) and their replay.
+//! - [`snippets`] — the hostile-snippet corpus of execute-dynamic-code
+//!   (`fixtures/hostile-snippets.json`), run at a security level.
 //! - [`snapshot`] — MCP output snapshots: redaction, insta files, field
 //!   by field differences.
 //! - [`prove`] — `unity-conformance prove`: which cases each deliberate
@@ -45,5 +47,6 @@ pub mod report;
 pub mod runner;
 pub mod sessions;
 pub mod snapshot;
+pub mod snippets;
 pub mod target;
 pub mod workflow;

@@ -127,6 +127,11 @@ pub fn loopback_only_routes<S: Clone + Send + Sync + 'static>(router: Router<S>)
 /// Refuses a request not from a loopback caller (see the module's docs).
 async fn loopback_only(request: axum::extract::Request, next: axum::middleware::Next) -> Response {
     let headers = request.headers();
+    // HTTP/1.1 (RFC 9112 §3.2): a request with more than one Host is a 400.
+    let hosts = headers.get_all(axum::http::header::HOST).iter().count();
+    if hosts > 1 {
+        return error(StatusCode::BAD_REQUEST, format!("a request has one Host header, not {hosts}"));
+    }
     let host = headers.get(axum::http::header::HOST).and_then(|h| h.to_str().ok());
     if !host.is_some_and(is_loopback_authority) {
         return error(

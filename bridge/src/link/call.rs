@@ -241,7 +241,7 @@ impl Link {
                     Next::GiveUp(cut) => return Err(CallError::CutOff(cut)),
                 }
             }
-            self.name_the_client(&connection).await;
+            self.name_the_client(&connection, options.deadline).await;
             let mut request = Request::new(id.clone(), method, params.clone());
             if resume {
                 request.extra.insert("x-resume".into(), true.into());

@@ -370,13 +370,16 @@ impl Link {
             // Told now, so the Editor's window names the client; a call
             // made meanwhile waits for it (Link::call).
             let link = self.clone();
-            tokio::spawn(async move { link.name_the_client(&conn).await });
+            tokio::spawn(async move { link.name_the_client(&conn, Instant::now() + NAMING_WAIT).await });
         }
     }
 
     /// Tells `connection` the client's name, if there is one it was not
-    /// told: before a call, so the call is journaled as this client's.
-    async fn name_the_client(&self, connection: &socket::EditorConnection) {
+    /// told: before a call, so the call is journaled as this client's. It
+    /// waits for the Editor's answer up to [`NAMING_WAIT`], and never past
+    /// `deadline` (the call's own: an Editor that hangs while being named
+    /// does not hold a call past its TimeoutSeconds).
+    async fn name_the_client(&self, connection: &socket::EditorConnection, deadline: Instant) {
         let name = {
             let memory = lock(&self.memory);
             match memory.client_name.as_deref() {
@@ -385,7 +388,8 @@ impl Link {
                 Some(name) => name.to_owned(),
             }
         };
-        connection.ensure_named(&name, || self.fresh_id(), Duration::from_secs(5)).await;
+        let limit = deadline.saturating_duration_since(Instant::now()).min(NAMING_WAIT);
+        connection.ensure_named(&name, || self.fresh_id(), limit).await;
     }
 
     fn fresh_id(&self) -> Id {
@@ -405,6 +409,9 @@ impl Link {
         }
     }
 }
+
+/// The longest wait for the Editor's answer to `set-client-name`.
+const NAMING_WAIT: Duration = Duration::from_secs(5);
 
 /// After a connection closes, how long the link looks for the Editor at the
 /// fast reload pace even when no discovery file says it is reloading

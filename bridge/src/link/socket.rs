@@ -345,11 +345,15 @@ impl EditorConnection {
     /// answer (up to `limit`): a call sent after this is journaled as this
     /// client's. Calls that find the name told do not wait.
     pub(super) async fn ensure_named(&self, name: &str, id: impl FnOnce() -> Id, limit: Duration) {
-        let mut told = self.told_name.lock().await;
+        let started = Instant::now();
+        // Another naming in progress (say, at connect) holds the lock: it is
+        // waited for within the same limit, never past it.
+        let Ok(mut told) = tokio::time::timeout(limit, self.told_name.lock()).await else { return };
         if told.as_deref() == Some(name) || self.closed.is_cancelled() {
             return;
         }
-        let _ = self.exchange(id(), "set-client-name", json!({"ClientName": name}), limit).await;
+        let left = limit.saturating_sub(started.elapsed());
+        let _ = self.exchange(id(), "set-client-name", json!({"ClientName": name}), left).await;
         *told = Some(name.to_owned());
     }
 

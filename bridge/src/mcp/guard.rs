@@ -241,6 +241,12 @@ impl Guard {
                 return None;
             }
         };
+        // MCP forbids a null id (a request's is a string or an integer): it
+        // is neither a request to run nor a notification to ignore.
+        if obj.get("id").is_some_and(Value::is_null) && obj.get("method").is_some() {
+            out.error(None, -32600, "Invalid Request: an id must not be null (MCP: a string or an integer)", None);
+            return None;
+        }
         let id = obj.get("id").filter(|id| !id.is_null());
         if id.is_some_and(|id| !id.is_string() && !id.is_i64()) {
             out.error(None, -32600, "Invalid Request: an id must be a string or a 64-bit integer", None);
@@ -460,6 +466,7 @@ mod tests {
             r#"{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":5}}"#,
             r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
             r#"{"id":7,"method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","id":null,"method":"tools/list"}"#,
         ]);
         assert_eq!(passed, ["ping", "initialize", "notifications/initialized"]);
         let codes: Vec<(Value, i64)> =
@@ -473,9 +480,11 @@ mod tests {
                 (Value::Null, -32600),
                 (Value::Null, -32600),
                 (json!(6), -32602),
-                (json!(7), -32600)
+                (json!(7), -32600),
+                (Value::Null, -32600)
             ]
         );
+        assert!(answered[7]["error"]["message"].as_str().unwrap().contains("must not be null"), "{}", answered[7]);
         assert!(answered[0]["error"]["message"].as_str().unwrap().contains(PROTOCOL_VERSION_KEY), "{}", answered[0]);
     }
 

@@ -281,3 +281,35 @@ async fn a_call_cut_off_by_a_crash_with_no_editor_back_may_have_run() {
     says_it_may_have_run(&answer);
     assert!(started.elapsed() < Duration::from_secs(3) + LATE, "answered after {:?}", started.elapsed());
 }
+
+/// An Editor that hangs while it is being told the client's name holds no
+/// call past the call's own deadline (the naming waits at most 5 s, and
+/// never longer than the call may). A 2026-07-28 client names itself on
+/// every request: a new name makes the bridge tell the Editor again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn naming_the_client_never_holds_a_call_past_its_deadline() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let mut raw = client::in_memory(project.path(), &[]);
+    let stateless = |id: &str, name: &str, tool: &str, arguments: Value| {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": name, "version": "1"}}}})
+        .to_string()
+    };
+    raw.line(&stateless("first", "agent-one", "get-logs", json!({}))).await;
+    assert!(raw.answer(&json!("first")).await.get("result").is_some());
+    let _hang = fake
+        .add_fault(
+            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 30_000, progress: false }))
+                .method("set-client-name"),
+        )
+        .unwrap();
+    let started = Instant::now();
+    raw.line(&stateless("second", "agent-two", "clear-console", json!({"TimeoutSeconds": 1}))).await;
+    let answer = raw.answer(&json!("second")).await;
+    let took = started.elapsed();
+    assert!(answer.get("result").is_some(), "{answer}");
+    assert!(took < Duration::from_secs(1) + LATE, "answered after {took:?} (the naming waited its own 5 s)");
+}

@@ -4,6 +4,7 @@ mod bench;
 mod cli;
 mod crash;
 mod defects;
+mod hostile_snippets;
 mod sessions;
 mod snapshots;
 mod unity_package;

@@ -130,6 +130,8 @@ fn the_hosts_control_api_refuses_callers_that_are_not_loopback_ones() {
         post(&control, "Origin: https://evil.example\r\n"),
         post(&control, "Origin: null\r\n"),
         post("rebound.example", "Origin: http://rebound.example\r\n"),
+        // Two Host headers, a loopback one first: malformed (400).
+        post(&control, &format!("Host: {control}\r\n")),
     ];
     let statuses: Vec<u16> = refused.iter().map(|r| http(&control, r).0).collect();
     let (state, settings) =
@@ -140,6 +142,7 @@ fn the_hosts_control_api_refuses_callers_that_are_not_loopback_ones() {
     // HttpListener itself refuses a Host that matches none of its prefixes (400).
     assert!(statuses.iter().all(|s| *s == 403 || *s == 400), "{statuses:?}");
     assert_eq!(&statuses[..2], [403, 403]);
+    assert_eq!(statuses[3], 400, "two Host headers");
     assert_eq!((state, allowed), (200, 200));
     assert!(settings.contains("dynamicCodeSecurityLevel") && !settings.contains("FullAccess"), "{settings}");
 }

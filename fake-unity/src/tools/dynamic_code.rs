@@ -449,6 +449,70 @@ fn render(toks: &[Token]) -> String {
     s
 }
 
+/// The end of the package's refusal (RestrictedCode.Refusal), word for word.
+const RESTRICTED_TAIL: &str = "which is not allowed at security level Restricted (it may read and change the open scenes, \
+     their GameObjects and components, and the data of assets; not the file system, the network, processes, native code, \
+     threads, settings, packages or scripts)";
+
+/// How many steps (loop iterations and calls) the model says a stopped
+/// snippet took in a second: about what the package's guard counts under
+/// mono (docs/dynamic-code.md).
+const STEPS_PER_SECOND: f64 = 10_000_000.0;
+
+/// `execute-dynamic-code`: a snippet that loops without end (`while (true)`,
+/// `for (;;)`, `goto` back to its own label) holds the model's main thread
+/// until the call's deadline, where it is stopped as the package's guard
+/// stops it, and worded the same; any other snippet is checked and run at
+/// once.
+pub fn execute(call: ToolCall) -> super::BoxFuture {
+    Box::pin(async move {
+        let code = call.args.str("Code");
+        let endless = tokenize(code).is_ok_and(|tokens| loops_without_end(&tokens));
+        if !endless || call.args.bool("CompileOnly") {
+            return execute_dynamic_code(&call);
+        }
+        let seconds = call.args.get("TimeoutSeconds").as_f64().unwrap_or(60.0);
+        // The guard stops it a little before the call's deadline, so its
+        // own words, not the dispatcher's, answer (DynamicCodeTool.cs).
+        let margin = (seconds / 20.0).min(0.1);
+        tokio::time::sleep(editor_link::duration::saturating_seconds(seconds - margin)).await;
+        let ran = seconds - margin;
+        Outcome::Fail(editor_link::jsonrpc::ErrorObject::new(
+            editor_link::jsonrpc::ErrorKind::Timeout,
+            format!(
+                "the snippet was stopped at its deadline, after {ran:.1} s and {} steps; the Editor goes on",
+                thousands((ran * STEPS_PER_SECOND) as u64)
+            ),
+        ))
+    })
+}
+
+/// `while (true)`, `for (;;)` or `L: goto L;`.
+fn loops_without_end(tokens: &[Token]) -> bool {
+    let t: Vec<&Tok> = tokens.iter().map(|t| &t.tok).collect();
+    let ident = |i: usize, name: &str| matches!(t.get(i), Some(Tok::Ident(n)) if n == name);
+    let punct = |i: usize, c: char| matches!(t.get(i), Some(Tok::Punct(p)) if *p == c);
+    (0..t.len()).any(|i| {
+        (ident(i, "while") && punct(i + 1, '(') && ident(i + 2, "true") && punct(i + 3, ')'))
+            || (ident(i, "for") && punct(i + 1, '(') && punct(i + 2, ';') && punct(i + 3, ';') && punct(i + 4, ')'))
+            || matches!((t.get(i), t.get(i + 2), t.get(i + 3)), (Some(Tok::Ident(label)), Some(Tok::Ident(g)), Some(Tok::Ident(target)))
+                if g == "goto" && label == target && punct(i + 1, ':'))
+    })
+}
+
+/// `12,345,678`, as .NET's "N0" writes it.
+fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 pub fn execute_dynamic_code(call: &ToolCall) -> Outcome {
     let code = call.args.str("Code");
     let parameters = call.args.object("Parameters");
@@ -489,11 +553,7 @@ pub fn execute_dynamic_code(call: &ToolCall) -> Outcome {
                 String::new(),
                 Vec::new(),
                 Vec::new(),
-                format!(
-                    "Security violation: the code uses {used} ({}), which is not allowed at security level Restricted \
-                     (the file system, processes, the network, reflection, threads and native code are not)",
-                    area(api)
-                ),
+                format!("Security violation: the code uses {used} ({}), {RESTRICTED_TAIL}", area(api)),
             );
         }
     }

@@ -377,7 +377,7 @@ static PACKAGE: LazyLock<Catalogue> = LazyLock::new(|| {
         Declare::new(
             "execute-dynamic-code",
             "Execute C# code dynamically within Unity Editor. Implements security levels and automatic using statement processing with enhanced error messaging",
-            Sync(dynamic_code::execute_dynamic_code),
+            Async(dynamic_code::execute),
         )
         .param("Code", Kind::Str, "", "The C# code to execute")
         .param("Parameters", Kind::Object, json!({}), "Runtime parameters for execution")

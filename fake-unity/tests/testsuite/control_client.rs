@@ -134,6 +134,11 @@ async fn the_control_api_refuses_cross_origin_and_foreign_host_requests() {
         assert_eq!(status, 403, "Host {host}, Origin {origin:?}: {body}");
         assert!(body.contains("loopback callers only"), "{body}");
     }
+    // Two Host headers (a loopback one first) are a malformed request: 400.
+    let twice = post(&loopback, None).replacen("Host: ", &format!("Host: {loopback}\r\nHost: "), 1);
+    let (status, body) = raw_http(addr, twice).await;
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("one Host header"), "{body}");
     let state = editor.state().await;
     assert_ne!(state["settings"]["dynamicCodeSecurityLevel"], "FullAccess", "{state}");
     for (host, origin) in [(loopback.as_str(), None), ("localhost", Some("http://localhost:3000"))] {

@@ -660,11 +660,28 @@ async fn execute_dynamic_code_runs_its_subset_and_says_what_it_cannot() {
     );
 
     let restricted = c.ok("execute-dynamic-code", json!({"Code": "System.IO.File.Delete(\"x\");"})).await;
+    // Word for word as the package's RestrictedCode.Refusal says it.
     assert_eq!(
         restricted["ErrorMessage"],
         "Security violation: the code uses System.IO.File.Delete (the file system), which is not allowed at security level \
-         Restricted (the file system, processes, the network, reflection, threads and native code are not)"
+         Restricted (it may read and change the open scenes, their GameObjects and components, and the data of assets; \
+         not the file system, the network, processes, native code, threads, settings, packages or scripts)"
     );
+
+    // A snippet that loops without end holds the main thread to the
+    // deadline, where it is stopped as the package's guard stops one.
+    for endless in ["while (true) { }", "for (;;) ;", "L: goto L;"] {
+        let started = std::time::Instant::now();
+        let stopped = c.err("execute-dynamic-code", json!({"Code": endless, "TimeoutSeconds": 0.5})).await;
+        let message = stopped.detail();
+        assert_eq!(stopped.kind(), editor_link::jsonrpc::ErrorKind::Timeout, "{endless}: {stopped:?}");
+        assert!(
+            message.starts_with("the snippet was stopped at its deadline, after 0.5 s and 4,750,000 steps"),
+            "{endless}: {stopped:?}"
+        );
+        assert!(message.ends_with("; the Editor goes on"), "{stopped:?}");
+        assert!(started.elapsed() >= std::time::Duration::from_millis(450), "{endless}: answered before its deadline");
+    }
 
     let unsupported = c.ok("execute-dynamic-code", json!({"Code": "var go = new GameObject(\"x\");"})).await;
     assert_eq!(unsupported["Success"], false);

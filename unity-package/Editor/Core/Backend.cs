@@ -4,6 +4,7 @@
 // Unity's APIs, the headless host (Tests~/Host) with a model of the project
 // read from a fixture editor state.
 
+using System;
 using System.Collections.Generic;
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
@@ -216,6 +217,9 @@ namespace UnityMcp.Core
         public List<string> Logs = new List<string>();
         public List<CodeError> Errors = new List<CodeError>();
         public string ErrorMessage = "";
+
+        /// <summary>Why its budgets stopped it, when they did (ErrorMessage says so in words).</summary>
+        public SnippetStop? Stopped;
     }
 
     /// <summary>The Editor the tools work on.</summary>
@@ -290,7 +294,13 @@ namespace UnityMcp.Core
 
         // ---- dynamic code ----
 
-        /// <summary>Compiles (and unless compileOnly, runs) code that has passed the security check.</summary>
-        CodeRun RunCode(string code, JObject parameters, bool compileOnly, DynamicCodeSecurityLevel level);
+        /// <summary>How this Editor compiles snippets (its references, its preamble); any thread.</summary>
+        CodeDomRunner SnippetRunner();
+
+        /// <summary>
+        /// Runs a prepared snippet on the main thread within its budgets
+        /// (awaited: the call's deadline is answered even while it runs).
+        /// </summary>
+        Task<CodeRun> ExecuteSnippet(PreparedSnippet snippet, JObject parameters, SnippetLimits limits, DateTime deadline);
     }
 }

@@ -178,8 +178,10 @@ namespace UnityMcp.Core
             JObject result;
             using (var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.Cancellation))
             {
-                var bounded = new ToolContext { Cancellation = deadline.Token, Progress = context.Progress, Connection = context.Connection, Dispatcher = this, RequestId = context.RequestId, JournalAnswer = context.JournalAnswer };
-                var running = tool.Execute(parameters, bounded);
+                var bounded = new ToolContext { Cancellation = deadline.Token, Deadline = DateTime.UtcNow + timeout, Progress = context.Progress, Connection = context.Connection, Dispatcher = this, RequestId = context.RequestId, JournalAnswer = context.JournalAnswer };
+                // Started on a worker: a tool that blocks before its first
+                // await (on the main thread, say) cannot hold back the deadline.
+                var running = Task.Run(() => tool.Execute(parameters, bounded));
                 var finished = await Task.WhenAny(running, Task.Delay(timeout)).ConfigureAwait(false);
                 if (finished != running)
                 {

@@ -71,6 +71,9 @@ namespace UnityMcp.Core
         /// <summary>Cancelled when the request times out or the connection goes.</summary>
         public CancellationToken Cancellation { get; set; }
 
+        /// <summary>When the call's TimeoutSeconds runs out (UTC).</summary>
+        public DateTime Deadline { get; set; } = DateTime.MaxValue;
+
         /// <summary>Reports progress (notifications/progress) for this request: progress, total, message.</summary>
         public Action<double, double?, string> Progress { get; set; } = delegate { };
 

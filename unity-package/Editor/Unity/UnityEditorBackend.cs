@@ -614,21 +614,28 @@ namespace UnityMcp.Editor
 
         // ---- dynamic code ----
 
-        public CodeRun RunCode(string code, JObject parameters, bool compileOnly, DynamicCodeSecurityLevel level)
+        /// <summary>CodeDom against every assembly the Editor has loaded, with UnityEngine and UnityEditor in scope.</summary>
+        public CodeDomRunner SnippetRunner()
         {
-            return OnMain(() =>
+            var runner = new CodeDomRunner();
+            runner.Preamble += "using UnityEngine;\nusing UnityEditor;\n";
+            runner.References = AppDomain.CurrentDomain.GetAssemblies()
+                .Where(a => !a.IsDynamic && !string.IsNullOrEmpty(a.Location))
+                .Select(a => a.Location).Distinct().ToList();
+            return runner;
+        }
+
+        /// <summary>Runs the snippet on the main thread, awaited: the call's deadline is answered even while it runs.</summary>
+        public Task<CodeRun> ExecuteSnippet(PreparedSnippet snippet, JObject parameters, SnippetLimits limits, DateTime deadline)
+        {
+            return main.Run(() =>
             {
-                var runner = new CodeDomRunner();
-                runner.Preamble += "using UnityEngine;\nusing UnityEditor;\n";
-                runner.References = AppDomain.CurrentDomain.GetAssemblies()
-                    .Where(a => !a.IsDynamic && !string.IsNullOrEmpty(a.Location))
-                    .Select(a => a.Location).Distinct().ToList();
                 var logs = new List<string>();
                 Application.LogCallback capture = (condition, stack, type) => logs.Add(condition);
                 Application.logMessageReceived += capture;
                 try
                 {
-                    var run = runner.Run(code, parameters, compileOnly, level);
+                    var run = new CodeDomRunner().Execute(snippet, parameters, limits, deadline);
                     run.Logs = logs;
                     return run;
                 }

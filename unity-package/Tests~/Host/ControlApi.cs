@@ -16,7 +16,7 @@ namespace UnityMcp.Host
     public sealed class ControlApi
     {
         readonly HeadlessHost host;
-        readonly HttpListener listener = new HttpListener();
+        TcpListener listener;
 
         public ControlApi(HeadlessHost host)
         {
@@ -25,54 +25,188 @@ namespace UnityMcp.Host
 
         public string Url { get; private set; }
 
-        /// <summary>Listens on <paramref name="port"/> (0: a free one).</summary>
+        /// <summary>Listens on <paramref name="port"/> (0: a free one), on loopback.</summary>
         public void Start(int port)
         {
-            if (port == 0)
-            {
-                var probe = new TcpListener(IPAddress.Loopback, 0);
-                probe.Start();
-                port = ((IPEndPoint)probe.LocalEndpoint).Port;
-                probe.Stop();
-            }
-            Url = "http://127.0.0.1:" + port;
-            listener.Prefixes.Add(Url + "/");
+            listener = new TcpListener(IPAddress.Loopback, port);
             listener.Start();
+            Url = "http://127.0.0.1:" + ((IPEndPoint)listener.LocalEndpoint).Port;
             Task.Run(Loop);
         }
 
         async Task Loop()
         {
-            while (listener.IsListening)
+            while (true)
             {
-                HttpListenerContext context;
+                TcpClient client;
                 try
                 {
-                    context = await listener.GetContextAsync();
+                    client = await listener.AcceptTcpClientAsync();
                 }
                 catch (Exception)
                 {
                     return;
                 }
-                _ = Task.Run(() => Serve(context));
+                _ = Task.Run(() => Serve(client));
             }
         }
 
-        async Task Serve(HttpListenerContext context)
+        /// <summary>
+        /// One HTTP/1.1 request read off the connection (read here, not by
+        /// HttpListener, which keeps one of two Host headers where HTTP says
+        /// such a request is a 400).
+        /// </summary>
+        sealed class Request
+        {
+            public string Method = "";
+            public string Path = "";
+            public readonly System.Collections.Generic.List<System.Collections.Generic.KeyValuePair<string, string>> Headers =
+                new System.Collections.Generic.List<System.Collections.Generic.KeyValuePair<string, string>>();
+            public string Body = "";
+
+            public string[] All(string name) => Headers.Where(h => string.Equals(h.Key, name, StringComparison.OrdinalIgnoreCase)).Select(h => h.Value).ToArray();
+
+            public string Header(string name) => All(name).FirstOrDefault();
+        }
+
+        const int HeaderLimit = 64 * 1024;
+        const int BodyLimit = 1024 * 1024;
+
+        /// <summary>The request, or a malformed one as ArgumentException (a 400).</summary>
+        static async Task<Request> Read(Stream stream)
+        {
+            var head = new MemoryStream();
+            var one = new byte[1];
+            // Byte by byte to the blank line: the body is read by its length.
+            while (true)
+            {
+                if (await stream.ReadAsync(one, 0, 1) == 0)
+                {
+                    throw new IOException("the caller closed the connection mid-request");
+                }
+                head.WriteByte(one[0]);
+                var n = head.Length;
+                if (n >= 4)
+                {
+                    var b = head.GetBuffer();
+                    if (b[n - 4] == '\r' && b[n - 3] == '\n' && b[n - 2] == '\r' && b[n - 1] == '\n')
+                    {
+                        break;
+                    }
+                }
+                if (n > HeaderLimit)
+                {
+                    throw new ArgumentException("the request's header is over " + HeaderLimit + " bytes");
+                }
+            }
+            var lines = Encoding.ASCII.GetString(head.GetBuffer(), 0, (int)head.Length).Split(new[] { "\r\n" }, StringSplitOptions.None);
+            var start = lines[0].Split(' ');
+            if (start.Length != 3 || !start[2].StartsWith("HTTP/1.", StringComparison.Ordinal))
+            {
+                throw new ArgumentException("not an HTTP/1.1 request line: " + lines[0]);
+            }
+            var request = new Request { Method = start[0], Path = start[1].Split('?')[0] };
+            foreach (var line in lines.Skip(1).Where(l => l.Length > 0))
+            {
+                var colon = line.IndexOf(':');
+                if (colon <= 0)
+                {
+                    throw new ArgumentException("a header line without a name: " + line);
+                }
+                request.Headers.Add(new System.Collections.Generic.KeyValuePair<string, string>(line.Substring(0, colon).Trim(), line.Substring(colon + 1).Trim()));
+            }
+            var length = request.Header("Content-Length");
+            int size;
+            if (length == null)
+            {
+                size = 0;
+            }
+            else if (!int.TryParse(length, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out size) || size > BodyLimit || request.All("Content-Length").Length > 1)
+            {
+                throw new ArgumentException("a Content-Length of at most " + BodyLimit + " bytes, once, is needed, not " + length);
+            }
+            var body = new byte[size];
+            for (var read = 0; read < size;)
+            {
+                var got = await stream.ReadAsync(body, read, size - read);
+                if (got == 0)
+                {
+                    throw new IOException("the caller closed the connection mid-body");
+                }
+                read += got;
+            }
+            request.Body = Encoding.UTF8.GetString(body);
+            return request;
+        }
+
+        async Task Serve(TcpClient client)
+        {
+            using (client)
+            {
+                var stream = client.GetStream();
+                // A caller that sends nothing is not waited for.
+                var reading = Read(stream);
+                if (await Task.WhenAny(reading, Task.Delay(TimeSpan.FromSeconds(10))) != reading)
+                {
+                    return;
+                }
+                int status;
+                JToken answer;
+                try
+                {
+                    var answered = await Answer(await reading);
+                    status = answered.Item1;
+                    answer = answered.Item2;
+                }
+                catch (IOException)
+                {
+                    return;
+                }
+                catch (ArgumentException e)
+                {
+                    status = 400;
+                    answer = new JObject { ["error"] = e.Message };
+                }
+                var body = Encoding.UTF8.GetBytes(answer.ToString(Newtonsoft.Json.Formatting.None));
+                var header = Encoding.ASCII.GetBytes("HTTP/1.1 " + status + " " + Reason(status) + "\r\nContent-Type: application/json\r\nContent-Length: " + body.Length + "\r\nConnection: close\r\n\r\n");
+                try
+                {
+                    await stream.WriteAsync(header, 0, header.Length);
+                    await stream.WriteAsync(body, 0, body.Length);
+                }
+                catch (Exception e) when (e is IOException || e is ObjectDisposedException)
+                {
+                    // The caller went away: nothing to answer.
+                }
+            }
+        }
+
+        static string Reason(int status)
+        {
+            switch (status)
+            {
+                case 200: return "OK";
+                case 201: return "Created";
+                case 202: return "Accepted";
+                case 400: return "Bad Request";
+                case 403: return "Forbidden";
+                case 404: return "Not Found";
+                case 409: return "Conflict";
+                default: return "Internal Server Error";
+            }
+        }
+
+        async Task<Tuple<int, JToken>> Answer(Request request)
         {
             var status = 200;
             JToken answer;
             try
             {
-                LoopbackOnly(context.Request);
-                string text;
-                using (var reader = new StreamReader(context.Request.InputStream, Encoding.UTF8))
-                {
-                    text = await reader.ReadToEndAsync();
-                }
+                LoopbackOnly(request);
+                var text = request.Body;
                 var body = text.Trim().Length == 0 ? new JObject() : ModelEditor.ParseJson(text);
-                var path = context.Request.Url.AbsolutePath.TrimEnd('/');
-                var method = context.Request.HttpMethod;
+                var path = request.Path.TrimEnd('/');
+                var method = request.Method;
                 if (method == "GET" && path == "/state")
                 {
                     answer = new JObject { ["port"] = host.Port, ["project"] = host.Project, ["settings"] = host.SettingsJson() };
@@ -157,19 +291,7 @@ namespace UnityMcp.Host
                 status = 500;
                 answer = new JObject { ["error"] = e.ToString() };
             }
-            var bytes = Encoding.UTF8.GetBytes(answer.ToString(Newtonsoft.Json.Formatting.None));
-            try
-            {
-                context.Response.StatusCode = status;
-                context.Response.ContentType = "application/json";
-                context.Response.ContentLength64 = bytes.Length;
-                await context.Response.OutputStream.WriteAsync(bytes, 0, bytes.Length);
-                context.Response.Close();
-            }
-            catch (Exception)
-            {
-                // The caller went away: nothing to answer.
-            }
+            return Tuple.Create(status, answer);
         }
 
         sealed class Forbidden : Exception
@@ -185,14 +307,20 @@ namespace UnityMcp.Host
         /// resolves here, so a Host that is not a loopback name, or an Origin
         /// that is not a loopback page, is refused.
         /// </summary>
-        static void LoopbackOnly(HttpListenerRequest request)
+        static void LoopbackOnly(Request request)
         {
-            var host = request.Headers["Host"] ?? "";
+            // HTTP/1.1 (RFC 9112 §3.2): a request with more than one Host is a 400.
+            var hosts = request.All("Host");
+            if (hosts.Length > 1)
+            {
+                throw new ArgumentException("a request has one Host header, not " + hosts.Length);
+            }
+            var host = request.Header("Host") ?? "";
             if (!IsLoopbackAuthority(host))
             {
                 throw new Forbidden("the control API answers loopback callers only: Host \"" + host + "\" is not a loopback name");
             }
-            var origin = request.Headers["Origin"];
+            var origin = request.Header("Origin");
             if (origin != null)
             {
                 var authority = origin.StartsWith("http://", StringComparison.Ordinal) ? origin.Substring(7)
@@ -225,7 +353,7 @@ namespace UnityMcp.Host
 
         public void Stop()
         {
-            listener.Close();
+            listener.Stop();
         }
     }
 }

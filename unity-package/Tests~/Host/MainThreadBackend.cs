@@ -66,6 +66,10 @@ namespace UnityMcp.Host
 
         public Capture CaptureWindow(string window, double scale) => OnMain(() => inner.CaptureWindow(window, scale));
 
-        public CodeRun RunCode(string code, JObject parameters, bool compileOnly, DynamicCodeSecurityLevel level) => OnMain(() => inner.RunCode(code, parameters, compileOnly, level));
+        public CodeDomRunner SnippetRunner() => inner.SnippetRunner();
+
+        // Awaited, never waited on: the call's deadline is answered while a snippet holds the main thread.
+        public Task<CodeRun> ExecuteSnippet(PreparedSnippet snippet, JObject parameters, SnippetLimits limits, DateTime deadline) =>
+            main.Run(() => inner.ExecuteSnippet(snippet, parameters, limits, deadline)).Unwrap();
     }
 }

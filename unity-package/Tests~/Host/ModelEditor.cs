@@ -695,15 +695,19 @@ namespace UnityMcp.Host
 
         // ---- dynamic code ----
 
-        public CodeRun RunCode(string code, JObject parameters, bool compileOnly, DynamicCodeSecurityLevel level)
+        /// <summary>CodeDom with this Editor's Debug, which writes to its console as UnityEngine.Debug would.</summary>
+        public CodeDomRunner SnippetRunner()
         {
-            MainThreadOnly("the dynamic code's compilation");
             var runner = new CodeDomRunner();
             // The snippet's Debug writes to this Editor's console, as UnityEngine.Debug would.
             runner.Preamble += "public static class Debug\n{\n    public static System.Collections.Generic.List<string[]> Lines = new System.Collections.Generic.List<string[]>();\n"
                 + "    public static void Log(object m) { Lines.Add(new[] { \"Log\", m == null ? \"Null\" : m.ToString() }); }\n"
                 + "    public static void LogWarning(object m) { Lines.Add(new[] { \"Warning\", m == null ? \"Null\" : m.ToString() }); }\n"
                 + "    public static void LogError(object m) { Lines.Add(new[] { \"Error\", m == null ? \"Null\" : m.ToString() }); }\n}\n";
+            runner.PreambleTypes.Add("Debug");
+            // As in Unity, the C# binder is there (so `dynamic` compiles, and Restricted refuses it).
+            runner.References.Add("Microsoft.CSharp.dll");
+            runner.References.AddRange(SnippetReferences);
             runner.Logs = assembly =>
             {
                 var lines = (List<string[]>)assembly.GetType("Debug").GetField("Lines").GetValue(null);
@@ -713,7 +717,16 @@ namespace UnityMcp.Host
                 }
                 return lines.Select(l => l[1]).ToList();
             };
-            return runner.Run(code, parameters, compileOnly, level);
+            return runner;
+        }
+
+        /// <summary>More assemblies snippets compile against (the host's --snippet-reference: Unity's API as stubs, say).</summary>
+        public List<string> SnippetReferences = new List<string>();
+
+        public Task<CodeRun> ExecuteSnippet(PreparedSnippet snippet, JObject parameters, SnippetLimits limits, DateTime deadline)
+        {
+            MainThreadOnly("the dynamic code's execution");
+            return Task.FromResult(SnippetRunner().Execute(snippet, parameters, limits, deadline));
         }
     }
 }

@@ -17,7 +17,7 @@ namespace UnityMcp.Host
 {
     public static class Program
     {
-        const string Usage = "usage: unity-mcp-host --project DIR --state FILE [--port N] [--control-port N]";
+        const string Usage = "usage: unity-mcp-host --project DIR --state FILE [--port N] [--control-port N] [--snippet-reference DLL]...";
 
         public static int Main(string[] args)
         {
@@ -25,6 +25,7 @@ namespace UnityMcp.Host
             string state = null;
             var port = 0;
             var controlPort = 0;
+            var snippetReferences = new System.Collections.Generic.List<string>();
             for (var i = 0; i < args.Length; i++)
             {
                 Func<string> value = () =>
@@ -51,6 +52,11 @@ namespace UnityMcp.Host
                         case "--control-port":
                             controlPort = int.Parse(value());
                             break;
+                        // An assembly execute-dynamic-code's snippets compile
+                        // against (Unity's API as stubs, from unity-versions).
+                        case "--snippet-reference":
+                            snippetReferences.Add(Path.GetFullPath(value()));
+                            break;
                         case "--help":
                             Console.WriteLine(Usage);
                             return 0;
@@ -74,6 +80,7 @@ namespace UnityMcp.Host
             try
             {
                 var editor = new ModelEditor(ModelEditor.LoadState(state), project);
+                editor.SnippetReferences.AddRange(snippetReferences);
                 host = new HeadlessHost(editor);
                 host.Start(port);
                 control = new ControlApi(host);

@@ -187,6 +187,15 @@ fn seed(index: &Index, package: &Package) -> anyhow::Result<BTreeSet<String>> {
         names.extend(identifiers);
         imported.extend(usings);
     }
+    // The hostile-snippet corpus's Unity calls are compiled against this
+    // data too (conformance's hostile_snippets test): their types are seeds.
+    if let Some(corpus) = package.corpus() {
+        for code in corpus {
+            let (identifiers, _) =
+                syntax::identifiers(&code).map_err(|e| anyhow::anyhow!("the snippet corpus: {e}"))?;
+            names.extend(identifiers);
+        }
+    }
     // A namespace written out in full (`UnityEngine.Debug`) is imported too.
     for namespace in &index.namespaces {
         if namespace.split('.').all(|part| names.contains(part)) {

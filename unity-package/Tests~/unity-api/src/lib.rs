@@ -91,6 +91,21 @@ impl Package {
         self.cs_files("Tests/Editor")
     }
 
+    /// The code of each Unity snippet of the hostile-snippet corpus
+    /// (`fixtures/hostile-snippets.json` beside the package), if there is one.
+    pub fn corpus(&self) -> Option<Vec<String>> {
+        let text = std::fs::read_to_string(self.root.join("../fixtures/hostile-snippets.json")).ok()?;
+        let json: serde_json::Value = serde_json::from_str(&text).ok()?;
+        Some(
+            json["snippets"]
+                .as_array()?
+                .iter()
+                .filter(|s| s["unity"] == true)
+                .filter_map(|s| s["code"].as_str().map(str::to_owned))
+                .collect(),
+        )
+    }
+
     /// Every file that names Unity's types.
     pub fn unity_sources(&self) -> anyhow::Result<Vec<PathBuf>> {
         let mut files = self.editor_sources()?;
