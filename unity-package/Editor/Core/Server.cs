@@ -30,6 +30,14 @@ namespace UnityMcp.Core
         readonly SemaphoreSlim writeLock = new SemaphoreSlim(1, 1);
         readonly CancellationTokenSource closed = new CancellationTokenSource();
 
+        // The last frame before closing (the shutdown notification), queued
+        // behind a write in progress: whoever holds the write lock next, or
+        // releases it, writes it and closes.
+        byte[] lastFrame;
+
+        /// <summary>How long a queued last frame may wait for the write ahead of it.</summary>
+        static readonly TimeSpan LastFrameWait = TimeSpan.FromSeconds(5);
+
         internal ClientConnection(long id, TcpClient client)
         {
             Id = id;
@@ -91,44 +99,114 @@ namespace UnityMcp.Core
             }
             finally
             {
+                WriteLastFrameIfQueued();
                 writeLock.Release();
             }
         }
 
         /// <summary>
-        /// Writes one frame only if the socket can take it at once, then
-        /// closes: for a shutdown on the main thread, which must not wait
-        /// for a client (one that stopped reading, or one mid-write). True
-        /// when the frame was written whole.
+        /// With the write lock held, off the main thread: the queued last
+        /// frame (waiting up to a second for room: the client is reading what
+        /// came before it), then the close.
+        /// </summary>
+        void WriteLastFrameIfQueued()
+        {
+            var last = Interlocked.Exchange(ref lastFrame, null);
+            if (last == null)
+            {
+                return;
+            }
+            try
+            {
+                if (!closed.IsCancellationRequested)
+                {
+                    client.Client.SendTimeout = 1000;
+                    client.Client.Send(last);
+                }
+            }
+            catch (Exception)
+            {
+                // Gone, or it stopped reading: closed without it.
+            }
+            Close();
+        }
+
+        /// <summary>With the write lock held: a frame written only if the socket takes it at once.</summary>
+        bool WriteNow(byte[] frame)
+        {
+            try
+            {
+                var socket = client.Client;
+                if (!closed.IsCancellationRequested && socket.Poll(0, SelectMode.SelectWrite))
+                {
+                    // Writable: the send buffer has room for a small frame,
+                    // so this returns at once; the timeout bounds the rest.
+                    socket.SendTimeout = 50;
+                    return socket.Send(frame) == frame.Length;
+                }
+            }
+            catch (Exception)
+            {
+                // Gone, or full: closed without it.
+            }
+            return false;
+        }
+
+        /// <summary>
+        /// The last frame (the shutdown notification), then the close, without
+        /// ever waiting: for a shutdown on the main thread. With no write in
+        /// progress it is written now if the socket can take it at once; with
+        /// one (an answer going out), it is queued behind it and the writer
+        /// sends it as it finishes, so a reading client always gets it. A
+        /// client that stopped reading is closed without it: at once, or once
+        /// the write ahead of it has waited <see cref="LastFrameWait"/>.
+        /// Whether the frame was written, or queued behind a write.
         /// </summary>
         internal bool SendNowAndClose(byte[] body)
         {
-            var written = false;
+            var frame = FrameEncoder.Encode(Framing ?? Core.Framing.Header, body);
             if (writeLock.Wait(0))
             {
+                bool written;
                 try
                 {
-                    var frame = FrameEncoder.Encode(Framing ?? Core.Framing.Header, body);
-                    var socket = client.Client;
-                    if (!closed.IsCancellationRequested && socket.Poll(0, SelectMode.SelectWrite))
-                    {
-                        // Writable: the send buffer has room for a small frame,
-                        // so this returns at once; the timeout bounds the rest.
-                        socket.SendTimeout = 50;
-                        written = socket.Send(frame) == frame.Length;
-                    }
-                }
-                catch (Exception)
-                {
-                    // Gone, or full: closed without it.
+                    written = WriteNow(frame);
                 }
                 finally
                 {
                     writeLock.Release();
                 }
+                Close();
+                return written;
             }
-            Close();
-            return written;
+            Volatile.Write(ref lastFrame, frame);
+            // The writer may have finished between the two looks: then it is
+            // ours, written if the socket takes it at once (the main thread
+            // waits for nothing).
+            if (writeLock.Wait(0))
+            {
+                try
+                {
+                    var mine = Interlocked.Exchange(ref lastFrame, null);
+                    if (mine != null)
+                    {
+                        WriteNow(mine);
+                        Close();
+                    }
+                }
+                finally
+                {
+                    writeLock.Release();
+                }
+                return true;
+            }
+            // A write that never ends (a client that stopped reading) does not keep it open.
+            Task.Delay(LastFrameWait).ContinueWith(_ =>
+            {
+                Interlocked.Exchange(ref lastFrame, null);
+                Close();
+            });
+            return true;
         }
 
         internal void Close()
@@ -473,9 +551,10 @@ namespace UnityMcp.Core
         /// Stops: every client gets notifications/server/shutdown with
         /// <paramref name="reason"/> (DomainReload, EditorQuit), then the
         /// sockets close. Requests in flight get no answer. Called on the
-        /// main thread before a reload or a quit, it waits for nothing: a
-        /// client whose socket cannot take the notification now (it stopped
-        /// reading, or an answer is being written to it) is closed without it.
+        /// main thread before a reload or a quit, it waits for nothing: to a
+        /// client an answer is being written to, the notification goes out
+        /// right behind it; a client whose socket cannot take it (it stopped
+        /// reading) is closed without it.
         /// </summary>
         public ShutdownReport Shutdown(string reason)
         {

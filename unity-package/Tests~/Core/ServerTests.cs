@@ -40,12 +40,12 @@ namespace UnityMcp.Core.Tests
             readonly TcpClient tcp;
             readonly FrameDecoder decoder;
 
-            public Client(int port, Framing framing)
+            public Client(int port, Framing framing, int frameLimit = 1 << 20)
             {
                 tcp = new TcpClient();
                 tcp.Connect(IPAddress.Loopback, port);
                 tcp.ReceiveTimeout = 5000;
-                decoder = new FrameDecoder(framing, 1 << 20);
+                decoder = new FrameDecoder(framing, frameLimit);
                 Framing = framing;
             }
 
@@ -205,6 +205,34 @@ namespace UnityMcp.Core.Tests
                 client.Dispose();
             }
             Assert.IsFalse(server.IsRunning);
+        }
+
+        /// <summary>
+        /// The race CI met: a shutdown while an answer is being written to a
+        /// client. The answer goes out whole, the notification right behind
+        /// it, then the connection closes; and the shutdown waits for none of
+        /// it (the client reads only once it has returned: were it to wait
+        /// for the write, it would wait for good).
+        /// </summary>
+        [Test, Timeout(30000)]
+        public void AShutdownDuringAnAnswerNotifiesRightBehindIt()
+        {
+            var small = new EditorServer(new Dispatcher(ToolTests.Registry(), new SecurityChecker(() => new SecuritySettings()), "0.1.0"));
+            small.Start(0);
+            using (var client = new Client(small.Port, Framing.Header, 64 << 20))
+            {
+                client.Send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"large\",\"params\":{}}");
+                // Not read yet: the 16 MB answer fills the socket's buffers, and its write waits.
+                System.Threading.Thread.Sleep(500);
+                small.Shutdown("DomainReload");
+                var answer = client.Receive();
+                Assert.AreEqual(1, (int)answer["id"]);
+                Assert.AreEqual(16 << 20, ((string)answer["result"]["Text"]).Length);
+                var notification = client.Receive();
+                Assert.IsNotNull(notification, "the notification was dropped: the connection closed after the answer");
+                Assert.AreEqual("notifications/server/shutdown", (string)notification["method"]);
+                Assert.IsNull(client.Receive(), "then the connection closes");
+            }
         }
 
         [Test]

@@ -79,6 +79,12 @@ namespace UnityMcp.Core.Tests
         protected override Task<JObject> Run(NoParams p, ToolContext context) => Task.FromResult(new JObject { ["Message"] = "pong" });
     }
 
+    [McpTool("large", Description = "Answers 16 MB: more than a socket's buffers hold, so its write is in progress until the client reads")]
+    public class LargeAnswerTool : UnityTool<NoParams>
+    {
+        protected override Task<JObject> Run(NoParams p, ToolContext context) => Task.FromResult(new JObject { ["Text"] = new string('x', 16 << 20) });
+    }
+
     [McpTool("counted", Description = "Counts its runs; reports progress")]
     public class CountedTool : UnityTool<NoParams>
     {
