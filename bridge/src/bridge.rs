@@ -165,7 +165,7 @@ impl Bridge {
 
     /// `f` runs whenever the set of tools really changes.
     pub fn on_tools_changed(&self, f: impl Fn() + Send + Sync + 'static) {
-        *self.on_change.lock().unwrap_or_else(|p| p.into_inner()) = Some(Box::new(f));
+        *editor_link::lock(&self.on_change) = Some(Box::new(f));
     }
 
     pub fn catalog(&self) -> Catalog {
@@ -243,7 +243,7 @@ impl Bridge {
         }
         if changed {
             tracing::info!("the Editor's tools changed");
-            if let Some(f) = self.on_change.lock().unwrap_or_else(|p| p.into_inner()).as_ref() {
+            if let Some(f) = editor_link::lock(&self.on_change).as_ref() {
                 f();
             }
         }

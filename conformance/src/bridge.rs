@@ -14,7 +14,7 @@ use mcp_client::{CLIENT_VERSION, Direction, McpClient, Stderr};
 use serde_json::{Value, json};
 use tokio::process::Command;
 
-use crate::{case::Finding, target::WireLog, workflow::Revision};
+use crate::{finding::Finding, wire_log::WireLog, workflow::Revision};
 
 /// The `_meta` every MCP 2026-07-28 request of the suite carries.
 pub fn stateless_meta() -> Value {
@@ -117,7 +117,7 @@ impl McpProcess {
                 Direction::ToServer => "mcp>",
                 Direction::FromServer => "mcp<",
             };
-            log.push(format!("{arrow} {}", crate::target::excerpt(line)));
+            log.push(format!("{arrow} {}", crate::wire_log::excerpt(line)));
         });
         Ok(McpProcess { client })
     }
@@ -256,7 +256,7 @@ impl McpProcess {
         if stray.is_empty() {
             return Ok(());
         }
-        let shown: Vec<String> = stray.iter().take(3).map(|l| crate::target::excerpt(l.as_bytes())).collect();
+        let shown: Vec<String> = stray.iter().take(3).map(|l| crate::wire_log::excerpt(l.as_bytes())).collect();
         Err(Finding::Violation(format!(
             "the bridge wrote {} line(s) on stdout that are not JSON-RPC messages (stdout is for MCP only): {}",
             stray.len(),

@@ -418,7 +418,7 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
             if method == "tools/call" && defect == BridgeDefect::ResendsWhatMayHaveRun {
                 let failed_text = (message["result"]["isError"] == json!(true)).then(|| tool_text(&message));
                 if let (Some(text), Some(request)) = (failed_text, &request) {
-                    if crate::cases::scenarios::claims(&text).0 {
+                    if crate::did_it_run::claims(&text).0 {
                         // Again, under a new id; its answer stands for this one.
                         if let Ok(mut requests) = pending.lock() {
                             requests.next += 1;

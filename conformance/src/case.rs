@@ -2,7 +2,7 @@
 
 use std::{borrow::Cow, fmt, future::Future, pin::Pin, sync::Arc};
 
-use crate::target::Session;
+use crate::{finding::Finding, target::Session};
 
 /// How much a requirement matters.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, serde::Serialize)]
@@ -250,17 +250,6 @@ impl fmt::Display for Status {
     }
 }
 
-/// Why a check did not pass.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Finding {
-    /// The target broke the requirement.
-    Violation(String),
-    /// The harness could not carry out the check.
-    Harness(String),
-    /// The target cannot run this case (why, in words): reported skipped.
-    NotApplicable(String),
-}
-
 pub type CheckResult = Result<(), Finding>;
 pub type CheckFuture = Pin<Box<dyn Future<Output = CheckResult> + Send>>;
 
@@ -300,14 +289,9 @@ impl fmt::Debug for Case {
 macro_rules! ensure {
     ($cond:expr, $($fmt:tt)+) => {
         if !$cond {
-            return Err($crate::case::Finding::Violation(format!($($fmt)+)));
+            return Err($crate::finding::Finding::Violation(format!($($fmt)+)));
         }
     };
-}
-
-/// Fails the check with a violation.
-pub fn violation<T>(message: impl Into<String>) -> Result<T, Finding> {
-    Err(Finding::Violation(message.into()))
 }
 
 #[cfg(test)]

@@ -1,44 +1,65 @@
 //! `unity-conformance`: checks that an editor-link endpoint behaves as
 //! `docs/editor-link-protocol.md` requires, against the embedded fake by default.
 //!
-//! Map of the modules:
+//! Map of the modules, from the ground up. The ground floor, small nouns
+//! every layer uses:
+//!
+//! - [`finding`] — why a check did not pass (a violation, a harness error,
+//!   an Editor that cannot be reached, not applicable).
+//! - [`wire_log`] — the wire traffic of one case, for the report.
+//! - [`did_it_run`] — what a failed call's error text says about whether
+//!   Unity may have run it.
+//! - [`bridge_defect`] — a deliberately broken bridge (one MCP rule each),
+//!   so every `mcp` case can be shown failing.
+//!
+//! What is tested and how it is reached:
+//!
+//! - [`bridge`] — the bridge under test as a child process, and the raw MCP
+//!   stdio client the `mcp` cases drive it with.
+//! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`, our
+//!   C# headless under mono, a real Unity), a case's [`target::Session`] and
+//!   the raw wire client the cases use ([`target::EditorClient`]).
+//! - [`launch`] — the Editors the suite starts itself: the mono headless
+//!   host and Unity in batch mode.
+//!
+//! The cases:
 //!
 //! - [`case`] — what a case is: a stable id (protocol section + slug), the
 //!   requirement in words, its reference, a level (MUST, SHOULD, INFO), and
 //!   the statuses a run gives it.
-//! - [`cases`] — the catalogue, one file per group.
 //! - [`reference`] — what §6 says each tool takes and answers (cases made
 //!   per tool come from it).
-//! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`, our
-//!   C# headless under mono, a real Unity) and the raw wire client the cases
-//!   use ([`target::Link`]).
-//! - [`launch`] — the Editors the suite starts itself: the mono headless
-//!   host and Unity in batch mode.
-//! - [`bridge`] — the bridge under test as a child process, and the raw MCP
-//!   stdio client the `mcp` cases drive it with.
-//! - [`bridge_defect`] — a deliberately broken bridge (one MCP rule each),
-//!   so every `mcp` case can be shown failing.
 //! - [`workflow`] — scripted agent sessions (`fixtures/workflows.json`).
+//! - [`snapshot`] — MCP output snapshots: redaction, insta files, field
+//!   by field differences.
+//! - [`cases`] — the catalogue, one file per group; `cases/mcp/` holds every
+//!   case through the bridge.
+//!
+//! Running them:
+//!
+//! - [`profile`] — which cases apply: what each checks (core, an
+//!   extension, a tool), what the Editor offers, the profile asked for.
+//! - [`runner`] — selection, running each case with a deadline (several
+//!   side by side), results.
+//! - [`report`] — the console report, JSON and JUnit XML.
+//! - [`prove`] — `unity-conformance prove`: which cases each deliberate
+//!   defect breaks, and running them to show every check failing.
 //! - [`sessions`] — workflows recorded as editor-link transcripts
 //!   (`fixtures/sessions/`, `unity-conformance record-sessions`) and their replay.
 //! - [`snippets`] — the hostile-snippet corpus of execute-dynamic-code
 //!   (`fixtures/hostile-snippets.json`), run at a security level.
-//! - [`snapshot`] — MCP output snapshots: redaction, insta files, field
-//!   by field differences.
-//! - [`prove`] — `unity-conformance prove`: which cases each deliberate
-//!   defect breaks, and running them to show every check failing.
-//! - [`profile`] — which cases apply: what each checks (core, an
-//!   extension, a tool), what the Editor offers, the profile asked for.
-//! - [`runner`] — selection, running each case with a deadline, results.
-//! - [`report`] — the console report, JSON and JUnit XML.
 //! - [`bench`] — `unity-conformance bench`: measured figures for the bridge
 //!   (and any other bridge command beside it) and for the fake.
+//! - [`cli`] — the command line: one module per subcommand.
 
 pub mod bench;
 pub mod bridge;
 pub mod bridge_defect;
 pub mod case;
 pub mod cases;
+pub mod cli;
+pub mod did_it_run;
+pub mod finding;
 pub mod launch;
 pub mod profile;
 pub mod prove;
@@ -49,4 +70,5 @@ pub mod sessions;
 pub mod snapshot;
 pub mod snippets;
 pub mod target;
+pub mod wire_log;
 pub mod workflow;

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use crate::{
     bridge::BridgeCommand,
     case::{Case, Catalogue, Extension, Requires},
-    target::{Read, Target, WireLog},
+    target::{Read, Target},
+    wire_log::WireLog,
 };
 
 /// The cases to hold the Editor to.

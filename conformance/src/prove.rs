@@ -404,13 +404,9 @@ pub async fn suite_over_tcp(program: &Path, defect: Defect, cases: &[Case]) -> R
     };
     let of_other_catalogue =
         |c: &&Case| editor == EditorKind::Package && c.requires.catalogue.is_some_and(|k| k != Catalogue::Package);
-    let mut results: Vec<CaseResult> = Vec::new();
-    for case in cases.iter().filter(|c| !c.id.starts_with("mcp.")).filter(|c| !of_other_catalogue(c)) {
-        let mut result = runner::run_case(&target, &bridge, &scope, case).await;
-        runner::check_editor_up(&target, &bridge, &results, &mut result).await;
-        baseline.apply(&mut result);
-        results.push(result);
-    }
+    let cases: Vec<Case> =
+        cases.iter().filter(|c| !c.id.starts_with("mcp.")).filter(|c| !of_other_catalogue(c)).cloned().collect();
+    let results = runner::run_all(&target, &bridge, &scope, &cases, 1, &baseline, |_, _| {}).await;
     drop(served);
     Ok(results
         .into_iter()
@@ -453,6 +449,7 @@ mod tests {
             detail: detail.into(),
             duration_ms: 0,
             wire: Vec::new(),
+            finding: None,
         };
         assert!(shows_defect(Level::Must, &result(Status::Fail, "why")));
         assert!(!shows_defect(Level::Must, &result(Status::Fail, "")));

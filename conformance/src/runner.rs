@@ -3,12 +3,21 @@
 
 use std::time::{Duration, Instant};
 
+use futures_util::StreamExt;
+
 use crate::{
     bridge::BridgeCommand,
-    case::{Case, Finding, Level, Needs, Status},
+    case::{Case, Level, Needs, Status},
+    finding::Finding,
     profile::Scope,
-    target::{Target, WireLog},
+    target::Target,
+    wire_log::WireLog,
 };
+
+/// How many cases run side by side against the embedded fake by default.
+/// Most of a case is waiting (a silence timed, a reload, a bridge starting):
+/// the suite used 6.7 s of CPU in 107 s one case at a time.
+pub const DEFAULT_JOBS: usize = 8;
 
 /// The longest one case may take before it is reported as a harness error.
 pub const CASE_DEADLINE: Duration = Duration::from_secs(60);
@@ -29,6 +38,9 @@ pub struct CaseResult {
     pub duration_ms: u64,
     /// The case's wire traffic, for failures.
     pub wire: Vec<String>,
+    /// What it ended with, typed (`status` and `detail` say it in words).
+    #[serde(skip)]
+    pub finding: Option<Finding>,
 }
 
 /// Matches a case id against a glob (`*` any run of characters, `?` one).
@@ -71,8 +83,8 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
         _ => None,
     }
     .or_else(|| scope.not_applicable(case));
-    let (status, detail) = if let Some(why) = not_applicable {
-        (Status::Skip, why)
+    let (status, finding) = if let Some(why) = not_applicable {
+        (Status::Skip, Some(Finding::NotApplicable(why)))
     } else {
         let outcome = match target.open(log.clone(), bridge).await {
             Err(finding) => Err(finding),
@@ -81,19 +93,17 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
                 Err(_) => Err(Finding::Harness(format!("the case did not finish within {CASE_DEADLINE:?}"))),
             },
         };
-        match outcome {
-            Ok(()) => (Status::Pass, String::new()),
-            Err(Finding::Violation(why)) => (
-                match case.level {
-                    Level::Must => Status::Fail,
-                    Level::Should => Status::Warn,
-                    Level::Info => Status::Info,
-                },
-                why,
-            ),
-            Err(Finding::Harness(why)) => (Status::Error, why),
-            Err(Finding::NotApplicable(why)) => (Status::Skip, why),
-        }
+        let status = match &outcome {
+            Ok(()) => Status::Pass,
+            Err(Finding::Violation(_)) => match case.level {
+                Level::Must => Status::Fail,
+                Level::Should => Status::Warn,
+                Level::Info => Status::Info,
+            },
+            Err(Finding::Harness(_) | Finding::Unreachable(_)) => Status::Error,
+            Err(Finding::NotApplicable(_)) => Status::Skip,
+        };
+        (status, outcome.err())
     };
     CaseResult {
         id: case.id.to_string(),
@@ -102,51 +112,107 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
         reference: case.reference,
         level: case.level,
         status,
-        detail,
+        detail: finding.as_ref().map(|f| f.detail().to_owned()).unwrap_or_default(),
         duration_ms: started.elapsed().as_millis() as u64,
         wire: log.lines(),
+        finding,
     }
 }
 
-/// Whether a remote Editor is still up after `result`'s case. An Editor
-/// this process did not start is shared by every case, so one that a case
-/// takes down (a listener a bad client killed) must fail that case, not
-/// leave the rest to error:
-/// - after a case that passed, the Editor must still accept a connection,
-///   else the case fails;
-/// - the first case that cannot connect, once earlier cases could, fails
-///   saying the Editor stopped accepting connections. (An Editor never
-///   reached stays a harness error: the address is wrong.)
+/// Runs `cases` and hands each result to `each` in the catalogue's order,
+/// as soon as it and those before it are done.
 ///
-/// Each is said once; `earlier` are the results before this one.
-pub async fn check_editor_up(target: &Target, bridge: &BridgeCommand, earlier: &[CaseResult], result: &mut CaseResult) {
-    const FELL: &str = "the Editor stopped accepting connections";
-    if !matches!(target, Target::Tcp(_)) || earlier.iter().chain([&*result]).any(|r| r.detail.starts_with(FELL)) {
-        return;
+/// Against the embedded fake every case has an Editor of its own, so `jobs`
+/// of them run side by side (each keeps its own wire log). An Editor reached
+/// over TCP is shared by every case (a reload, a setting, the quit of one is
+/// what the next one meets), so there they run one at a time, each followed
+/// by [`EditorWatch::check`].
+pub async fn run_all(
+    target: &Target,
+    bridge: &BridgeCommand,
+    scope: &Scope,
+    cases: &[Case],
+    jobs: usize,
+    baseline: &Baseline,
+    mut each: impl FnMut(Option<&CaseResult>, &CaseResult),
+) -> Vec<CaseResult> {
+    let mut results = Vec::with_capacity(cases.len());
+    if target.gives_each_case_its_own_editor() {
+        let mut running =
+            futures_util::stream::iter(cases).map(|case| run_case(target, bridge, scope, case)).buffered(jobs.max(1));
+        while let Some(mut result) = running.next().await {
+            baseline.apply(&mut result);
+            each(results.last(), &result);
+            results.push(result);
+        }
+    } else {
+        let mut watch = EditorWatch::default();
+        for case in cases {
+            let mut result = run_case(target, bridge, scope, case).await;
+            watch.check(target, bridge, &mut result).await;
+            baseline.apply(&mut result);
+            each(results.last(), &result);
+            results.push(result);
+        }
     }
-    let was_up = earlier.iter().any(|r| matches!(r.status, Status::Pass | Status::Fail | Status::Warn | Status::Info));
-    match result.status {
-        Status::Error if was_up && result.detail.starts_with("cannot connect") => {
-            result.status = Status::Fail;
-            result.detail = format!("{FELL} (it answered earlier cases; one of them took it down): {}", result.detail);
+    results
+}
+
+/// What the runner has seen of an Editor that every case shares (one it
+/// reaches over TCP), so that a case that takes it down fails, not the
+/// cases after it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum EditorWatch {
+    /// No case has reached it yet.
+    #[default]
+    NotYetReached,
+    /// A case reached it.
+    Answered,
+    /// A case was failed for taking it down: said once, nothing more checked.
+    Fell,
+}
+
+impl EditorWatch {
+    /// Whether the Editor is still up after `result`'s case:
+    /// - after a case that passed, the Editor must still accept a connection,
+    ///   else the case fails;
+    /// - the first case that cannot reach it, once earlier cases could, fails
+    ///   saying the Editor stopped accepting connections. (An Editor never
+    ///   reached stays a harness error: the address is wrong.)
+    pub async fn check(&mut self, target: &Target, bridge: &BridgeCommand, result: &mut CaseResult) {
+        const FELL: &str = "the Editor stopped accepting connections";
+        if !matches!(target, Target::Tcp(_)) || *self == EditorWatch::Fell {
+            return;
         }
-        Status::Pass | Status::Warn | Status::Info if !crate::cases::ends_the_editor(&result.id) => {
-            if let Err(why) = still_listening(target, bridge).await {
+        let unreachable = matches!(result.finding, Some(Finding::Unreachable(_)));
+        match result.status {
+            Status::Error if *self == EditorWatch::Answered && unreachable => {
                 result.status = Status::Fail;
-                result.detail = format!("{FELL} after this case: {why}");
+                result.detail =
+                    format!("{FELL} (it answered earlier cases; one of them took it down): {}", result.detail);
+                *self = EditorWatch::Fell;
             }
+            Status::Pass | Status::Warn | Status::Info if !crate::cases::ends_the_editor(&result.id) => {
+                if let Err(why) = still_listening(target, bridge).await {
+                    result.status = Status::Fail;
+                    result.detail = format!("{FELL} after this case: {why}");
+                    *self = EditorWatch::Fell;
+                }
+            }
+            _ => {}
         }
-        _ => {}
+        if *self == EditorWatch::NotYetReached
+            && matches!(result.status, Status::Pass | Status::Fail | Status::Warn | Status::Info)
+        {
+            *self = EditorWatch::Answered;
+        }
     }
 }
 
 /// Connects to the target's Editor (waiting through a reload) and leaves.
 async fn still_listening(target: &Target, bridge: &BridgeCommand) -> Result<(), String> {
     let session = target.open(WireLog::default(), bridge).await.map_err(|f| format!("{f:?}"))?;
-    match session.link(editor_link::framing::Framing::Header).await {
-        Ok(_) => Ok(()),
-        Err(Finding::Harness(why) | Finding::Violation(why) | Finding::NotApplicable(why)) => Err(why),
-    }
+    session.link(editor_link::framing::Framing::Header).await.map(drop).map_err(|f| f.detail().to_owned())
 }
 
 /// Cases known to fail on a target (`--baseline FILE`: one case id per
@@ -262,7 +328,7 @@ mod tests {
         assert_eq!(without.len(), framing.len() - 1);
     }
 
-    fn result(id: &str, status: Status, detail: &str) -> CaseResult {
+    fn result(id: &str, status: Status, finding: Option<Finding>) -> CaseResult {
         CaseResult {
             id: id.into(),
             profile: "core".into(),
@@ -270,9 +336,10 @@ mod tests {
             reference: "§1",
             level: Level::Must,
             status,
-            detail: detail.into(),
+            detail: finding.as_ref().map(|f| f.detail().to_owned()).unwrap_or_default(),
             duration_ms: 0,
             wire: Vec::new(),
+            finding,
         }
     }
 
@@ -280,23 +347,29 @@ mod tests {
     async fn an_editor_that_falls_over_fails_the_case_once() {
         let target: Target = "tcp://127.0.0.1:1".parse().unwrap();
         let bridge = BridgeCommand::parse("unused").unwrap();
-        let refused = "cannot connect to 127.0.0.1:1: Connection refused";
+        let refused = || Some(Finding::Unreachable("cannot connect to 127.0.0.1:1: Connection refused".into()));
         // Never reached: the address is wrong, a harness error.
-        let mut first = result("2.a", Status::Error, refused);
-        check_editor_up(&target, &bridge, &[], &mut first).await;
+        let mut watch = EditorWatch::default();
+        let mut first = result("2.a", Status::Error, refused());
+        watch.check(&target, &bridge, &mut first).await;
         assert_eq!(first.status, Status::Error);
         // Reached before: it fell over, once.
-        let earlier = vec![result("1.a", Status::Pass, "")];
-        let mut fell = result("2.b", Status::Error, refused);
-        check_editor_up(&target, &bridge, &earlier, &mut fell).await;
+        let mut watch = EditorWatch::Answered;
+        let mut fell = result("2.b", Status::Error, refused());
+        watch.check(&target, &bridge, &mut fell).await;
         assert_eq!(fell.status, Status::Fail);
         assert!(fell.detail.starts_with("the Editor stopped accepting connections"), "{}", fell.detail);
-        let mut next = result("2.c", Status::Error, refused);
-        check_editor_up(&target, &bridge, &[earlier[0].clone(), fell], &mut next).await;
+        let mut next = result("2.c", Status::Error, refused());
+        watch.check(&target, &bridge, &mut next).await;
         assert_eq!(next.status, Status::Error, "said once");
+        // Another harness error is not a fall, whatever its words.
+        let mut watch = EditorWatch::Answered;
+        let mut harness = result("2.e", Status::Error, Some(Finding::Harness("cannot connect to the moon".into())));
+        watch.check(&target, &bridge, &mut harness).await;
+        assert_eq!(harness.status, Status::Error);
         // A case that passed while nothing listens any more.
-        let mut passed = result("2.d", Status::Pass, "");
-        check_editor_up(&target, &bridge, &earlier, &mut passed).await;
+        let mut passed = result("2.d", Status::Pass, None);
+        watch.check(&target, &bridge, &mut passed).await;
         assert_eq!(passed.status, Status::Fail, "{}", passed.detail);
     }
 

@@ -23,9 +23,9 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::{BridgeCommand, McpProcess},
-    case::Finding,
+    finding::Finding,
     snapshot,
-    target::WireLog,
+    wire_log::WireLog,
     workflow::{Step, Workflow},
 };
 

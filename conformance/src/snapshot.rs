@@ -115,7 +115,7 @@ pub fn differences(expected: &Value, actual: &Value, limit: usize) -> Vec<String
 }
 
 fn short(value: &Value) -> String {
-    crate::target::excerpt(value.to_string().as_bytes()).chars().take(160).collect()
+    crate::wire_log::excerpt(value.to_string().as_bytes()).chars().take(160).collect()
 }
 
 #[cfg(test)]

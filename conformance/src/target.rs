@@ -3,14 +3,7 @@
 //! Every case gets a fresh [`Session`]: with the embedded fake that is a new
 //! fake Editor on an empty project, so cases cannot disturb one another.
 
-use std::{
-    fmt,
-    net::SocketAddr,
-    path::PathBuf,
-    str::FromStr,
-    sync::{Arc, Mutex},
-    time::Duration,
-};
+use std::{fmt, net::SocketAddr, path::PathBuf, str::FromStr, time::Duration};
 
 use bytes::{Bytes, BytesMut};
 use editor_link::{
@@ -25,7 +18,8 @@ use tokio::net::TcpStream;
 
 use crate::{
     bridge::{BridgeCommand, McpProcess},
-    case::Finding,
+    finding::Finding,
+    wire_log::{WireLog, excerpt},
 };
 
 /// How long a case waits for any one thing from the target.
@@ -82,6 +76,14 @@ impl Remote {
             ),
             (Some(_), None) => Some("not applicable: the discovery file needs the Editor's project (--project DIR)"),
         }
+    }
+}
+
+impl Target {
+    /// Whether every case gets an Editor of its own (the embedded fake), so
+    /// that cases may run side by side; an Editor reached over TCP is shared.
+    pub fn gives_each_case_its_own_editor(&self) -> bool {
+        matches!(self, Target::Fake { .. })
     }
 }
 
@@ -163,39 +165,6 @@ impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Session").field("addr", &self.addr).finish_non_exhaustive()
     }
-}
-
-/// The wire traffic of one case, kept for the report.
-#[derive(Clone, Debug, Default)]
-pub struct WireLog(Arc<Mutex<Vec<String>>>);
-
-impl WireLog {
-    pub(crate) fn push(&self, line: String) {
-        if let Ok(mut log) = self.0.lock() {
-            if log.len() < 200 {
-                log.push(line);
-            }
-        }
-    }
-
-    pub fn lines(&self) -> Vec<String> {
-        self.0.lock().map(|l| l.clone()).unwrap_or_default()
-    }
-}
-
-/// At most 300 bytes of `bytes` as one line of text (CR and LF shown as
-/// `\r` and `\n`, so a header frame stays on its line of the wire log).
-pub(crate) fn excerpt(bytes: &[u8]) -> String {
-    let text = String::from_utf8_lossy(bytes);
-    let one_line = |s: &str| s.replace('\r', "\\r").replace('\n', "\\n");
-    if text.len() <= 300 {
-        return one_line(&text);
-    }
-    let mut end = 300;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}… ({} bytes)", one_line(&text[..end]), bytes.len())
 }
 
 /// `fixtures/unity-project` of this repository.
@@ -420,8 +389,8 @@ impl EditorClient {
     async fn connect(addr: SocketAddr, framing: Framing, log: WireLog) -> Result<EditorClient, Finding> {
         let stream = tokio::time::timeout(READ_TIMEOUT, TcpStream::connect(addr))
             .await
-            .map_err(|_| Finding::Harness(format!("timed out after {READ_TIMEOUT:?} connecting to {addr}")))?
-            .map_err(|e| Finding::Harness(format!("cannot connect to {addr}: {e}")))?;
+            .map_err(|_| Finding::Unreachable(format!("timed out after {READ_TIMEOUT:?} connecting to {addr}")))?
+            .map_err(|e| Finding::Unreachable(format!("cannot connect to {addr}: {e}")))?;
         log.push(format!("connect {addr} ({framing} framing)"));
         let Connection { sender, receiver, .. } =
             Connection::tcp(stream, Options::client(framing, DEFAULT_RESPONSE_LIMIT));

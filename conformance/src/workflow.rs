@@ -1,6 +1,6 @@
 //! Workflows: scripted agent sessions (`fixtures/workflows.json`), what a
 //! client does step by step. The suite runs each through the bridge and
-//! compares the answers with its snapshot (`cases::snapshots`); some are
+//! compares the answers with its snapshot (`cases::mcp::snapshots`); some are
 //! also recorded as sessions (`sessions`).
 
 use serde::Deserialize;

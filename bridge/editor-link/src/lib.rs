@@ -27,5 +27,13 @@ pub mod jsonrpc;
 pub mod tool_details;
 pub mod transcript;
 
+/// `std::sync::Mutex::lock`, ignoring poisoning: every user of it (the
+/// bridge's link and MCP session, fake-unity's Editor) keeps its data
+/// consistent at every await and panic point, and a panicking task (answered
+/// as an error elsewhere) must not wedge the process that should keep serving.
+pub fn lock<T>(m: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
 /// This crate's version, as reported to peers.
 pub const VERSION: &str = env!("CARGO_PKG_VERSION");

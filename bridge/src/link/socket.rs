@@ -8,7 +8,7 @@ use std::{
     collections::HashMap,
     net::{Ipv4Addr, SocketAddr},
     sync::{
-        Arc, Mutex, MutexGuard,
+        Arc, Mutex,
         atomic::{AtomicBool, Ordering},
     },
     time::{Duration, Instant},
@@ -30,10 +30,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{EditorInfo, LinkConfig, LinkEvent};
 use crate::raw_json::RawJson;
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
+pub(super) use editor_link::lock;
 
 /// What answered a request.
 #[derive(Debug)]

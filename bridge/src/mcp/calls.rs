@@ -20,9 +20,8 @@ use serde_json::{Map, Value, json};
 
 use super::{
     STATELESS_VERSION,
-    guard::InFlight,
-    handler::NotedClient,
-    out::{Out, Revision},
+    out::Out,
+    session::{InFlight, NotedClient, Revision},
 };
 use crate::bridge::{Bridge, CallRefused, Progress, ProgressSink};
 

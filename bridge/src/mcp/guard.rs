@@ -1,11 +1,7 @@
 //! The input, line by line: the one place the client's JSON-RPC is read
-//! and validated before rmcp sees it, and the ids of requests in flight.
+//! and validated before rmcp sees it.
 
-use std::{
-    collections::{HashMap, hash_map::Entry},
-    future::Future,
-    sync::{Arc, Mutex},
-};
+use std::future::Future;
 
 use futures_util::StreamExt;
 use rmcp::{
@@ -21,76 +17,12 @@ use super::{
     CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, STATELESS_VERSION, SUPPORTED_VERSIONS,
     calls::{Calls, ToolCall},
     out::Out,
+    session::InFlight,
 };
 use editor_link::framing::{Frame, FrameDecoder, Framing};
 
 /// Largest line accepted on the input.
 const INPUT_LIMIT: usize = 16 * 1024 * 1024;
-
-/// The ids of the client's requests that are still to be answered: a second
-/// request with one of them is refused (rmcp 3.9 would run both and answer
-/// one), and an id is free again once its answer has gone out. A
-/// `tools/call` (served beside rmcp) keeps its cancellation here too.
-#[derive(Clone, Debug, Default)]
-pub(super) struct InFlight(Arc<Mutex<HashMap<String, Option<CancellationToken>>>>);
-
-impl InFlight {
-    fn key(id: &Value) -> String {
-        id.to_string()
-    }
-
-    fn ids(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<CancellationToken>>> {
-        self.0.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Takes `id`; false when a request with it is in flight.
-    pub(super) fn take(&self, id: &Value) -> bool {
-        match self.ids().entry(Self::key(id)) {
-            Entry::Occupied(_) => false,
-            Entry::Vacant(free) => {
-                free.insert(None);
-                true
-            }
-        }
-    }
-
-    pub(super) fn release(&self, id: &Value) {
-        self.ids().remove(&Self::key(id));
-    }
-
-    /// What cancels the request with `id` (taken): `notifications/cancelled`.
-    pub(super) fn cancellation(&self, id: &Value) -> CancellationToken {
-        let cancel = CancellationToken::new();
-        if let Some(slot) = self.ids().get_mut(&Self::key(id)) {
-            *slot = Some(cancel.clone());
-        }
-        cancel
-    }
-
-    /// Cancels the request with `id`; false when none in flight can be
-    /// cancelled here (answered, or one rmcp serves).
-    fn cancel(&self, id: &Value) -> bool {
-        match self.ids().get(&Self::key(id)) {
-            Some(Some(cancel)) => {
-                cancel.cancel();
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// An answer going out frees its id.
-    pub(super) fn answered(&self, message: &ServerJsonRpcMessage) {
-        let id = match message {
-            ServerJsonRpcMessage::Response(r) => Some(&r.id),
-            ServerJsonRpcMessage::Error(e) => e.id.as_ref(),
-            _ => None,
-        };
-        if let Some(id) = id.and_then(|id| serde_json::to_value(id).ok()) {
-            self.release(&id);
-        }
-    }
-}
 
 /// Reads the client's messages from `input`, one per line: those the
 /// [`Guard`] lets through go to rmcp, `tools/call` to [`Calls`]; cancels

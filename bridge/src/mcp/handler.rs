@@ -1,7 +1,8 @@
-//! The MCP methods, served on the [`Bridge`]: `initialize` and
-//! `server/discover`, `tools/list` (paged), `tools/call` (with progress and
-//! cancellation), list changes (after `initialize`, or on a 2026-07-28
-//! `subscriptions/listen`); what the bridge does not declare it does not serve.
+//! The MCP methods rmcp serves, on the [`Bridge`]: `initialize` and
+//! `server/discover`, `tools/list` (paged), list changes (after `initialize`,
+//! or on a 2026-07-28 `subscriptions/listen`); what the bridge does not
+//! declare it does not serve. (`tools/call` is served beside rmcp, in
+//! [`calls`](super::calls).)
 
 use std::{
     borrow::Cow,
@@ -25,11 +26,12 @@ use rmcp::{
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
-use super::{HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, ServeOptions, guard::InFlight};
-
-/// The `_meta` key a 2026-07-28 result names its server under.
-pub(super) const SERVER_INFO_KEY: &str = "io.modelcontextprotocol/serverInfo";
+use super::{
+    HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, ServeOptions,
+    session::{InFlight, NotedClient, SERVER_INFO_KEY, server_info},
+};
 use crate::bridge::Bridge;
+use editor_link::lock;
 
 pub(super) struct Handler {
     bridge: Arc<Bridge>,
@@ -61,29 +63,6 @@ struct Listener {
     sink: SubscriptionSink,
     /// The tools when it subscribed, or when it was last told of a change.
     seen: Vec<Value>,
-}
-
-/// The client a 2026-07-28 request last named: (name, version, revision).
-#[derive(Clone, Debug, Default)]
-pub(super) struct NotedClient(Arc<Mutex<Option<(String, String, String)>>>);
-
-impl NotedClient {
-    /// A 2026-07-28 request names its client in `_meta` (there is no
-    /// initialize to do it): Unity is told, as after an initialize, and the
-    /// log says who speaks which revision when that changes.
-    pub(super) fn note(&self, seen: &(String, String, String), bridge: &Bridge) {
-        let mut noted = lock(&self.0);
-        if noted.as_ref() != Some(seen) {
-            tracing::info!(client = %seen.0, version = %seen.1, protocol = %seen.2, "MCP client");
-            *noted = Some(seen.clone());
-        }
-        drop(noted);
-        bridge.link.set_client_name(&seen.0);
-    }
-}
-
-fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(|p| p.into_inner())
 }
 
 impl ListChanged {
@@ -155,11 +134,6 @@ impl Handler {
         });
         serde_json::from_value(info).expect("the server info is valid")
     }
-}
-
-/// Who this server is (`initialize`'s `serverInfo`; in 2026-07-28 results' `_meta`).
-pub(super) fn server_info() -> Value {
-    json!({"name": "unity-mcp-bridge", "title": "Unity Editor", "version": crate::VERSION})
 }
 
 /// A 2026-07-28 request's result names the server in its `_meta`, as that

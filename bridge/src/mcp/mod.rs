@@ -13,18 +13,21 @@
 //! the input closes or `shutdown` resolves, the session stops at once with
 //! what is already answered flushed.
 //!
-//! - [`guard`] — the input, line by line: validation, the ids in flight.
+//! - [`session`] — what the others share: the ids in flight, the client
+//!   named, the revision of a call, the server's name.
+//! - [`guard`] — the input, line by line: validation.
 //! - [`calls`] — `tools/call`, served beside rmcp: results relayed as the
 //!   Editor's bytes, cancellation, progress.
 //! - [`out`] — the output: one writer, one message per line.
-//! - [`handler`] — `initialize`, `server/discover`, `tools/list`, `tools/call`,
-//!   list changes (and 2026-07-28's `subscriptions/listen`), progress.
+//! - [`handler`] — what rmcp serves: `initialize`, `server/discover`,
+//!   `tools/list`, list changes (and 2026-07-28's `subscriptions/listen`).
 //! - [`stdio`] — stdin and stdout as async streams, and when the process must stop.
 
 mod calls;
 mod guard;
 mod handler;
 mod out;
+mod session;
 pub mod stdio;
 
 use std::{future::Future, sync::Arc, time::Duration};
@@ -37,9 +40,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::bridge::Bridge;
 use calls::Calls;
-use guard::{GuardedTransport, InFlight};
-use handler::{Handler, NotedClient};
+use guard::GuardedTransport;
+use handler::Handler;
 use out::Out;
+use session::{InFlight, NotedClient};
 pub use stdio::serve_stdio;
 
 /// The MCP revisions with an `initialize` handshake, newest first.

@@ -14,21 +14,11 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::handler::{SERVER_INFO_KEY, server_info};
+use super::session::{Revision, SERVER_INFO_KEY, server_info};
 use crate::{raw_json, results::ToolResult};
 
 /// Bytes gathered before they are written.
 const BATCH: usize = 64 * 1024;
-
-/// The revision a `tools/call` was made in, which shapes its answer.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(super) enum Revision {
-    /// After `initialize`: the result as the handshake revisions have it.
-    Handshake,
-    /// A request versioned in its `_meta`: the result names the server in
-    /// its `_meta`, and has `resultType` from 2026-07-28 on.
-    Stateless { result_type: bool },
-}
 
 pub(super) enum OutItem {
     Line(Vec<u8>),

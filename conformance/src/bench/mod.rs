@@ -674,12 +674,8 @@ async fn suite(bridge: &BridgeCommand) -> SuiteRun {
     let started = Instant::now();
     let offers = crate::profile::Offers::find_out(&target, bridge).await.ok();
     let scope = crate::profile::Scope { offers, ..crate::profile::Scope::default() };
-    let mut results = Vec::new();
-    for case in &cases {
-        let mut result = crate::runner::run_case(&target, bridge, &scope, case).await;
-        crate::runner::check_editor_up(&target, bridge, &results, &mut result).await;
-        results.push(result);
-    }
+    let (jobs, baseline) = (crate::runner::DEFAULT_JOBS, crate::runner::Baseline::default());
+    let results = crate::runner::run_all(&target, bridge, &scope, &cases, jobs, &baseline, |_, _| {}).await;
     let wall_s = started.elapsed().as_secs_f64();
     let summary = crate::runner::Summary::of(&results);
     SuiteRun {

@@ -7,8 +7,9 @@ use editor_link::framing::Framing;
 use serde_json::{Value, json};
 
 use crate::{
-    case::{Case, CheckResult, Finding, Level, Needs, Requires, check},
+    case::{Case, CheckResult, Level, Needs, Requires, check},
     ensure,
+    finding::Finding,
     target::Session,
 };
 

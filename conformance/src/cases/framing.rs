@@ -6,8 +6,9 @@ use editor_link::framing::{Framing, frame_bytes};
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, Requires, check},
+    case::{Case, CheckFuture, CheckResult, Level, Needs, Requires, check},
     ensure,
+    finding::Finding,
     target::Session,
 };
 
@@ -440,7 +441,7 @@ fn reply_header_exact(s: Session) -> CheckFuture {
         let bytes = raw.read_until_quiet(Duration::from_millis(300)).await?;
         let text = String::from_utf8_lossy(&bytes);
         let Some((head, body)) = text.split_once("\r\n\r\n") else {
-            return crate::case::violation(format!("no header block in {text:?}"));
+            return crate::finding::violation(format!("no header block in {text:?}"));
         };
         ensure!(
             head == format!("Content-Length: {}", body.len()),

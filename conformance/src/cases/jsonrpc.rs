@@ -261,7 +261,7 @@ fn batch_rejected(s: Session) -> CheckFuture {
         ensure!(answer["id"].is_null() && answer["error"]["code"] == -32600, "a batch was answered {answer}");
         match link.receive(Duration::from_millis(300)).await {
             Read::Silence => Ok(()),
-            other => crate::case::violation(format!("more than one answer to a batch: {other:?}")),
+            other => crate::finding::violation(format!("more than one answer to a batch: {other:?}")),
         }
     })
 }
@@ -333,7 +333,8 @@ async fn unknown_enum_refused(s: Session, tool: &'static str, param: &'static st
 
 async fn error_shape(s: Session, request: &str, code: i64, data_type: &str) -> CheckResult {
     let mut link = s.link(Framing::Header).await?;
-    let mut message: Value = serde_json::from_str(request).map_err(|e| crate::case::Finding::Harness(e.to_string()))?;
+    let mut message: Value =
+        serde_json::from_str(request).map_err(|e| crate::finding::Finding::Harness(e.to_string()))?;
     message["jsonrpc"] = json!("2.0");
     message["id"] = json!("e-1");
     link.send_json(&message).await?;
@@ -390,7 +391,9 @@ fn pipelining(s: Session) -> CheckFuture {
         seen.sort_unstable();
         ensure!(seen == (0..10).collect::<Vec<_>>(), "answers for ids {seen:?}");
         match link.receive(Duration::from_millis(200)).await {
-            Read::Message(m) if m.get("method").is_none() => crate::case::violation(format!("an eleventh answer: {m}")),
+            Read::Message(m) if m.get("method").is_none() => {
+                crate::finding::violation(format!("an eleventh answer: {m}"))
+            }
             _ => Ok(()),
         }
     })
@@ -407,9 +410,9 @@ fn extra_fields_ignored(s: Session) -> CheckFuture {
     })
 }
 
-async fn total_logs(link: &mut EditorClient) -> Result<u64, crate::case::Finding> {
+async fn total_logs(link: &mut EditorClient) -> Result<u64, crate::finding::Finding> {
     let result = link.result("get-logs", json!({"LogType": "All"})).await?;
-    result["TotalCount"].as_u64().ok_or_else(|| crate::case::Finding::Violation(format!("no TotalCount: {result}")))
+    result["TotalCount"].as_u64().ok_or_else(|| crate::finding::Finding::Violation(format!("no TotalCount: {result}")))
 }
 
 fn notification_runs_nothing(s: Session) -> CheckFuture {
@@ -438,7 +441,7 @@ fn batch_single(s: Session) -> CheckFuture {
         ensure!(answer["id"].is_null() && answer["error"]["code"] == -32600, "a batch of one was answered {answer}");
         match link.receive(Duration::from_millis(300)).await {
             Read::Silence => Ok(()),
-            other => crate::case::violation(format!("the request inside the batch was answered: {other:?}")),
+            other => crate::finding::violation(format!("the request inside the batch was answered: {other:?}")),
         }
     })
 }

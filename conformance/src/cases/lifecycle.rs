@@ -1,16 +1,14 @@
-//! §5 Lifecycle and §7 Discovery (these need the fake's control API).
+//! §5 Lifecycle (these need the fake's control API).
 
 use std::time::Duration;
 
-use editor_link::{
-    discovery::{DiscoveryFile, EditorState},
-    framing::Framing,
-};
+use editor_link::{discovery::EditorState, framing::Framing};
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check},
+    case::{Case, CheckFuture, Level, Needs, Requires, check},
     ensure,
+    finding::Finding,
     target::{Read, Session},
 };
 
@@ -53,42 +51,6 @@ pub fn cases() -> Vec<Case> {
             check: check(reload_in_flight_unanswered),
         },
         Case {
-            id: "7.discovery-fields".into(),
-            requirement: "The discovery file names the port the Editor answers on, the project, protocolVersion 1, a serverSessionId, state ready and an updatedAt time.".into(),
-            reference: "docs/editor-link-protocol.md §7",
-            level: Level::Must,
-            needs: Needs::Control,
-            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
-            check: check(discovery_fields),
-        },
-        Case {
-            id: "7.discovery-atomic".into(),
-            requirement: "The discovery file is replaced atomically: read continuously through a reload, it is never missing, empty or cut.".into(),
-            reference: "docs/editor-link-protocol.md §7",
-            level: Level::Must,
-            needs: Needs::Control,
-            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
-            check: check(discovery_atomic),
-        },
-        Case {
-            id: "7.discovery-reload-state".into(),
-            requirement: "While the domain reloads the discovery file says reloading; once the Editor listens again, ready.".into(),
-            reference: "docs/editor-link-protocol.md §5, §7",
-            level: Level::Must,
-            needs: Needs::Control,
-            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
-            check: check(discovery_reload_state),
-        },
-        Case {
-            id: "7.discovery-pid".into(),
-            requirement: "The discovery file's pid is a live process (the Editor's), so clients can tell a stale file.".into(),
-            reference: "docs/editor-link-protocol.md §7",
-            level: Level::Must,
-            needs: Needs::Control,
-            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
-            check: check(discovery_pid),
-        },
-        Case {
             id: "5.reload-shutdown-notification".into(),
             requirement: "On a domain reload every client gets notifications/server/shutdown {\"reason\":\"DomainReload\"}, then the connection closes.".into(),
             reference: "docs/editor-link-protocol.md §5",
@@ -115,15 +77,6 @@ pub fn cases() -> Vec<Case> {
             requires: Requires::CORE,
             check: check(reload_list_changed),
         },
-        Case {
-            id: "7.discovery-port".into(),
-            requirement: "When a reload moves the port, the discovery file names the port the Editor listens on.".into(),
-            reference: "docs/editor-link-protocol.md §5, §7",
-            level: Level::Must,
-            needs: Needs::Control,
-            requires: Requires::extension(crate::case::Extension::DiscoveryFile),
-            check: check(discovery_port),
-        },
     ]
 }
 
@@ -136,7 +89,7 @@ async fn shutdown_then_close(link: &mut crate::target::EditorClient, reason: &st
     let note = loop {
         let next = link.receive(Duration::from_secs(5)).await;
         let Read::Message(note) = next else {
-            return crate::case::violation(format!("expected the shutdown notification, got {next:?}"));
+            return crate::finding::violation(format!("expected the shutdown notification, got {next:?}"));
         };
         let another_notification =
             note.get("id").is_none() && note["method"].as_str().is_some_and(|m| m != "notifications/server/shutdown");
@@ -157,73 +110,11 @@ async fn shutdown_then_close(link: &mut crate::target::EditorClient, reason: &st
     Ok(())
 }
 
-async fn reload(s: &Session, move_port: bool) -> Result<serde_json::Value, Finding> {
+pub(super) async fn reload(s: &Session, move_port: bool) -> Result<serde_json::Value, Finding> {
     s.control()?
         .reload(100, move_port)
         .await
         .map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))
-}
-
-/// How often the discovery file is read during a reload: often enough to
-/// catch a torn write. On Windows a rename over a file someone has open
-/// fails where the file system has no POSIX rename semantics (Wine, FAT,
-/// some network shares) and the writer must try again, so a reader that is
-/// never off the file would starve it: there the reads leave it gaps.
-const READ_PAUSE: Duration = if cfg!(windows) { Duration::from_millis(2) } else { Duration::from_micros(200) };
-
-/// Reads the discovery file continuously while the Editor reloads; every
-/// read's outcome (the state, or why the file could not be read).
-async fn discovery_during_reload(s: &Session) -> Result<Vec<Result<Option<EditorState>, String>>, Finding> {
-    let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
-    let stop = tokio_util::sync::CancellationToken::new();
-    let reader = tokio::task::spawn_blocking({
-        let stop = stop.clone();
-        move || {
-            let mut reads = Vec::new();
-            while !stop.is_cancelled() && reads.len() < 200_000 {
-                reads.push(DiscoveryFile::read(&project).map(|f| f.state).map_err(|e| e.to_string()));
-                std::thread::sleep(READ_PAUSE);
-            }
-            reads
-        }
-    });
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    let reloaded = s.control()?.post("/reload", json!({"downtimeMs": 300, "wait": true})).await;
-    tokio::time::sleep(Duration::from_millis(50)).await;
-    stop.cancel();
-    let reads = reader.await.map_err(|e| Finding::Harness(format!("the reader: {e}")))?;
-    reloaded.map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))?;
-    Ok(reads)
-}
-
-fn discovery_atomic(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        let reads = discovery_during_reload(&s).await?;
-        let bad: Vec<&String> = reads.iter().filter_map(|r| r.as_ref().err()).collect();
-        ensure!(
-            bad.is_empty(),
-            "{} of {} reads of the discovery file during a reload failed, first: {}",
-            bad.len(),
-            reads.len(),
-            bad[0]
-        );
-        Ok(())
-    })
-}
-
-fn discovery_reload_state(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        let reads = discovery_during_reload(&s).await?;
-        let states: Vec<Option<EditorState>> = reads.into_iter().filter_map(Result::ok).collect();
-        let reloading = states.iter().position(|st| *st == Some(EditorState::Reloading));
-        ensure!(reloading.is_some(), "the discovery file never said reloading during a 300 ms reload");
-        ensure!(
-            states.last() == Some(&Some(EditorState::Ready)),
-            "after the reload the discovery file says {:?}, not ready",
-            states.last()
-        );
-        Ok(())
-    })
 }
 
 fn reload_shutdown_notification(s: Session) -> CheckFuture {
@@ -270,7 +161,9 @@ async fn list_changed_after_reload(s: &Session) -> Result<serde_json::Value, Fin
             Read::Message(m) if m["method"] == "notifications/tools/list_changed" => return Ok(m),
             Read::Message(_) => {}
             other => {
-                return crate::case::violation(format!("no tools/list_changed within 5 s of the reload ({other:?})"));
+                return crate::finding::violation(format!(
+                    "no tools/list_changed within 5 s of the reload ({other:?})"
+                ));
             }
         }
     }
@@ -278,25 +171,6 @@ async fn list_changed_after_reload(s: &Session) -> Result<serde_json::Value, Fin
 
 fn reload_list_changed(s: Session) -> CheckFuture {
     Box::pin(async move { list_changed_after_reload(&s).await.map(|_| ()) })
-}
-
-fn discovery_port(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        let before = s.discovery()?;
-        let report = reload(&s, true).await?;
-        let listening = report["port"].as_u64().ok_or_else(|| Finding::Harness(format!("reload report {report}")))?;
-        ensure!(
-            listening != u64::from(before.port),
-            "the harness asked for a port move but the port stayed {listening}"
-        );
-        let after = s.discovery()?;
-        ensure!(
-            u64::from(after.port) == listening,
-            "discovery names port {} but the Editor listens on {listening}",
-            after.port
-        );
-        Ok(())
-    })
 }
 
 fn reload_in_flight_unanswered(s: Session) -> CheckFuture {
@@ -315,56 +189,18 @@ fn reload_in_flight_unanswered(s: Session) -> CheckFuture {
                 Read::Closed => break,
                 Read::Message(m) if m["method"] == "notifications/server/shutdown" => shut = true,
                 Read::Message(m) if m.get("id").is_some() && m.get("method").is_none() => {
-                    return crate::case::violation(format!(
+                    return crate::finding::violation(format!(
                         "the request in flight was answered {} the shutdown notification: {m}",
                         if shut { "after" } else { "before" }
                     ));
                 }
                 Read::Message(_) => {}
-                other => return crate::case::violation(format!("expected the shutdown and the close, got {other:?}")),
+                other => {
+                    return crate::finding::violation(format!("expected the shutdown and the close, got {other:?}"));
+                }
             }
         }
         ensure!(shut, "the connection closed without the shutdown notification");
-        Ok(())
-    })
-}
-
-fn discovery_fields(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        // Linking first waits for a remote Editor an earlier case reloaded.
-        let mut link = s.link(Framing::Header).await?;
-        let file = s.discovery()?;
-        ensure!(
-            link.peer_port() == file.port,
-            "the file names port {}, the Editor answers on {}",
-            file.port,
-            link.peer_port()
-        );
-        link.result("ping", json!({})).await?;
-        let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
-        let named = std::fs::canonicalize(&file.project_path).ok();
-        ensure!(
-            named.is_some() && named == std::fs::canonicalize(&project).ok(),
-            "projectPath {:?} is not the project {}",
-            file.project_path,
-            project.display()
-        );
-        ensure!(file.protocol_version == Some(1), "protocolVersion {:?}", file.protocol_version);
-        ensure!(file.server_session_id.as_deref().is_some_and(|id| !id.is_empty()), "no serverSessionId");
-        ensure!(file.state == Some(EditorState::Ready), "state {:?}", file.state);
-        ensure!(file.updated_at.is_some(), "no updatedAt");
-        Ok(())
-    })
-}
-
-fn discovery_pid(s: Session) -> CheckFuture {
-    Box::pin(async move {
-        let file = s.discovery()?;
-        ensure!(
-            editor_link::discovery::pid_alive(file.pid),
-            "pid {} in the discovery file is not a live process",
-            file.pid
-        );
         Ok(())
     })
 }
@@ -373,7 +209,7 @@ async fn advertises_resume(s: &Session) -> Result<(), Finding> {
     let mut link = s.link(Framing::Header).await?;
     let version = link.result("get-version", json!({})).await?;
     let resume = version["Capabilities"].as_array().is_some_and(|c| c.iter().any(|c| c == "resume"));
-    if resume { Ok(()) } else { crate::case::violation("get-version does not advertise resume in Capabilities") }
+    if resume { Ok(()) } else { crate::finding::violation("get-version does not advertise resume in Capabilities") }
 }
 
 fn resume_completed(s: Session) -> CheckFuture {

@@ -1,16 +1,14 @@
 //! The catalogue, one file per group of the protocol reference.
 
-mod answers;
 mod behaviour;
+mod discovery;
 mod framing;
 mod jsonrpc;
 mod lifecycle;
 pub mod mcp;
 mod properties;
 mod robustness;
-pub mod scenarios;
 mod security;
-pub mod snapshots;
 mod tools;
 mod uloop_catalogue;
 
@@ -58,10 +56,8 @@ pub fn catalogue() -> Vec<Case> {
     cases.extend(security::cases());
     cases.extend(robustness::cases());
     cases.extend(lifecycle::cases());
+    cases.extend(discovery::cases());
     cases.extend(mcp::cases());
-    cases.extend(answers::cases());
-    cases.extend(scenarios::cases());
-    cases.extend(snapshots::cases());
     cases.sort_by_key(|c| group_of(&c.id).0);
     cases.extend(lifecycle::last_cases());
     cases

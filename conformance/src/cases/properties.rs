@@ -15,7 +15,8 @@ use proptest::{
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckResult, Finding, Level, Needs, Requires, check},
+    case::{Case, CheckResult, Level, Needs, Requires, check},
+    finding::Finding,
     target::Session,
 };
 
@@ -159,7 +160,7 @@ async fn property(s: Session, framing: Framing, bound: usize) -> CheckResult {
     }
     match driver.await.map_err(|e| Finding::Harness(format!("the property's driver failed: {e}")))?? {
         None => Ok(()),
-        Some((why, smallest)) => crate::case::violation(format!(
+        Some((why, smallest)) => crate::finding::violation(format!(
             "{why} — smallest failing input: messages {:?}, chunk sizes {:?}",
             smallest.messages, smallest.chunks
         )),

@@ -7,8 +7,9 @@ use serde_json::json;
 use tokio::{io::AsyncWriteExt, net::TcpStream};
 
 use crate::{
-    case::{Case, CheckFuture, CheckResult, Finding, Level, Needs, Requires, check},
+    case::{Case, CheckFuture, CheckResult, Level, Needs, Requires, check},
     ensure,
+    finding::Finding,
     target::Session,
 };
 
@@ -117,7 +118,7 @@ fn non_reading_client(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut flood = TcpStream::connect(s.editor_addr().await)
             .await
-            .map_err(|e| Finding::Harness(format!("cannot connect: {e}")))?;
+            .map_err(|e| Finding::Unreachable(format!("cannot connect: {e}")))?;
         let message = "x".repeat(4096);
         let token = s.token();
         let (mut sent, mut requests, mut held_back) = (0usize, 0u64, false);
@@ -256,7 +257,7 @@ fn concurrent_clients(s: Session) -> CheckFuture {
                     continue;
                 }
                 let Some(at) = waiting.iter().position(|id| answer.get("id") == Some(id)) else {
-                    return crate::case::violation(format!("client {n} got an answer meant for another: {answer}"));
+                    return crate::finding::violation(format!("client {n} got an answer meant for another: {answer}"));
                 };
                 waiting.remove(at);
                 ensure!(answer.get("result").is_some(), "client {n} was answered {answer}");
@@ -282,7 +283,7 @@ fn probe_connections(s: Session) -> CheckFuture {
             .map_err(|e| Finding::Violation(format!("a probe connection was refused: {e}")))?;
         tokio::time::sleep(Duration::from_millis(100)).await;
         still_serving(&s).await.map_err(|e| match e {
-            Finding::Harness(why) | Finding::Violation(why) => {
+            Finding::Harness(why) | Finding::Violation(why) | Finding::Unreachable(why) => {
                 Finding::Violation(format!("with a silent probe connection open: {why}"))
             }
             not_applicable @ Finding::NotApplicable(_) => not_applicable,

@@ -10,8 +10,9 @@ use editor_link::{framing::Framing, jsonrpc::TOKEN_MEMBER};
 use serde_json::json;
 
 use crate::{
-    case::{Case, CheckFuture, Extension, Finding, Level, Needs, Requires, check},
+    case::{Case, CheckFuture, Extension, Level, Needs, Requires, check},
     ensure,
+    finding::Finding,
     target::Session,
 };
 

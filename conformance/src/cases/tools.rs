@@ -4,8 +4,9 @@ use editor_link::{framing::Framing, tool_details::ToolDetails};
 use serde_json::{Value, json};
 
 use crate::{
-    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check},
+    case::{Case, CheckFuture, Level, Needs, Requires, check},
     ensure,
+    finding::Finding,
     reference::{TOOLS, ToolRef, Type},
     target::Session,
 };
@@ -197,7 +198,7 @@ fn default_fits(ty: Type, default: &Value) -> bool {
 async fn schema_as_documented(s: Session, tool: ToolRef) -> crate::case::CheckResult {
     let all = tool_details(&s, true).await?;
     let Some(detail) = all.get(tool.name) else {
-        return crate::case::violation(format!("{} is not listed by get-tool-details", tool.name));
+        return crate::finding::violation(format!("{} is not listed by get-tool-details", tool.name));
     };
     ensure!(
         detail.display_development_only == tool.internal,
@@ -260,7 +261,7 @@ fn protocol_version(s: Session) -> CheckFuture {
         let version = link.result("get-version", json!({})).await?;
         ensure!(version["ProtocolVersion"] == 1, "ProtocolVersion is {} (expected 1)", version["ProtocolVersion"]);
         let Some(capabilities) = version["Capabilities"].as_array() else {
-            return crate::case::violation(format!("Capabilities is {}, not a list", version["Capabilities"]));
+            return crate::finding::violation(format!("Capabilities is {}, not a list", version["Capabilities"]));
         };
         // The extensions an Editor names there: those ProtocolVersion 1 does
         // not imply.

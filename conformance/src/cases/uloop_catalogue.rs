@@ -142,7 +142,7 @@ async fn schema(s: Session, reference: Value) -> CheckResult {
     let tools = link.result("get-tool-details", json!({"IncludeDevelopmentOnly": true})).await?["Tools"].take();
     let listed = tools.as_array().into_iter().flatten().find(|t| t["name"] == name);
     let Some(listed) = listed else {
-        return crate::case::violation(format!("{name} is not listed by get-tool-details"));
+        return crate::finding::violation(format!("{name} is not listed by get-tool-details"));
     };
     let mut problems = Vec::new();
     for field in ["description", "displayDevelopmentOnly"] {
@@ -176,7 +176,7 @@ async fn answer_fields(s: Session, name: String, params: Value, recorded: Value)
     let mut link = s.link(Framing::Header).await?;
     let answer = link.result(&name, params).await?;
     let (Some(answer), Some(recorded)) = (answer.as_object(), recorded.as_object()) else {
-        return crate::case::violation(format!("{name}'s result is not an object: {answer}"));
+        return crate::finding::violation(format!("{name}'s result is not an object: {answer}"));
     };
     let mut problems = Vec::new();
     for (field, value) in recorded {

@@ -15,7 +15,7 @@ use std::{
 
 use fake_unity::ControlClient;
 use serde_json::{Value, json};
-use unity_conformance::{bridge::McpProcess, cases::scenarios::claims, target::WireLog};
+use unity_conformance::{bridge::McpProcess, did_it_run::claims, wire_log::WireLog};
 
 use crate::embedded_bridge;
 

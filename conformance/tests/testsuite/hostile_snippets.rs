@@ -18,7 +18,8 @@ use unity_conformance::{
     bridge::BridgeCommand,
     launch::{Launched, start_mono_with},
     snippets::{Corpus, Observed, Outcome, Run, counts, level_name, run_one, set_level},
-    target::{Target, WireLog},
+    target::Target,
+    wire_log::WireLog,
 };
 
 const MONO: &[&str] = &["mono", "mcs", "python3"];

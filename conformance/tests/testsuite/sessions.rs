@@ -17,7 +17,7 @@ use fake_unity::{Fault, RuleSpec, Scenario};
 use serde_json::{Value, json};
 use unity_conformance::{
     case::Catalogue,
-    cases::snapshots::{snapshot_of, workflows},
+    cases::mcp::snapshots::{snapshot_of, workflows},
     sessions::{RECORDED, as_snapshot, record, replay, sessions_dir},
     snapshot,
     target::fixture_copy,

@@ -8,11 +8,12 @@ use std::collections::BTreeSet;
 use editor_link::transcript::Transcript;
 use unity_conformance::{
     case::Catalogue,
-    cases::{
+    cases::mcp::{
         scenarios::{SCENARIOS, scenarios_dir},
         snapshots::{run_workflow, snapshot_folder, snapshot_of, workflows},
     },
-    target::{Target, WireLog, fixture_project},
+    target::{Target, fixture_project},
+    wire_log::WireLog,
 };
 
 use crate::embedded_bridge;

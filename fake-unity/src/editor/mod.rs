@@ -292,11 +292,7 @@ pub struct Editor {
     pub dead_listener: Arc<Stall>,
 }
 
-/// `std::sync::Mutex::lock`, ignoring poisoning: a panicking tool must not
-/// wedge the Editor (the panic is answered as an error elsewhere).
-pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
+pub use editor_link::lock;
 
 impl Editor {
     pub fn new(config: EditorConfig) -> (Arc<Editor>, mpsc::UnboundedReceiver<Command>) {

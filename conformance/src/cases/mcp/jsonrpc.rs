@@ -1,6 +1,7 @@
 //! The `mcp` cases of the lifecycle and of JSON-RPC over stdio.
 
 use super::*;
+use crate::finding::{Finding, violation};
 
 // ---- lifecycle ----
 

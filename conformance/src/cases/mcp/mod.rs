@@ -3,8 +3,11 @@
 //! ([`crate::bridge::McpProcess`]). Every case ends by checking that stdout
 //! carried nothing but JSON-RPC messages.
 
+mod answers;
 mod jsonrpc;
 mod reloads;
+pub mod scenarios;
+pub mod snapshots;
 mod stateless;
 mod tools;
 
@@ -19,8 +22,9 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::{McpProcess, stateless_meta},
-    case::{Case, Catalogue, CheckFuture, Finding, Level, Needs, Requires, check, violation},
+    case::{Case, Catalogue, CheckFuture, Level, Needs, Requires, check},
     ensure,
+    finding::{Finding, violation},
     target::Session,
 };
 
@@ -73,7 +77,18 @@ fn requires(id: &str) -> Requires {
     }
 }
 
+/// Every `mcp.*` case: the bridge's MCP, its answers, the fault scenarios
+/// and the output snapshots.
 pub fn cases() -> Vec<Case> {
+    let mut cases = protocol_cases();
+    cases.extend(answers::cases());
+    cases.extend(scenarios::cases());
+    cases.extend(snapshots::cases());
+    cases
+}
+
+/// The bridge's MCP: lifecycle, transport, JSON-RPC, tools, reloads.
+fn protocol_cases() -> Vec<Case> {
     use Level::*;
     use Needs::*;
     vec![

@@ -2,6 +2,7 @@
 //! cut off.
 
 use super::*;
+use crate::finding::{Finding, violation};
 
 // ---- reloads ----
 

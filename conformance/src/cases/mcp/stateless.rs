@@ -3,6 +3,7 @@
 //! and is answered on its own; the revision's own errors.
 
 use super::*;
+use crate::finding::violation;
 
 const STATELESS: &str = "MCP 2026-07-28 §basic (_meta), §basic/versioning, §server/discover; mcp-stdio.md";
 const SUBSCRIPTIONS: &str = "MCP 2026-07-28 §basic/utilities/subscriptions (subscriptions/listen), §server/tools (list_changed), §basic/transports/stdio";

@@ -2,6 +2,7 @@
 //! and cancellation.
 
 use super::*;
+use crate::finding::{Finding, violation};
 
 // ---- tools ----
 
@@ -137,7 +138,7 @@ pub(super) fn arguments_schema(s: Session) -> CheckFuture {
                 problems.push(format!(
                     "{} failed: {}",
                     reference.name,
-                    crate::target::excerpt(answer.to_string().as_bytes())
+                    crate::wire_log::excerpt(answer.to_string().as_bytes())
                 ));
             }
         }
@@ -193,7 +194,7 @@ pub(super) fn image(s: Session) -> CheckFuture {
         let Some(image) = blocks.iter().find(|b| b["type"] == "image") else {
             return violation(format!(
                 "no image content block in {}",
-                crate::target::excerpt(result.to_string().as_bytes())
+                crate::wire_log::excerpt(result.to_string().as_bytes())
             ));
         };
         ensure!(image["mimeType"] == "image/png", "image mimeType {}", image["mimeType"]);
@@ -223,7 +224,7 @@ pub(super) fn concurrent_calls(s: Session) -> CheckFuture {
                 answer["result"]["structuredContent"].get(field).is_some(),
                 "the answer to {} ({tool}) is not {tool}'s result: {}",
                 answer["id"],
-                crate::target::excerpt(answer.to_string().as_bytes())
+                crate::wire_log::excerpt(answer.to_string().as_bytes())
             );
         }
         mcp.finish().await

@@ -13,7 +13,8 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::McpProcess,
-    case::{Case, Catalogue, Finding, Level, Needs, Requires, check},
+    case::{Case, Catalogue, Level, Needs, Requires, check},
+    finding::Finding,
     snapshot,
     target::Session,
     workflow::{Revision, Step, Workflow},
@@ -22,7 +23,7 @@ use crate::{
 /// The workflows of `fixtures/workflows.json` (built in); the first five
 /// are the sessions recorded in `fixtures/sessions/`.
 pub fn workflows() -> Vec<Workflow> {
-    Workflow::parse_all(include_str!("../../../fixtures/workflows.json"))
+    Workflow::parse_all(include_str!("../../../../fixtures/workflows.json"))
         .expect("fixtures/workflows.json is valid (a test reads it)")
 }
 
@@ -42,11 +43,11 @@ fn needs(workflow: &Workflow) -> Needs {
 macro_rules! snapshots {
     ($($name:literal),* $(,)?) => {
         &[
-            $((Catalogue::Package, $name, include_str!(concat!("../../../fixtures/snapshots/mcp/", $name, ".snap"))),)*
+            $((Catalogue::Package, $name, include_str!(concat!("../../../../fixtures/snapshots/mcp/", $name, ".snap"))),)*
             $((
                 Catalogue::Uloop211,
                 $name,
-                include_str!(concat!("../../../fixtures/snapshots/mcp/uloop-2.1.1/", $name, ".snap")),
+                include_str!(concat!("../../../../fixtures/snapshots/mcp/uloop-2.1.1/", $name, ".snap")),
             ),)*
         ]
     };

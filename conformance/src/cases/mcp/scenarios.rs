@@ -12,12 +12,14 @@ use std::path::PathBuf;
 use fake_unity::{
     EditorStateFile, Scenario,
     proxy::{Proxy, ProxyConfig},
-    scenario::{ExerciseStep, Expect, Meaning},
+    scenario::{ExerciseStep, Expect},
 };
 use serde_json::Value;
 
 use crate::{
-    case::{Case, Finding, Level, Needs, Requires, check, violation},
+    case::{Case, Level, Needs, Requires, check},
+    did_it_run::check_meaning,
+    finding::{Finding, violation},
     target::{Session, fixture_project},
 };
 
@@ -52,34 +54,6 @@ const TIME_SCALE: f64 = 0.002;
 /// loaded machine's scheduling, never the 5 to 60 s a bridge waiting for
 /// something else takes.
 pub const DEADLINE_MARGIN: f64 = 3.0;
-
-/// Words that say the Editor may have run a call (it reached Unity).
-const MAY_HAVE_RUN: &[&str] = &["may have run", "may or may not have run", "may still be running", "may still run"];
-/// Words that say it did not (it never reached Unity).
-const DID_NOT_RUN: &[&str] = &["did not run", "was not run", "was not sent", "could not run", "never sent"];
-
-/// What an error text claims about whether the call ran.
-pub fn claims(text: &str) -> (bool, bool) {
-    let text = text.to_lowercase();
-    (MAY_HAVE_RUN.iter().any(|w| text.contains(w)), DID_NOT_RUN.iter().any(|w| text.contains(w)))
-}
-
-/// A violation unless an error's text says what `meaning` says, and only that.
-pub fn check_meaning(text: &str, meaning: Meaning) -> Result<(), String> {
-    let (may, not) = claims(text);
-    match meaning {
-        Meaning::MayHaveRun if may && !not => Ok(()),
-        Meaning::MayHaveRun => Err(format!(
-            "the call reached Unity, so the error must say it may have run ({}), and never that it did not: {text:?}",
-            MAY_HAVE_RUN.join(" | ")
-        )),
-        Meaning::DidNotRun if not && !may => Ok(()),
-        Meaning::DidNotRun => Err(format!(
-            "the call never reached Unity, so the error must say it did not run ({}), and never that it may have: {text:?}",
-            DID_NOT_RUN.join(" | ")
-        )),
-    }
-}
 
 /// `fixtures/scenarios` of this repository.
 pub fn scenarios_dir() -> PathBuf {
@@ -211,7 +185,7 @@ async fn run(mut s: Session, name: &str) -> Result<(), Finding> {
         if !ok {
             return Err(step(format!(
                 "expected {expect:?}, got {}",
-                crate::target::excerpt(answer.to_string().as_bytes())
+                crate::wire_log::excerpt(answer.to_string().as_bytes())
             )));
         }
         if let Some(timeout) = args.get("TimeoutSeconds").and_then(Value::as_f64) {

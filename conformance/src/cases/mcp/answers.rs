@@ -14,8 +14,9 @@ use serde_json::{Value, json};
 
 use crate::{
     bridge::MCP_TIMEOUT,
-    case::{Case, CheckFuture, Finding, Level, Needs, Requires, check, violation},
+    case::{Case, CheckFuture, Level, Needs, Requires, check},
     ensure,
+    finding::{Finding, violation},
     target::Session,
 };
 
