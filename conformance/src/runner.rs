@@ -138,12 +138,19 @@ pub async fn run_all(
 ) -> Vec<CaseResult> {
     let mut results = Vec::with_capacity(cases.len());
     if target.gives_each_case_its_own_editor() {
-        let mut running =
-            futures_util::stream::iter(cases).map(|case| run_case(target, bridge, scope, case)).buffered(jobs.max(1));
-        while let Some(mut result) = running.next().await {
-            baseline.apply(&mut result);
-            each(results.last(), &result);
-            results.push(result);
+        // Finished in any order (a long case holds up nobody), reported in
+        // the catalogue's: a result waits here until those before it are in.
+        let mut running = futures_util::stream::iter(cases.iter().enumerate())
+            .map(|(n, case)| async move { (n, run_case(target, bridge, scope, case).await) })
+            .buffer_unordered(jobs.max(1));
+        let mut waiting = std::collections::BTreeMap::new();
+        while let Some((n, result)) = running.next().await {
+            waiting.insert(n, result);
+            while let Some(mut result) = waiting.remove(&results.len()) {
+                baseline.apply(&mut result);
+                each(results.last(), &result);
+                results.push(result);
+            }
         }
     } else {
         let mut watch = EditorWatch::default();

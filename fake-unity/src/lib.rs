@@ -10,8 +10,11 @@
 //! - [`params`] — schema-driven tool parameters: one declaration gives the
 //!   `get-tool-details` schema and the validation.
 //! - [`tools`] — the tool catalogue of protocol §6, one file per area.
-//! - [`editor`] — the Editor: simulation, clients, connections, lifecycle
-//!   driver, request processing; where the fault rules are carried out.
+//! - [`simulation`] — what the simulated Editor remembers across reloads.
+//! - [`editor`] — the Editor: its simulation, clients, lifecycle, journal,
+//!   counters.
+//! - [`serving`] — the Editor at work: the lifecycle driver, connections,
+//!   requests, and the one place the faults' effects are carried out.
 //! - [`journal`] — the resume journal (`x-resume`, protocol §5).
 //! - [`server`] — the one server of everything that listens: binding, the
 //!   accept loop, connection tracking, listening again; each listener's
@@ -43,6 +46,8 @@ pub mod record;
 pub mod replay;
 pub mod scenario;
 pub mod server;
+pub mod serving;
+pub mod simulation;
 pub mod stall;
 pub mod state;
 pub mod tools;
@@ -211,7 +216,7 @@ impl FakeUnity {
             editor.update_settings(patch).map_err(StartError::Settings)?;
         }
         editor.faults.add(scenario.faults)?;
-        start_faults(&editor, config.port).await;
+        serving::effects::at_lifecycle(&editor, Trigger::Start, serving::effects::Port::Preferred(config.port)).await;
         let delay = scenario::start_delay(&editor, scenario.start_delay_ms);
         let listener = if delay.is_zero() {
             let listener = server::bind(config.port, None, editor.listens_everywhere())
@@ -260,7 +265,7 @@ impl FakeUnity {
             driving.listening(port);
             listening_tx.send_replace(Listening::Port(port));
             scenario::play_timeline(&driving, timeline);
-            editor::driver::drive(driving, listener, preferred, commands).await;
+            serving::driver::drive(driving, listener, preferred, commands).await;
         });
         let mut fake = FakeUnity { editor, listening, control_addr, driver, control, control_stop };
         if delay.is_zero() {
@@ -370,34 +375,6 @@ impl FakeUnity {
     /// True once the Editor has quit.
     pub fn has_quit(&self) -> bool {
         self.driver.is_finished() || self.editor.phase() == EditorState::Stopped
-    }
-}
-
-/// The `start` fault rules, before the Editor listens: a stale discovery
-/// file, the preferred port already taken, tools missing from the start.
-async fn start_faults(editor: &Arc<Editor>, preferred: u16) {
-    for fired in editor.faults.lifecycle(Trigger::Start) {
-        match fired.fault() {
-            Fault::StaleDiscovery(crate::faults::StaleDiscovery {}) => {
-                editor.write_stale_discovery(if preferred == 0 { 8700 } else { preferred })
-            }
-            Fault::ToolsChange(crate::faults::ToolsChange { remove }) => editor.set_removed_tools(remove.clone()),
-            Fault::DeadListener(crate::faults::DeadListener { ms }) => editor.dead_listener.start(
-                &editor.faults,
-                ms.map(|ms| fired.duration(ms)),
-                Some(fired.name().to_owned()),
-            ),
-            Fault::ZombieListener(crate::faults::ZombieListener { .. })
-            | Fault::PortHeld(crate::faults::PortHeld { .. })
-                if preferred != 0 =>
-            {
-                match tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, preferred)).await {
-                    Ok(listener) => editor::driver::hold_port(listener, &fired, &editor.hold_token()),
-                    Err(err) => tracing::warn!(%err, port = preferred, "cannot hold the port"),
-                }
-            }
-            fault => tracing::warn!(fault = fault.name(), "this start fault needs a fixed --port; ignored"),
-        }
     }
 }
 

@@ -24,6 +24,7 @@ use std::{
 };
 
 use bytes::Bytes;
+use editor_link::lock;
 use editor_link::{
     connection::{Connection, Ending, Flow, FrameSink, Options, Outgoing, Received, WriteLayer},
     framing::{DEFAULT_RESPONSE_LIMIT, Framing},
@@ -35,10 +36,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     control::{self, Host},
-    editor::lock,
-    faults::{BoxFuture, Fault, Faults, Inbound, RuleSpec, Scope, Silence, Subject, Trigger, Wire},
+    faults::{BoxFuture, Effect, Faults, Inbound, RuleSpec, Scope, Silence, Subject, Trigger, Wire},
     scenario::{Action, Scenario},
     server::{Accepted, Responder, Server},
+    serving::effects::refuse,
     stall::Stall,
 };
 
@@ -288,7 +289,11 @@ impl Responder for ProxyState {
         self.counters.connections.fetch_add(1, Ordering::Relaxed);
         let admitted = match self.faults.connect(accepted.number) {
             Some(fired) => {
-                refuse(accepted.stream, fired.fault(), &self.quit);
+                // The wire faults that fire on `connect` are refusals.
+                match fired.effect() {
+                    Some(Effect::Refuse(refusal)) => refuse(accepted.stream, refusal, &self.quit),
+                    effect => tracing::warn!(fault = fired.fault().name(), ?effect, "not a refusal; dropped"),
+                }
                 None
             }
             None => Some(accepted),
@@ -307,26 +312,6 @@ async fn serve(listener: TcpListener, state: Arc<ProxyState>) {
     let server = Server::start(state.clone(), listener, port, false);
     state.quit.cancelled().await;
     server.shutdown(Some(Duration::from_secs(2))).await;
-}
-
-/// A `connect` fault: the connection is never relayed.
-fn refuse(client: TcpStream, fault: &Fault, quit: &CancellationToken) {
-    match fault {
-        Fault::RefuseConnections(_) | Fault::Reset(_) => {
-            let _ = client.set_zero_linger();
-        }
-        Fault::HalfOpen(_) | Fault::BlackHole(_) => {
-            // Held open, never answered.
-            let quit = quit.clone();
-            tokio::spawn(async move {
-                quit.cancelled().await;
-                drop(client);
-            });
-            return;
-        }
-        _ => {}
-    }
-    drop(client);
 }
 
 /// The methods of the client's requests in flight, by id (what `fromEditor`

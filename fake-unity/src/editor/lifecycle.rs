@@ -70,7 +70,7 @@ impl Editor {
     /// `McpBridgeServer`): `Temp/domainreload.lock` from `beforeAssemblyReload`
     /// until the server listens again, which also clears `Temp/compiling.lock`.
     fn uloop_locks(&self, phase: EditorState) {
-        use crate::tools::uloop::compile::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, lock_stamp};
+        use crate::model::lifecycle::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, lock_stamp};
         match phase {
             EditorState::Reloading => {
                 let _ = std::fs::create_dir_all(self.project.join("Temp"));
@@ -188,7 +188,7 @@ impl Editor {
     }
 
     /// The current domain's generation and token.
-    pub(super) fn domain(&self) -> (u64, CancellationToken) {
+    pub(crate) fn domain(&self) -> (u64, CancellationToken) {
         let domain = lock(&self.domain);
         (domain.generation, domain.token.clone())
     }

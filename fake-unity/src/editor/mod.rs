@@ -1,25 +1,20 @@
-//! The simulated Editor: its mutable simulation, its connected clients, its
-//! lifecycle (ready, reloading, stopped), the resume journal, the counters, and
-//! the processing of one request (protocol §3, §5): checks, dispatch to the
-//! tool catalogue, deadlines, and the journal.
+//! The simulated Editor: its [`Simulation`], its connected clients, its
+//! lifecycle (ready, reloading, stopped), the resume journal, the counters,
+//! and what faults hold. The tools act on it; [`crate::serving`] serves it
+//! (connections, requests, the lifecycle driver, the faults' effects).
 //!
 //! - [`client`] — one connected client and what it is sent.
 //! - [`stats`] — the counters (`GET /stats`).
 //! - [`lifecycle`] — reloads, crashes, restarts and the discovery file.
-//! - [`request`] — one request from its checks to its response.
-//! - [`connection`] — one client connection: frames in, answers out.
-//! - [`decoder`] — how a connection's bytes are cut into frames.
 
 mod client;
-mod connection;
-mod decoder;
-pub mod driver;
 mod lifecycle;
-mod request;
 mod stats;
 
 pub use client::Client;
 pub use stats::Stats;
+
+pub use crate::simulation::{ConsoleEntry, Simulation};
 
 use std::{
     collections::BTreeMap,
@@ -38,23 +33,21 @@ use editor_link::{
     connection::Outgoing,
     discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp, unity_path},
     framing::Framing,
-    jsonrpc::{ErrorKind, ErrorObject, Message, Notification, Request, Response, notifications},
+    jsonrpc::{ErrorKind, ErrorObject, Message, Notification, Response, notifications},
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     defect::Defect,
-    faults::{Fault, Faults, Fired, FrameKind, ReloadPoint, Wire},
-    journal::{Journal, Key, Lookup},
+    faults::{Faults, FrameKind, Wire},
+    journal::Journal,
     model::{MessagePolicy, ReplyFraming},
-    params::Args,
     stall::Stall,
-    state::{EditorStateFile, GameObject, LogEntry, Settings},
-    tools::{self, Gate, Outcome, Progress, ToolCall},
+    state::{EditorStateFile, Settings},
 };
 
 /// Console entries remembered, as Unity's console keeps a bounded log.
@@ -136,60 +129,6 @@ pub struct ReloadReport {
     /// When the Editor was listening again (for in-process measurements).
     #[serde(skip)]
     pub listening_at: Option<std::time::Instant>,
-}
-
-/// Everything the simulated Editor remembers across domain reloads.
-#[derive(Debug)]
-pub struct Simulation {
-    pub console: Vec<ConsoleEntry>,
-    pub scene_roots: Vec<GameObject>,
-    pub playing: bool,
-    pub paused: bool,
-    pub settings: Settings,
-    /// Fingerprint of the scripts as last compiled.
-    pub compiled_scripts: tools::compile::Fingerprint,
-    pub next_instance_id: i64,
-    /// uLoopMCP's PlayMode input tools: a recording, a replay, held keys.
-    pub input: tools::uloop::input::InputState,
-}
-
-impl Simulation {
-    /// The Editor as it opens the project: the recorded console, then the
-    /// messages of the compile that ran at opening; the scene as saved; the
-    /// scripts as they are on disk, compiled.
-    pub fn opened(state: &EditorStateFile, project: &Path) -> Simulation {
-        let mut console: Vec<ConsoleEntry> =
-            state.console.iter().map(|e| ConsoleEntry { entry: e.clone(), from_compile: false }).collect();
-        console.extend(state.compile.diagnostics.iter().map(|d| ConsoleEntry {
-            entry: LogEntry {
-                log_type: match d.severity {
-                    crate::state::Severity::Error => crate::state::LogType::Error,
-                    crate::state::Severity::Warning => crate::state::LogType::Warning,
-                },
-                message: d.unity_message(),
-                stack_trace: String::new(),
-            },
-            from_compile: true,
-        }));
-        Simulation {
-            console,
-            scene_roots: state.scene.roots.clone(),
-            playing: false,
-            paused: false,
-            settings: state.settings.clone(),
-            compiled_scripts: tools::compile::Fingerprint::of_project(project),
-            next_instance_id: -1000,
-            input: Default::default(),
-        }
-    }
-}
-
-/// A console line; `from_compile` marks compiler messages, which the next
-/// compile replaces, as Unity does.
-#[derive(Clone, Debug)]
-pub struct ConsoleEntry {
-    pub entry: LogEntry,
-    pub from_compile: bool,
 }
 
 #[derive(Debug)]
@@ -281,7 +220,7 @@ pub struct Editor {
     sim: Mutex<Simulation>,
     lifecycle: Mutex<Lifecycle>,
     clients: Mutex<BTreeMap<u64, Arc<Client>>>,
-    journal: Mutex<Journal>,
+    pub(crate) journal: Mutex<Journal>,
     domain: Mutex<Domain>,
     rng: Mutex<ChaCha8Rng>,
     commands: mpsc::UnboundedSender<Command>,
@@ -605,21 +544,6 @@ impl Editor {
     // ---- faults ----
 
     /// Whether `name` is offered (a `toolsChange` fault may have removed it).
-    /// The tools `get-tool-details` lists, in catalogue order: internal ones
-    /// only when asked for, none a fault took away, no public one turned off
-    /// in the settings (calling that one still says it is disabled).
-    pub fn offered_tools(&self, include_dev: bool) -> Vec<&'static tools::ToolSpec> {
-        let disabled = self.sim().settings.disabled_tools.clone();
-        self.model
-            .catalogue
-            .tools()
-            .iter()
-            .filter(|t| include_dev || !t.dev_only)
-            .filter(|t| self.tool_available(t.name))
-            .filter(|t| t.dev_only || !disabled.iter().any(|d| d == t.name))
-            .collect()
-    }
-
     pub fn tool_available(&self, name: &str) -> bool {
         !lock(&self.removed_tools).iter().any(|t| t == name)
     }

@@ -33,7 +33,7 @@ pub struct Stats {
 }
 
 impl Stats {
-    pub(super) fn count_call(&self, method: &str) {
+    pub(crate) fn count_call(&self, method: &str) {
         *lock(&self.calls).entry(method.to_owned()).or_default() += 1;
     }
 
@@ -45,7 +45,7 @@ impl Stats {
         counter.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(super) fn count_run(&self, tool: &str) {
+    pub(crate) fn count_run(&self, tool: &str) {
         *lock(&self.runs).entry(tool.to_owned()).or_default() += 1;
     }
 

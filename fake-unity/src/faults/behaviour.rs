@@ -20,7 +20,7 @@ use std::{
 use bytes::Bytes;
 use editor_link::connection::{Ending, Flow, FrameSink, Outgoing, Sender};
 
-use super::{Faults, Fired, Trigger};
+use super::{Effect, Faults, Fired, Trigger};
 use crate::stall::Stall;
 
 pub type BoxFuture<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
@@ -78,6 +78,13 @@ pub trait Behaviour: Send + Sync + std::fmt::Debug {
             sink.frame(&out.body).await?;
             Ok((true, Flow::Continue))
         })
+    }
+
+    /// What it does to the simulated Editor when it fired (at a request, a
+    /// lifecycle moment or a connection), if anything. Default: nothing; a
+    /// wire fault acts on frames instead.
+    fn effect(&self, _fired: &Fired) -> Option<Effect> {
+        None
     }
 
     /// A frame from the client, fired on `toEditor`: what is handled

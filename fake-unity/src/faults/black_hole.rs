@@ -7,7 +7,7 @@ use bytes::Bytes;
 use editor_link::connection::{Flow, FrameSink, Outgoing};
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, BoxFuture, Fired, Inbound, Scope, Trigger, Wire};
+use super::{Behaviour, BoxFuture, Effect, Fired, Inbound, Refusal, Scope, Trigger, Wire};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -47,6 +47,13 @@ impl Behaviour for BlackHole {
             self.start(fired, wire);
             Inbound::Frames(Vec::new())
         })
+    }
+
+    /// At a connection: read and never answered, closed after
+    /// `closeAfterMs` if given. (On a frame it acts on the wire.)
+    fn effect(&self, fired: &Fired) -> Option<Effect> {
+        let until = self.close_after_ms.map(|ms| fired.duration(ms));
+        (fired.trigger() == Trigger::Connect).then_some(Effect::Refuse(Refusal::Swallow(until)))
     }
 }
 

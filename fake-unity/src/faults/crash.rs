@@ -8,7 +8,7 @@
 use super::ReloadPoint;
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, Scope, Trigger};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -32,5 +32,10 @@ impl Behaviour for Crash {
 
     fn scope(&self) -> Scope {
         Scope::Editor
+    }
+
+    fn effect(&self, fired: &Fired) -> Option<Effect> {
+        let restart_after = self.restart_after_ms.map(|ms| fired.duration(ms));
+        Some(Effect::Crash { at: self.at, restart_after, move_port: self.move_port })
     }
 }

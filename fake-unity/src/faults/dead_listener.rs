@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, Scope, Trigger};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -24,5 +24,9 @@ impl Behaviour for DeadListener {
 
     fn scope(&self) -> Scope {
         Scope::Editor
+    }
+
+    fn effect(&self, fired: &Fired) -> Option<Effect> {
+        Some(Effect::DeadListener(self.ms.map(|ms| fired.duration(ms))))
     }
 }

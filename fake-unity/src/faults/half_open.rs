@@ -6,7 +6,7 @@ use bytes::Bytes;
 use editor_link::connection::{Flow, FrameSink, Outgoing};
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, BoxFuture, Fired, Inbound, Scope, Trigger, Wire};
+use super::{Behaviour, BoxFuture, Effect, Fired, Inbound, Refusal, Scope, Trigger, Wire};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -44,5 +44,10 @@ impl Behaviour for HalfOpen {
             wire.sender.closed().await;
             Inbound::Stop
         })
+    }
+
+    /// At a connection: it is never served. (On a frame it acts on the wire.)
+    fn effect(&self, fired: &Fired) -> Option<Effect> {
+        (fired.trigger() == Trigger::Connect).then_some(Effect::Refuse(Refusal::HoldUnread))
     }
 }

@@ -6,6 +6,8 @@
 //!   and how long it fires, its counters.
 //! - [`behaviour`] — the one trait every fault implements, and the wire a
 //!   fault acts on.
+//! - [`effect`] — what a fault does to the simulated Editor, as data; the
+//!   Editor carries effects out in one place (`serving/effects.rs`).
 //! - one file per fault, with its parameters and what it does: wire faults
 //!   (`latency`, `bandwidth`, `slicer`, `closeAfterBytes`, `blackHole`,
 //!   `halfOpen`, `reset`, `close`, `refuseConnections`, `garbage`,
@@ -17,6 +19,7 @@
 //!   simulated Editor does.
 
 pub mod behaviour;
+pub mod effect;
 pub mod rules;
 
 mod bandwidth;
@@ -59,6 +62,7 @@ pub use self::{
     dead_listener::DeadListener,
     drop::Drop,
     duplicate::Duplicate,
+    effect::{Effect, PortHolder, Refusal},
     garbage::Garbage,
     half_open::HalfOpen,
     hang::Hang,

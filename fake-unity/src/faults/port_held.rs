@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, PortHolder, Scope, Trigger};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -23,5 +23,9 @@ impl Behaviour for PortHeld {
 
     fn scope(&self) -> Scope {
         Scope::Editor
+    }
+
+    fn effect(&self, fired: &Fired) -> Option<Effect> {
+        Some(Effect::HoldPort { holder: PortHolder::OtherProgram, until: self.ms.map(|ms| fired.duration(ms)) })
     }
 }

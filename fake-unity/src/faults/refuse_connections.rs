@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, Refusal, Scope, Trigger};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -20,5 +20,9 @@ impl Behaviour for RefuseConnections {
 
     fn scope(&self) -> Scope {
         Scope::Wire
+    }
+
+    fn effect(&self, _fired: &Fired) -> Option<Effect> {
+        Some(Effect::Refuse(Refusal::Reset))
     }
 }

@@ -5,7 +5,7 @@
 use super::ReloadPoint;
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, Scope, Trigger};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -29,5 +29,10 @@ impl Behaviour for Reload {
 
     fn scope(&self) -> Scope {
         Scope::Editor
+    }
+
+    fn effect(&self, fired: &Fired) -> Option<Effect> {
+        let downtime = self.downtime_ms.map(|ms| fired.duration(ms));
+        Some(Effect::Reload { at: self.at, downtime, move_port: self.move_port })
     }
 }

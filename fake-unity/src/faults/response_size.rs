@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, Scope, Trigger};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -25,5 +25,9 @@ impl Behaviour for ResponseSize {
 
     fn validate(&self) -> Result<(), String> {
         if self.bytes > 1 << 30 { Err("bytes must be at most 1 GiB".into()) } else { Ok(()) }
+    }
+
+    fn effect(&self, _fired: &Fired) -> Option<Effect> {
+        Some(Effect::PadResponse(self.bytes))
     }
 }

@@ -27,7 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::Fault;
-use crate::editor::lock;
+use editor_link::lock;
 
 /// What sets a rule off.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -240,12 +240,23 @@ impl<'a> Subject<'a> {
 #[derive(Clone, Debug)]
 pub struct Fired {
     rule: Arc<Rule>,
+    trigger: Trigger,
     time_scale: f64,
 }
 
 impl Fired {
     pub fn fault(&self) -> &Fault {
         &self.rule.spec.fault
+    }
+
+    /// What set it off.
+    pub fn trigger(&self) -> Trigger {
+        self.trigger
+    }
+
+    /// What it does to the simulated Editor, as its fault says.
+    pub fn effect(&self) -> Option<super::Effect> {
+        self.fault().behaviour().effect(self)
     }
 
     pub fn name(&self) -> &str {
@@ -484,7 +495,7 @@ impl Faults {
             state.fired += 1;
             drop(state);
             tracing::debug!(rule = %rule.name, fault = rule.spec.fault.name(), "fault fired");
-            fired.push(Fired { rule: rule.clone(), time_scale: self.time_scale });
+            fired.push(Fired { rule: rule.clone(), trigger, time_scale: self.time_scale });
             if first_only {
                 break;
             }

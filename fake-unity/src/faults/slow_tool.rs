@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, Scope, Trigger};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -24,6 +24,10 @@ impl Behaviour for SlowTool {
 
     fn scope(&self) -> Scope {
         Scope::Editor
+    }
+
+    fn effect(&self, fired: &Fired) -> Option<Effect> {
+        Some(Effect::SlowTool { extra: fired.duration(self.ms), progress: self.progress })
     }
 }
 

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, Scope, Trigger};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -22,5 +22,9 @@ impl Behaviour for ToolsChange {
 
     fn scope(&self) -> Scope {
         Scope::Editor
+    }
+
+    fn effect(&self, _fired: &Fired) -> Option<Effect> {
+        Some(Effect::RemoveTools(self.remove.clone()))
     }
 }

@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Behaviour, Scope, Trigger};
+use super::{Behaviour, Effect, Fired, PortHolder, Refusal, Scope, Trigger};
 
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
@@ -23,5 +23,15 @@ impl Behaviour for ZombieListener {
 
     fn scope(&self) -> Scope {
         Scope::Editor
+    }
+
+    fn effect(&self, fired: &Fired) -> Option<Effect> {
+        let until = self.ms.map(|ms| fired.duration(ms));
+        Some(match fired.trigger() {
+            // A connection to the Editor's own listener: swallowed.
+            Trigger::Connect => Effect::Refuse(Refusal::Swallow(until)),
+            // At start or a reload, the port it leaves stays taken.
+            _ => Effect::HoldPort { holder: PortHolder::Zombie, until },
+        })
     }
 }

@@ -4,6 +4,8 @@
 //! other values are the deliberate defects' (`serve --defect`), set by
 //! `Defect::shape`.
 
+use std::time::SystemTime;
+
 /// Tool calls running when the domain goes away.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum InFlightAtShutdown {
@@ -42,4 +44,21 @@ impl LifecyclePolicy {
         session_after_reload: SessionAfterReload::New,
         list_changed_after_reload: true,
     };
+}
+
+// uLoopMCP's lock files, which clients read to tell a compile or a reload.
+
+/// Exists while scripts compile.
+pub const COMPILING_LOCK: &str = "Temp/compiling.lock";
+/// Exists from a domain reload's start until the server listens again.
+pub const DOMAIN_RELOAD_LOCK: &str = "Temp/domainreload.lock";
+
+/// `DateTime.UtcNow.ToString("o")`: what uLoopMCP writes into its lock files.
+pub fn lock_stamp(at: SystemTime) -> String {
+    let text = humantime::format_rfc3339_nanos(at).to_string();
+    // 9 fractional digits to .NET's 7.
+    match text.rsplit_once('.') {
+        Some((seconds, fraction)) => format!("{seconds}.{:0<7.7}Z", fraction.trim_end_matches('Z')),
+        None => text,
+    }
 }

@@ -36,7 +36,8 @@ pub use lifecycle::LifecyclePolicy;
 pub use listener::ListenerPolicy;
 pub use messages::MessagePolicy;
 
-use crate::tools::{Catalogue, ToolSpec};
+/// uLoopMCP's `McpVersion.VERSION`: `Ver` in every result of the 2.1.1 Editor.
+pub const ULOOP_VERSION: &str = "2.1.1";
 
 /// Which Editor fake-unity plays.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -89,8 +90,6 @@ impl Extensions {
 #[derive(Clone, Debug)]
 pub struct EditorModel {
     pub kind: EditorKind,
-    /// Its tools, in the order `get-tool-details` lists them.
-    pub catalogue: &'static Catalogue,
     /// `Ver` in every result; `None`: the editor state's package version.
     pub version: Option<&'static str>,
     pub errors: ErrorPolicy,
@@ -109,7 +108,6 @@ impl EditorModel {
         match kind {
             EditorKind::Package => EditorModel {
                 kind,
-                catalogue: crate::tools::package(),
                 version: None,
                 errors: ErrorPolicy::Package,
                 framing: FramingPolicy::PACKAGE,
@@ -128,8 +126,7 @@ impl EditorModel {
             },
             EditorKind::Uloop211 => EditorModel {
                 kind,
-                catalogue: crate::tools::uloop::catalogue(),
-                version: Some(crate::tools::uloop::VERSION),
+                version: Some(ULOOP_VERSION),
                 errors: ErrorPolicy::Uloop211,
                 framing: FramingPolicy::ULOOP_2_1_1,
                 discovery: DiscoveryPolicy::truthful(DiscoveryFileKind::UloopSettings),
@@ -139,10 +136,5 @@ impl EditorModel {
                 extensions: Extensions::NONE,
             },
         }
-    }
-
-    /// The tool called `name` (exact, as both Editors match method names).
-    pub fn find(&self, name: &str) -> Option<&'static ToolSpec> {
-        self.catalogue.find(name)
     }
 }

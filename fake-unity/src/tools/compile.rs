@@ -4,65 +4,16 @@
 //! CS1029 / CS1030). A compile that changed scripts and succeeds reloads the
 //! domain, as Unity does, before its response can be sent.
 
-use std::{
-    collections::BTreeMap,
-    fs,
-    hash::{DefaultHasher, Hash, Hasher},
-    path::Path,
-    sync::Arc,
-    time::Duration,
-};
+use std::{path::Path, sync::Arc, time::Duration};
 
 use serde_json::{Map, Value, json};
 
 use super::{BoxFuture, Outcome, ToolCall, result};
+use crate::simulation::{Fingerprint, scripts_of};
 use crate::{
     editor::{ConsoleEntry, Editor, ReloadOptions},
     state::{Diagnostic, LogEntry, LogType, Severity},
 };
-
-/// The project's scripts: project-relative path → content hash.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Fingerprint(BTreeMap<String, u64>);
-
-impl Fingerprint {
-    /// Hashes every script Unity would compile: `*.cs` under `Assets/`,
-    /// skipping hidden folders and those ending in `~`, as Unity does.
-    pub fn of_project(project: &Path) -> Fingerprint {
-        let mut scripts = BTreeMap::new();
-        for (rel, text) in scripts_of(project) {
-            let mut h = DefaultHasher::new();
-            text.hash(&mut h);
-            scripts.insert(rel, h.finish());
-        }
-        Fingerprint(scripts)
-    }
-}
-
-/// (project-relative path, contents) of every script.
-fn scripts_of(project: &Path) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    let mut stack = vec![project.join("Assets")];
-    while let Some(dir) = stack.pop() {
-        let Ok(entries) = fs::read_dir(&dir) else { continue };
-        for entry in entries.flatten() {
-            let path = entry.path();
-            let name = entry.file_name().to_string_lossy().into_owned();
-            if name.starts_with('.') || name.ends_with('~') {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else if name.ends_with(".cs") {
-                if let (Ok(text), Ok(rel)) = (fs::read_to_string(&path), path.strip_prefix(project)) {
-                    out.push((rel.to_string_lossy().replace('\\', "/"), text));
-                }
-            }
-        }
-    }
-    out.sort();
-    out
-}
 
 /// `#error` / `#warning` directives in the scripts, as the C# compiler reports them.
 fn directive_diagnostics(project: &Path) -> Vec<Diagnostic> {
@@ -188,6 +139,8 @@ pub async fn refresh(editor: &Arc<Editor>) {
 
 #[cfg(test)]
 mod tests {
+    use std::fs;
+
     use super::*;
 
     #[test]

@@ -33,9 +33,7 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let include_dev = call.args.bool("IncludeDevelopmentOnly") || call.editor.has_defect(Defect::ListsInternalTools);
     let extensions = call.editor.model.extensions;
     let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
-    let tools: Vec<Value> = call
-        .editor
-        .offered_tools(include_dev)
+    let tools: Vec<Value> = super::offered(&call.editor, include_dev)
         .into_iter()
         .map(|t| {
             let mut detail = t.detail();

@@ -29,6 +29,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     editor::{Client, Editor, ReloadOptions},
+    model::{EditorKind, EditorModel},
     params::{self, Args, Kind, Param},
 };
 
@@ -430,6 +431,34 @@ static PACKAGE: LazyLock<Catalogue> = LazyLock::new(|| {
 /// The package's catalogue (this project's Unity package).
 pub fn package() -> &'static Catalogue {
     &PACKAGE
+}
+
+/// The catalogue of the Editor `model` plays.
+pub fn catalogue_of(model: &EditorModel) -> &'static Catalogue {
+    match model.kind {
+        EditorKind::Package => package(),
+        EditorKind::Uloop211 => uloop::catalogue(),
+    }
+}
+
+/// The tool `editor` offers as `name`: in its catalogue (exact, as both
+/// Editors match method names), not taken away by a `toolsChange` fault.
+pub fn find(editor: &Editor, name: &str) -> Option<&'static ToolSpec> {
+    catalogue_of(&editor.model).find(name).filter(|t| editor.tool_available(t.name))
+}
+
+/// The tools `get-tool-details` lists, in catalogue order: internal ones
+/// only when asked for, none a fault took away, no public one turned off in
+/// the settings (calling that one still says it is disabled).
+pub fn offered(editor: &Editor, include_dev: bool) -> Vec<&'static ToolSpec> {
+    let disabled = editor.sim().settings.disabled_tools.clone();
+    catalogue_of(&editor.model)
+        .tools()
+        .iter()
+        .filter(|t| include_dev || !t.dev_only)
+        .filter(|t| editor.tool_available(t.name))
+        .filter(|t| t.dev_only || !disabled.iter().any(|d| d == t.name))
+        .collect()
 }
 
 /// Runs a tool body.

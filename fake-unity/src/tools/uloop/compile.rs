@@ -16,15 +16,11 @@ use std::{
 use serde_json::{Map, Value, json};
 
 use super::super::{BoxFuture, Outcome, ToolCall, compile::run_compile};
+use crate::model::lifecycle::{COMPILING_LOCK, lock_stamp};
 use crate::state::Severity;
 
 /// Where the compile results go, in the project.
 pub const RESULTS_DIR: &str = "Temp/uLoopMCP/compile-results";
-/// Exists while scripts compile.
-pub const COMPILING_LOCK: &str = "Temp/compiling.lock";
-/// Exists from a domain reload's start until the server listens again.
-pub const DOMAIN_RELOAD_LOCK: &str = "Temp/domainreload.lock";
-
 /// Result files older than this are deleted at every compile.
 const STALE_AFTER: Duration = Duration::from_secs(120);
 
@@ -48,16 +44,6 @@ fn clear_stale_results(dir: &Path) {
         if entry.path().extension().is_some_and(|e| e == "json") && old.is_some_and(|age| age > STALE_AFTER) {
             let _ = std::fs::remove_file(entry.path());
         }
-    }
-}
-
-/// `DateTime.UtcNow.ToString("o")`: what uLoopMCP writes into its lock files.
-pub fn lock_stamp(at: SystemTime) -> String {
-    let text = humantime::format_rfc3339_nanos(at).to_string();
-    // 9 fractional digits to .NET's 7.
-    match text.rsplit_once('.') {
-        Some((seconds, fraction)) => format!("{seconds}.{:0<7.7}Z", fraction.trim_end_matches('Z')),
-        None => text,
     }
 }
 

@@ -11,50 +11,15 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::super::{BoxFuture, Outcome, ToolCall};
-use crate::{editor::Editor, model::errors::uloop_internal};
+use crate::{
+    editor::Editor,
+    model::errors::uloop_internal,
+    simulation::{INPUT_FPS, InputState, Recording, Replay},
+};
 
-/// Frames a second of the simulated player loop.
-const FPS: f64 = 60.0;
 /// Where recordings go, relative to the project.
 const RECORDINGS: &str = ".uloop/outputs/InputRecordings";
 const NOT_PLAYING: &str = "PlayMode is not active. Use control-play-mode tool to start PlayMode first.";
-
-/// What the input tools remember between calls.
-#[derive(Debug, Default)]
-pub struct InputState {
-    recording: Option<Recording>,
-    replay: Option<Replay>,
-    /// Keys held down by `simulate-keyboard` KeyDown.
-    held: Vec<String>,
-}
-
-#[derive(Debug)]
-struct Recording {
-    started: Instant,
-    output: Option<String>,
-    /// (frame, event type, data)
-    events: Vec<(u64, &'static str, String)>,
-}
-
-#[derive(Debug)]
-struct Replay {
-    started: Instant,
-    path: String,
-    total_frames: u64,
-    looping: bool,
-}
-
-impl Replay {
-    /// The frame it is at, or `None` once a replay that does not loop ended.
-    fn frame(&self) -> Option<u64> {
-        let frame = (self.started.elapsed().as_secs_f64() * FPS) as u64;
-        match (self.looping, self.total_frames) {
-            (_, 0) => None,
-            (true, total) => Some(frame % total),
-            (false, total) => (frame < total).then_some(frame),
-        }
-    }
-}
 
 /// Play mode must run, unpaused: the answer when it does not.
 fn playing(editor: &Editor, doing: &str) -> Result<(), &'static str> {
@@ -90,7 +55,7 @@ fn file_stamp(editor: &Editor) -> String {
 /// Adds a simulated event to a recording in progress.
 fn record_event(editor: &Editor, kind: &'static str, data: String) {
     if let Some(recording) = editor.sim().input.recording.as_mut() {
-        let frame = (recording.started.elapsed().as_secs_f64() * FPS) as u64;
+        let frame = (recording.started.elapsed().as_secs_f64() * INPUT_FPS) as u64;
         recording.events.push((frame, kind, data));
     }
 }
@@ -149,7 +114,7 @@ pub fn record_input(call: ToolCall) -> BoxFuture {
                 let seconds = recording.started.elapsed().as_secs_f64();
                 // Every frame up to now, and at least those that hold an event.
                 let last_event = recording.events.iter().map(|(frame, _, _)| frame + 1).max().unwrap_or(0);
-                let frames = ((seconds * FPS) as u64).max(last_event);
+                let frames = ((seconds * INPUT_FPS) as u64).max(last_event);
                 let path =
                     recording.output.unwrap_or_else(|| format!("{RECORDINGS}/{}.json", file_stamp(&call.editor)));
                 let mut by_frame: std::collections::BTreeMap<u64, Vec<Value>> = Default::default();

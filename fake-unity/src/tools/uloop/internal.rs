@@ -49,9 +49,7 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
     let reworded = call.editor.has_defect(Defect::RewordedDescriptions);
     let outside_enum = call.editor.has_defect(Defect::EnumDefaultsOutsideEnum);
-    let tools: Vec<Value> = call
-        .editor
-        .offered_tools(include_dev)
+    let tools: Vec<Value> = crate::tools::offered(&call.editor, include_dev)
         .into_iter()
         .filter_map(|t| match &t.dialect {
             Dialect::Uloop(binding) => Some(binding.listing.clone()),

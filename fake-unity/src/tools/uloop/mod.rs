@@ -36,7 +36,7 @@ use serde_json::Value;
 use super::{Body, Catalogue, Dialect, Gate, ToolSpec};
 
 /// `McpVersion.VERSION`: `Ver` in every result.
-pub const VERSION: &str = "2.1.1";
+pub const VERSION: &str = crate::model::ULOOP_VERSION;
 
 /// The real server's `get-tool-details` answer with development-only tools.
 const TOOL_DETAILS: &str = include_str!("../../../../fixtures/editor-models/uloop-2.1.1.tool-details.json");

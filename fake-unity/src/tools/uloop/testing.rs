@@ -10,7 +10,7 @@ use super::super::{
     BoxFuture, Outcome, ToolCall,
     testing::{nunit_xml, select},
 };
-use super::compile::{COMPILING_LOCK, lock_stamp};
+use crate::model::lifecycle::{COMPILING_LOCK, lock_stamp};
 use crate::{
     model::errors::uloop_internal,
     state::{TestMode, TestOutcome},

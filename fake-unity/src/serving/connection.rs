@@ -20,7 +20,7 @@ use editor_link::{
 use tokio::net::TcpStream;
 use tokio_util::task::TaskTracker;
 
-use super::{decoder::PolicyDecoder, driver::IN_FLIGHT_LIMIT};
+use super::decoder::PolicyDecoder;
 use crate::{
     editor::{Client, Editor},
     faults::{BoxFuture, Inbound, Silence, Subject, Trigger, Wire},
@@ -30,6 +30,10 @@ use crate::{
         messages::{AfterParseError, Batches, Notifications},
     },
 };
+
+/// How many requests of one connection run at once; the connection is not
+/// read while they all do (the uLoopMCP Editor runs one at a time).
+const IN_FLIGHT_LIMIT: usize = 64;
 
 /// Serves one accepted connection until it closes.
 pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, peer: SocketAddr) {

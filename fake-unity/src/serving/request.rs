@@ -2,12 +2,32 @@
 //! faults that fired on it, the resume journal, dispatch to the tool
 //! catalogue, deadlines and progress.
 
-use super::*;
+use std::{
+    path::Path,
+    sync::{Arc, atomic::Ordering},
+    time::Duration,
+};
+
+use editor_link::{
+    discovery::unity_path,
+    jsonrpc::{ErrorKind, ErrorObject, Request, Response},
+};
+use serde_json::{Map, Value};
+
+use super::effects::{AfterRun, AtRequest, work_for};
 use crate::model::{
     Failure,
     errors::Thrown,
     lifecycle::InFlightAtShutdown,
     messages::{Expectations, ExtraFields, ParamNames, Resume, TimeoutParameter, Tokens, UnknownTool, WrongTypes},
+};
+use crate::{
+    editor::{Client, ConsoleEntry, Editor, ReloadOptions, lock},
+    faults::Fired,
+    journal::{Key, Lookup},
+    params::Args,
+    state::LogEntry,
+    tools::{self, Gate, Outcome, Progress, ToolCall},
 };
 
 /// The refusal of a request without the token, as the package words it.
@@ -43,7 +63,7 @@ impl Editor {
         self.stats.count_call(&request.method);
         let id = request.id.clone();
         let fail = |error: ErrorObject| (Some(Response::error(Some(id.clone()), error)), None);
-        let fault = fault.map(|fired| (fired.fault().clone(), fired));
+        let fault = fault.and_then(|fired| fired.effect()).map(AtRequest);
         // A hung Editor runs nothing until the hang ends (then it does).
         let (generation, _) = self.domain();
         self.unhung().await;
@@ -51,33 +71,11 @@ impl Editor {
             // It crashed or reloaded meanwhile: this request died with it.
             return (None, None);
         }
-        if let Some((Fault::MainThreadStall(crate::faults::MainThreadStall { ms }), fired)) = &fault {
-            // The main thread is busy: nothing runs, not even the checks.
-            tokio::time::sleep(fired.duration(*ms)).await;
-        }
-        match &fault {
-            Some((
-                Fault::Reload(crate::faults::Reload { downtime_ms, move_port, at: ReloadPoint::BeforeRun }),
-                fired,
-            )) => {
-                self.request_reload(
-                    ReloadOptions {
-                        downtime: downtime_ms.map(|ms| fired.duration(ms)),
-                        move_port: *move_port,
-                        ..ReloadOptions::default()
-                    },
-                    None,
-                );
+        if let Some(fault) = &fault {
+            fault.before_checks().await;
+            if fault.ends_before_run(self) {
                 return (None, None);
             }
-            Some((
-                Fault::Crash(crate::faults::Crash { restart_after_ms, move_port, at: ReloadPoint::BeforeRun }),
-                fired,
-            )) => {
-                self.request_crash(crash_options(fired, *restart_after_ms, *move_port), None);
-                return (None, None);
-            }
-            _ => {}
         }
 
         let policy = self.model.messages;
@@ -141,7 +139,7 @@ impl Editor {
             }
         }
 
-        let Some(tool) = self.model.find(&request.method).filter(|t| self.tool_available(t.name)) else {
+        let Some(tool) = tools::find(self, &request.method) else {
             if policy.unknown_tool == UnknownTool::InvalidParams {
                 let error = ErrorObject::new(ErrorKind::InvalidParams, format!("Unknown tool: {}", request.method));
                 return fail(error.with_data("method", request.method.clone()));
@@ -194,12 +192,7 @@ impl Editor {
         };
         // The tool runs in its own task so that a panic becomes an error reply
         // and a reload or deadline can abort it.
-        let slow = match &fault {
-            Some((Fault::SlowTool(crate::faults::SlowTool { ms, progress }), fired)) => {
-                Some((fired.duration(*ms), *progress))
-            }
-            _ => None,
-        };
+        let slow = fault.as_ref().and_then(AtRequest::slow_tool);
         let mut task = tokio::spawn(async move {
             if let Some((extra, progress)) = slow {
                 work_for(&call, extra, progress).await;
@@ -235,14 +228,10 @@ impl Editor {
             },
         };
 
-        let pad_to = match &fault {
-            Some((Fault::ResponseSize(crate::faults::ResponseSize { bytes }), _)) => Some(*bytes),
-            _ => None,
-        };
         let ok = |result: Map<String, Value>| {
             let mut response = Response::ok(id.clone(), self.with_ver(result));
-            if let Some(bytes) = pad_to {
-                pad(&mut response, bytes);
+            if let Some(fault) = &fault {
+                fault.pad(&mut response);
             }
             response
         };
@@ -263,26 +252,10 @@ impl Editor {
             }
         };
         lock(&self.journal).complete(&key, &response);
-        if let Some((Fault::Crash(crate::faults::Crash { restart_after_ms, move_port, at }), fired)) = &fault {
-            // Ran (and, after the reply, answered) before the process died.
-            let options = crash_options(fired, *restart_after_ms, *move_port);
-            if *at == ReloadPoint::AfterRun {
-                self.request_crash(options, None);
-                return (None, None);
-            }
-            after = Some(tools::After::CrashWith(options));
-        }
-        if let Some((Fault::Reload(crate::faults::Reload { downtime_ms, move_port, at }), fired)) = &fault {
-            let options = ReloadOptions {
-                downtime: downtime_ms.map(|ms| fired.duration(ms)),
-                move_port: *move_port,
-                ..ReloadOptions::default()
-            };
-            if *at == ReloadPoint::AfterRun {
-                self.request_reload(options, None);
-                return (None, None);
-            }
-            after = Some(tools::After::ReloadWith(options));
+        match fault.as_ref().map_or(AfterRun::Answer(None), |fault| fault.after_run(self)) {
+            AfterRun::Unanswered => return (None, None),
+            AfterRun::Answer(Some(then)) => after = Some(then),
+            AfterRun::Answer(None) => {}
         }
         (Some(response), after)
     }
@@ -372,38 +345,6 @@ impl Editor {
             Some(reason) => Err(self.refuse(&Failure::Blocked { tool: tool.name, reason }, Thrown::Registry)),
             None => Ok(()),
         }
-    }
-}
-
-/// A crash fault's options, its durations scaled.
-pub(super) fn crash_options(fired: &Fired, restart_after_ms: Option<u64>, move_port: bool) -> CrashOptions {
-    CrashOptions { restart_after: restart_after_ms.map(|ms| fired.duration(ms)), move_port }
-}
-
-/// The `slowTool` fault: the tool works for `extra` before its real work,
-/// reporting progress every second unless it is deadlocked.
-pub(super) async fn work_for(call: &ToolCall, extra: Duration, progress: bool) {
-    let started = tokio::time::Instant::now();
-    let mut tick = 0;
-    loop {
-        let left = extra.saturating_sub(started.elapsed());
-        if left.is_zero() {
-            return;
-        }
-        if progress {
-            call.progress.report(tick, None, &format!("Working ({tick} s)"));
-        }
-        tick += 1;
-        tokio::time::sleep(left.min(Duration::from_secs(1))).await;
-    }
-}
-
-/// The `responseSize` fault: pads the result with a `Padding` string until
-/// the response is about `bytes` long.
-pub(super) fn pad(response: &mut Response, bytes: usize) {
-    let size = Message::Response(response.clone()).to_bytes().len();
-    if let (Some(missing), Ok(Value::Object(result))) = (bytes.checked_sub(size + 14), &mut response.outcome) {
-        result.insert("Padding".into(), "x".repeat(missing).into());
     }
 }
 

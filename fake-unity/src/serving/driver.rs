@@ -1,19 +1,22 @@
 //! The simulated Editor on the [`Server`]: what it accepts (the `connect`
 //! fault rules, the accept defects) and its lifecycle driver, which
-//! reloads, crashes, restarts and quits. The lifecycle fault rules (at
-//! reload and quit) are carried out here; each connection is served by
+//! reloads, crashes, restarts and quits; the faults of each moment are
+//! carried out by [`super::effects`], each connection served by
 //! [`super::connection`].
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use tokio::{io::AsyncWriteExt, net::TcpListener, sync::mpsc};
-use tokio_util::sync::CancellationToken;
+use tokio::{net::TcpListener, sync::mpsc};
 
-use super::{Command, Editor, ReloadReport, ShutdownReason, connection};
+use super::{
+    connection,
+    effects::{self, Port},
+};
 use crate::{
-    faults::{Fault, Fired, Trigger},
+    editor::{Command, Editor, ReloadReport, ShutdownReason},
+    faults::{Effect, Trigger},
     model::listener::Accepting,
-    server::{Accepted, LINGER, NextPort, Responder, Server, swallow},
+    server::{Accepted, NextPort, Responder, Server},
 };
 
 /// How long a reload waits for connections to finish closing.
@@ -35,7 +38,12 @@ impl Responder for Editor {
             return None;
         }
         if let Some(fired) = self.faults.connect(accepted.number) {
-            refuse(self, accepted.stream, &fired);
+            match fired.effect() {
+                Some(Effect::Refuse(refusal)) => effects::refuse(accepted.stream, refusal, &self.hold_token()),
+                effect => {
+                    tracing::warn!(fault = fired.fault().name(), ?effect, "not a refusal; the connection is dropped")
+                }
+            }
             return None;
         }
         if self.model.listener.accepting == Accepting::WaitsForFirstByte {
@@ -47,91 +55,6 @@ impl Responder for Editor {
 
     fn serve(self: Arc<Self>, accepted: Accepted) -> impl Future<Output = ()> + Send + 'static {
         connection::serve(self, accepted.number, accepted.stream, accepted.peer)
-    }
-}
-
-/// How many requests of one connection run at once; the connection is not
-/// read while they all do (the uLoopMCP Editor runs one at a time).
-pub(super) const IN_FLIGHT_LIMIT: usize = 64;
-
-/// A `connect` fault: the connection is never served.
-fn refuse(editor: &Editor, stream: tokio::net::TcpStream, fired: &Fired) {
-    match fired.fault() {
-        Fault::RefuseConnections(_) | Fault::Reset(_) => {
-            let _ = stream.set_zero_linger();
-        }
-        Fault::Close(_) => {}
-        Fault::HalfOpen(_) => {
-            // Held open, never read: the peer's writes pile up unanswered.
-            let release = editor.hold_token();
-            tokio::spawn(async move {
-                release.cancelled().await;
-                drop(stream);
-            });
-            return;
-        }
-        // Zombie listener, black hole: accepted, read, never answered.
-        _ => {
-            let until = hold_until(fired, &editor.hold_token());
-            tokio::spawn(swallow(stream, until));
-            return;
-        }
-    }
-    drop(stream);
-}
-
-/// A token cancelled after the fault's `ms` (if any) or when holds are released.
-fn hold_until(fired: &Fired, release: &CancellationToken) -> CancellationToken {
-    let ms = match fired.fault() {
-        Fault::ZombieListener(f) => f.ms,
-        Fault::PortHeld(f) => f.ms,
-        Fault::BlackHole(f) => f.close_after_ms,
-        _ => None,
-    };
-    let until = release.child_token();
-    if let Some(ms) = ms {
-        let timer = until.clone();
-        let delay = fired.duration(ms);
-        tokio::spawn(async move {
-            tokio::time::sleep(delay).await;
-            timer.cancel();
-        });
-    }
-    until
-}
-
-/// What holds a port after a reload (a `zombieListener` or `portHeld`
-/// fault): the old listener stays open, answering nothing or closing every
-/// connection, so the Editor comes back on another port.
-pub(crate) fn hold_port(listener: TcpListener, fired: &Fired, release: &CancellationToken) {
-    let until = hold_until(fired, release);
-    let held = HeldPort { zombie: matches!(fired.fault(), Fault::ZombieListener(_)), until: until.clone() };
-    let server = Server::start(Arc::new(held), listener, 0, false);
-    tokio::spawn(async move {
-        until.cancelled().await;
-        server.shutdown(Some(LINGER)).await;
-    });
-}
-
-/// The listener a fault holds after the Editor left it.
-struct HeldPort {
-    /// A zombie listener reads and never answers; otherwise another
-    /// program holds the port and closes every connection.
-    zombie: bool,
-    until: CancellationToken,
-}
-
-impl Responder for HeldPort {
-    async fn serve(self: Arc<Self>, accepted: Accepted) {
-        let mut stream = accepted.stream;
-        if self.zombie {
-            swallow(stream, self.until.clone()).await;
-        } else {
-            // Closes at once, reading what it was sent so the close is
-            // clean rather than a reset.
-            let _ = stream.shutdown().await;
-            let _ = tokio::time::timeout(LINGER, swallow(stream, CancellationToken::new())).await;
-        }
     }
 }
 
@@ -155,7 +78,7 @@ pub async fn drive(
                 let old_listener = server.stop_accepting().await;
                 editor.begin_shutdown(ShutdownReason::DomainReload);
                 // Unless a fault holds it, the old listener closes now.
-                reload_faults(&editor, old_listener);
+                effects::at_lifecycle(&editor, Trigger::Reload, Port::Left(old_listener)).await;
                 if let Some(begun) = begun {
                     let _ = begun.send(());
                 }
@@ -269,33 +192,8 @@ async fn quit(editor: &Arc<Editor>, mut server: Server<Editor>) {
     editor.begin_shutdown(ShutdownReason::EditorQuit);
     drop(server.stop_accepting().await);
     server.wait_closed(Some(CLOSE_GRACE)).await;
-    for fired in editor.faults.lifecycle(Trigger::Quit) {
-        if matches!(fired.fault(), Fault::StaleDiscovery(_)) {
-            editor.write_stale_discovery(port);
-        }
-    }
+    effects::at_lifecycle(editor, Trigger::Quit, Port::Quitting(port)).await;
     editor.release_holds();
-}
-
-/// The `reload` fault rules, while the Editor is away: the tool set
-/// changes, or the old port stays held.
-fn reload_faults(editor: &Editor, mut old_listener: Option<TcpListener>) {
-    for fired in editor.faults.lifecycle(Trigger::Reload) {
-        match fired.fault() {
-            Fault::ToolsChange(f) => editor.set_removed_tools(f.remove.clone()),
-            Fault::DeadListener(f) => editor.dead_listener.start(
-                &editor.faults,
-                f.ms.map(|ms| fired.duration(ms)),
-                Some(fired.name().to_owned()),
-            ),
-            Fault::ZombieListener(_) | Fault::PortHeld(_) => {
-                if let Some(listener) = old_listener.take() {
-                    hold_port(listener, &fired, &editor.hold_token());
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// Step 5 of a reload: once tools are registered, `list_changed` to every
