@@ -21,11 +21,7 @@ use crate::{
 };
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use editor_link::{
-    discovery::Locator,
-    framing::DEFAULT_RESPONSE_LIMIT,
-    transcript::{Recorder, Redactor},
-};
+use editor_link::{discovery::Locator, framing::DEFAULT_RESPONSE_LIMIT, redaction::Redactor, transcript::Recorder};
 use serde_json::{Map, Value};
 use tokio_util::sync::CancellationToken;
 

@@ -147,16 +147,14 @@ pub async fn replay(
 /// Answers as a workflow's snapshot has them: each call with its arguments
 /// and its redacted answer (`calls` and `answers` without `clear-console`).
 pub fn as_snapshot(calls: &[(String, Value)], answers: &[Value], project: &Path) -> Value {
-    // As the Editor writes it (Windows: `C:/…`).
-    let root =
-        editor_link::discovery::unity_path(&std::fs::canonicalize(project).unwrap_or_else(|_| project.to_owned()));
+    let mut redactor = snapshot::redactor(Some(project));
     Value::Array(
         calls
             .iter()
             .zip(answers)
             .map(|((tool, arguments), answer)| {
                 json!({"call": tool, "arguments": arguments,
-                       "answer": snapshot::comparable(answer.clone(), Some(&root))})
+                       "answer": snapshot::comparable(answer.clone(), &mut redactor)})
             })
             .collect(),
     )

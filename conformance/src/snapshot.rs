@@ -1,68 +1,28 @@
-//! MCP output snapshots: redacting what differs from run to run, reading
+//! MCP output snapshots: redacting what differs from run to run (in the
+//! one vocabulary of [`editor_link::redaction`]), reading
 //! insta's `.snap` files, and saying field by field where an answer differs
 //! from its snapshot.
 
+use std::path::Path;
+
+use editor_link::redaction::{Redactor, blank_volatile};
 use serde_json::{Value, json};
 
-/// Keys whose values differ from run to run (and Editor to Editor).
-const VOLATILE_KEYS: &[&str] = &[
-    "id",
-    "entityId",
-    "instanceId",
-    "InstanceId",
-    "InstanceID",
-    "ImagePath",
-    "XmlPath",
-    "ResultsFilePath",
-    "hierarchyFilePath",
-    "DataPath",
-    "serverSessionId",
-    "port",
-    "project",
-    "pid",
-    "timestamp",
-    // The package version: a snapshot holds for every release.
-    "Ver",
-];
-
-/// Key suffixes of times and durations (`CompletedAt`, `SearchDurationMs`,
-/// `uptimeSeconds`, `Duration`).
-const VOLATILE_SUFFIXES: &[&str] = &["At", "Ms", "Seconds", "Duration"];
-
-fn is_volatile(key: &str) -> bool {
-    VOLATILE_KEYS.contains(&key) || VOLATILE_SUFFIXES.iter().any(|s| key.ends_with(s) && key.len() > s.len())
-}
-
-/// Replaces volatile values by `[KEY]`, timestamps by `[time]`, and the
-/// project folder inside strings by `[project]`.
-pub fn redact(value: &mut Value, project: Option<&str>) {
-    match value {
-        Value::Object(map) => {
-            for (key, v) in map.iter_mut() {
-                if is_volatile(key) && !v.is_null() && v.as_str() != Some("") && !v.is_object() && !v.is_array() {
-                    *v = json!(format!("[{key}]"));
-                } else {
-                    redact(v, project);
-                }
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(|v| redact(v, project)),
-        Value::String(s) => {
-            if editor_link::transcript::is_timestamp(s) {
-                *s = "[time]".into();
-            } else if let Some(project) = project.filter(|p| !p.is_empty() && s.contains(*p)) {
-                *s = s.replace(project, "[project]");
-            }
-        }
-        _ => {}
-    }
+/// The redaction of one snapshot: the project's forms (as given, canonical,
+/// as Unity writes it) and the numbering of session ids, ports and pids,
+/// kept across every answer of the snapshot. The home folder and the user
+/// name are left alone: a snapshot's answers never hold them.
+pub fn redactor(project: Option<&Path>) -> Redactor {
+    Redactor::with_values(project, None, None)
 }
 
 /// An MCP answer made comparable: a text block that is exactly the result's
 /// structuredContent as JSON is shown as a placeholder (so a snapshot shows
-/// the content once), then [`redact`]. A text block that is *not* the
-/// structured content stays, and so shows up in a difference.
-pub fn comparable(mut answer: Value, project: Option<&str>) -> Value {
+/// the content once); the bridge's version and the volatile values are
+/// blanked, and the run's own values redacted ([`editor_link::redaction`]'s
+/// one vocabulary). A text block that is *not* the structured content
+/// stays, and so shows up in a difference.
+pub fn comparable(mut answer: Value, redactor: &mut Redactor) -> Value {
     if let Some(result) = answer.get_mut("result") {
         if let (Some(text), Some(structured)) = (result["content"][0]["text"].as_str(), result.get("structuredContent"))
         {
@@ -75,13 +35,14 @@ pub fn comparable(mut answer: Value, project: Option<&str>) -> Value {
     // The bridge's version, which a 2026-07-28 result names in `_meta`: a
     // snapshot holds for every release.
     if let Some(server) = answer.pointer_mut("/result/_meta/io.modelcontextprotocol~1serverInfo/version") {
-        *server = json!("[version]");
+        *server = json!("${VERSION}");
     }
     if let Some(object) = answer.as_object_mut() {
         // The client's own numbering, not the bridge's answer.
         object.remove("id");
     }
-    redact(&mut answer, project);
+    blank_volatile(&mut answer);
+    redactor.redact(&mut answer);
     answer
 }
 
@@ -123,15 +84,21 @@ mod tests {
     use super::*;
 
     #[test]
-    fn redacts_volatile_values_and_keeps_the_rest() {
-        let mut v = json!({"id": 21002, "name": "Main Camera", "CompletedAt": "x", "SearchDurationMs": 3,
-                           "Path": "/tmp/p/Assets/a.cs", "when": "2026-01-01T00:00:00Z", "children": [{"id": 3}]});
-        redact(&mut v, Some("/tmp/p"));
+    fn redacts_in_the_vocabulary_of_transcripts() {
+        let dir = tempfile::tempdir().unwrap();
+        let project = dir.path().to_string_lossy().into_owned();
+        let mut redactor = redactor(Some(dir.path()));
+        let answer = json!({"id": 7, "result": {"id": 21002, "name": "Main Camera", "CompletedAt": "x", "SearchDurationMs": 3,
+                            "Path": format!("{project}/Assets/a.cs"), "when": "2026-01-01T00:00:00Z", "port": 8700,
+                            "children": [{"id": 3}]}});
         assert_eq!(
-            v,
-            json!({"id": "[id]", "name": "Main Camera", "CompletedAt": "[CompletedAt]", "SearchDurationMs": "[SearchDurationMs]",
-                   "Path": "[project]/Assets/a.cs", "when": "[time]", "children": [{"id": "[id]"}]})
+            comparable(answer, &mut redactor),
+            json!({"result": {"id": "${ID}", "name": "Main Camera", "CompletedAt": "${TIME}", "SearchDurationMs": "${DURATION}",
+                   "Path": "${PROJECT}/Assets/a.cs", "when": "${TIME}", "port": "${PORT_1}", "children": [{"id": "${ID}"}]}})
         );
+        // Numbered across the answers of one snapshot.
+        let next = comparable(json!({"result": {"port": 8701, "again": {"port": 8700}}}), &mut redactor);
+        assert_eq!(next, json!({"result": {"port": "${PORT_2}", "again": {"port": "${PORT_1}"}}}));
     }
 
     #[test]

@@ -9,7 +9,8 @@ use std::{future::Future, path::PathBuf, sync::Arc, time::Duration};
 use bytes::BytesMut;
 use editor_link::{
     framing::{Frame, FrameDecoder},
-    transcript::{Direction, Recorder, Redactor},
+    redaction::Redactor,
+    transcript::{Direction, Recorder},
 };
 use serde_json::json;
 use tokio::{

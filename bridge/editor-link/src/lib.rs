@@ -15,7 +15,9 @@
 //! - [`tool_details`] — §6: the `get-tool-details` result, order-preserving.
 //! - [`discovery`] — §7: the discovery file (written atomically) and finding
 //!   the Editor ([`discovery::Locator`]).
-//! - [`transcript`] — editor-link traffic as JSON Lines, and its redaction.
+//! - [`transcript`] — editor-link traffic as JSON Lines.
+//! - [`redaction`] — one vocabulary of placeholders for what differs from run
+//!   to run: transcripts (reversibly) and MCP snapshots.
 //! - [`duration`] — durations and deadlines from untrusted numbers, never a
 //!   panic.
 
@@ -24,6 +26,7 @@ pub mod discovery;
 pub mod duration;
 pub mod framing;
 pub mod jsonrpc;
+pub mod redaction;
 pub mod tool_details;
 pub mod transcript;
 

@@ -265,7 +265,7 @@ fn list_changed_params(s: Session) -> CheckFuture {
         let note = list_changed_after_reload(&s).await?;
         let params = &note["params"];
         let time = params["timestamp"].as_str().unwrap_or("");
-        ensure!(editor_link::transcript::is_timestamp(time), "timestamp {}", params["timestamp"]);
+        ensure!(editor_link::redaction::is_timestamp(time), "timestamp {}", params["timestamp"]);
         ensure!(params["message"].is_string(), "message {}", params["message"]);
         Ok(())
     })

@@ -31,7 +31,8 @@ use editor_link::{
     discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
     framing::DEFAULT_RESPONSE_LIMIT,
     jsonrpc::{ErrorKind, ErrorObject, Id, Message, Response},
-    transcript::{Payload, Redactor, Substitution, Transcript, numbered},
+    redaction::{Redactor, Substitution, numbered},
+    transcript::{Payload, Transcript},
 };
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;

@@ -8,7 +8,10 @@
 //! belongs to the last frame the client had sent before it on that
 //! connection, or to the connection's start.
 
-use editor_link::transcript::{Direction, Entry, Payload, Transcript, numbered};
+use editor_link::{
+    redaction::numbered,
+    transcript::{Direction, Entry, Payload, Transcript},
+};
 use serde_json::{Map, Value};
 
 /// Something the Editor does, `delay_ms` after its anchor.

@@ -9,7 +9,8 @@ use editor_link::{
     discovery::{DiscoveryFile, EditorState},
     framing::Framing,
     jsonrpc::{Message, Notification, notifications},
-    transcript::{Transcript, blank_timestamps},
+    redaction::blank_timestamps,
+    transcript::Transcript,
 };
 use fake_unity::{
     record::{RecordConfig, RecordProxy},

@@ -91,6 +91,27 @@ namespace UnityMcp.Core.Tests
                 }
             }
 
+            /// <summary>
+            /// Reads the first bytes of what the server sends (kept for
+            /// <see cref="Receive"/>): once they are in, the server's write
+            /// has begun, whatever the machine's load.
+            /// </summary>
+            public void WaitForBytes(int count)
+            {
+                var buffer = new byte[count];
+                var got = 0;
+                while (got < count)
+                {
+                    var read = tcp.GetStream().Read(buffer, got, count - got);
+                    if (read == 0)
+                    {
+                        throw new System.IO.EndOfStreamException("closed after " + got + " bytes");
+                    }
+                    got += read;
+                }
+                decoder.Feed(buffer, 0, got);
+            }
+
             public void Dispose() => tcp.Close();
         }
 
@@ -222,8 +243,9 @@ namespace UnityMcp.Core.Tests
             using (var client = new Client(small.Port, Framing.Header, 64 << 20))
             {
                 client.Send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"large\",\"params\":{}}");
-                // Not read yet: the 16 MB answer fills the socket's buffers, and its write waits.
-                System.Threading.Thread.Sleep(500);
+                // The answer's first bytes are in, the rest unread: the 16 MB
+                // answer fills the socket's buffers, and its write waits.
+                client.WaitForBytes(1024);
                 small.Shutdown("DomainReload");
                 var answer = client.Receive();
                 Assert.AreEqual(1, (int)answer["id"]);

@@ -15,9 +15,22 @@ namespace UnityMcp.Core.Tests
     [TestFixture]
     public class SnippetGuardTests
     {
+        /// <summary>
+        /// Compiles <c>code</c> without hurry, then runs it with <c>seconds</c>
+        /// to go: what these tests check is what bounds the run, and a loaded
+        /// machine's compiler must not eat the run's second. (The call's one
+        /// deadline over compile and run is the dispatcher's, tested with it.)
+        /// </summary>
         static CodeRun Run(string code, DynamicCodeSecurityLevel level = DynamicCodeSecurityLevel.Restricted, double seconds = 1)
         {
-            return new CodeDomRunner().Run(code, new JObject(), false, level, TimeSpan.FromSeconds(seconds));
+            var runner = new CodeDomRunner();
+            var limits = SnippetLimits.For(level);
+            var prepared = runner.Prepare(code, level, limits, DateTime.UtcNow + TimeSpan.FromMinutes(2));
+            if (prepared.Failed != null)
+            {
+                return prepared.Failed;
+            }
+            return runner.Execute(prepared, new JObject(), limits, DateTime.UtcNow + TimeSpan.FromSeconds(seconds));
         }
 
         [Test]

@@ -79,6 +79,15 @@ namespace UnityMcp.Core.Tests
         protected override Task<JObject> Run(NoParams p, ToolContext context) => Task.FromResult(new JObject { ["Message"] = "pong" });
     }
 
+    [McpTool("gated-sample", Description = "Declares the menu-item gate, whatever its name", Gate = ToolGate.MenuItemExecution)]
+    public class GatedSampleTool : UnityTool<NoParams>
+    {
+        protected override Task<JObject> Run(NoParams p, ToolContext context)
+        {
+            return Task.FromResult(new JObject { ["Ran"] = true });
+        }
+    }
+
     [McpTool("large", Description = "Answers 16 MB: more than a socket's buffers hold, so its write is in progress until the client reads")]
     public class LargeAnswerTool : UnityTool<NoParams>
     {
@@ -275,6 +284,22 @@ namespace UnityMcp.Core.Tests
             // Past the checker, it reaches the tool (which finds no Editor in this test).
             Assert.AreEqual("internal_error", (string)allowed["error"]["data"]["type"], allowed.ToString());
             StringAssert.Contains("no Editor", (string)allowed["error"]["data"]["message"]);
+        }
+
+        [Test]
+        public void AToolIsGatedByWhatItDeclaresNotByItsName()
+        {
+            var request = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"gated-sample\"}";
+            var blocked = Answer(Dispatcher(new SecuritySettings()), request);
+            Assert.AreEqual("security_blocked", (string)blocked["error"]["data"]["type"], blocked.ToString());
+            StringAssert.Contains("Allow Menu Item Execution", (string)blocked["error"]["data"]["reason"]);
+            var allowed = Answer(Dispatcher(new SecuritySettings { AllowMenuItemExecution = true }), request);
+            Assert.AreEqual(true, (bool)allowed["result"]["Ran"], allowed.ToString());
+            // The package's gated tools declare their gates.
+            Assert.AreEqual(ToolGate.TestsExecution, Registry(false).Find("run-tests").Info.Gate);
+            Assert.AreEqual(ToolGate.MenuItemExecution, Registry(false).Find("execute-menu-item").Info.Gate);
+            Assert.AreEqual(ToolGate.DynamicCode, Registry(false).Find("execute-dynamic-code").Info.Gate);
+            Assert.AreEqual(ToolGate.None, Registry(false).Find("get-logs").Info.Gate);
         }
 
         [Test]

@@ -110,9 +110,19 @@ namespace UnityMcp.Core.Tests
             foreach (var client in clients)
             {
                 var message = client.Receive();
+                // Other notifications may come first (§4: a list_changed of the
+                // tools, sent whenever they change, late on a loaded machine).
+                for (var others = 0; message != null && message["id"] == null && (string)message["method"] != "notifications/server/shutdown" && others < 8; others++)
+                {
+                    message = client.Receive();
+                }
                 if (message != null && (string)message["method"] == "notifications/server/shutdown" && (string)message["params"]["reason"] == reason)
                 {
                     told += client.Receive() == null ? 1 : 0;
+                }
+                else
+                {
+                    Console.WriteLine("a client was not told of the " + reason + ": it got " + (message == null ? "the close" : message.ToString(Newtonsoft.Json.Formatting.None)));
                 }
                 client.Dispose();
             }

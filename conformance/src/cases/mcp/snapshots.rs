@@ -9,6 +9,7 @@
 //! (`conformance/tests/testsuite/snapshots.rs`) from each catalogue's fake
 //! Editor; they are built into this program, so it needs no checkout.
 
+use editor_link::redaction::Redactor;
 use serde_json::{Value, json};
 
 use crate::{
@@ -114,10 +115,7 @@ async fn run_steps(
     workflow: &Workflow,
     written: &mut Vec<(std::path::PathBuf, Option<Vec<u8>>)>,
 ) -> Result<Value, Finding> {
-    let project = s
-        .project
-        .as_ref()
-        .map(|p| editor_link::discovery::unity_path(&std::fs::canonicalize(p).unwrap_or_else(|_| p.clone())));
+    let mut redactor = snapshot::redactor(s.project.as_deref());
     let revision = workflow.revision;
     let mut mcp = s.mcp().await?;
     if revision == Revision::Handshake {
@@ -134,12 +132,12 @@ async fn run_steps(
                 let params = json!({"name": tool, "arguments": arguments});
                 let answer = mcp.call_method_in(revision, "tools/call", params).await?;
                 answers.push(json!({"call": tool, "arguments": arguments,
-                                    "answer": snapshot::comparable(answer, project.as_deref())}));
+                                    "answer": snapshot::comparable(answer, &mut redactor)}));
             }
-            Step::ListTools { .. } => answers.push(list_tools(&mut mcp, revision).await?),
+            Step::ListTools { .. } => answers.push(list_tools(&mut mcp, revision, &mut redactor).await?),
             Step::Discover { .. } => {
                 let answer = mcp.call_method_in(revision, "server/discover", json!({})).await?;
-                answers.push(json!({"discover": snapshot::comparable(answer, project.as_deref())}));
+                answers.push(json!({"discover": snapshot::comparable(answer, &mut redactor)}));
             }
             Step::Write { write: path, text } => {
                 let dir =
@@ -166,7 +164,7 @@ async fn run_steps(
 /// Every tool of `tools/list` (following `nextCursor`); in 2026-07-28 also
 /// what the revision adds to the result (`resultType`, the cache hints, the
 /// server in `_meta`), as the last page says it.
-async fn list_tools(mcp: &mut McpProcess, revision: Revision) -> Result<Value, Finding> {
+async fn list_tools(mcp: &mut McpProcess, revision: Revision, redactor: &mut Redactor) -> Result<Value, Finding> {
     if revision == Revision::Handshake {
         return Ok(json!({"list": "tools", "tools": mcp.list_tools().await?}));
     }
@@ -182,7 +180,7 @@ async fn list_tools(mcp: &mut McpProcess, revision: Revision) -> Result<Value, F
         }
         cursor = result.remove("nextCursor");
         if cursor.is_none() {
-            let last = snapshot::comparable(json!({"result": result}), None);
+            let last = snapshot::comparable(json!({"result": result}), redactor);
             return Ok(json!({"list": "tools", "tools": tools, "result": last["result"]}));
         }
     }

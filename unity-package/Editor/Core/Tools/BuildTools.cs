@@ -104,7 +104,7 @@ namespace UnityMcp.Core
         public bool SaveXml;
     }
 
-    [McpTool("run-tests", Description = "Executes Unity Test Runner and retrieves test results with comprehensive reporting", Order = 30, Idempotent = true, TimeoutSeconds = 600)]
+    [McpTool("run-tests", Description = "Executes Unity Test Runner and retrieves test results with comprehensive reporting", Order = 30, Idempotent = true, TimeoutSeconds = 600, Gate = ToolGate.TestsExecution)]
     public sealed class RunTestsTool : UnityTool<RunTestsParams>
     {
         protected override async Task<JObject> Run(RunTestsParams p, ToolContext context)

@@ -86,7 +86,7 @@ namespace UnityMcp.Core
         public bool UseReflectionFallback = true;
     }
 
-    [McpTool("execute-menu-item", Description = "Execute Unity MenuItem by path", Order = 100, Destructive = true)]
+    [McpTool("execute-menu-item", Description = "Execute Unity MenuItem by path", Order = 100, Destructive = true, Gate = ToolGate.MenuItemExecution)]
     public sealed class ExecuteMenuItemTool : UnityTool<ExecuteMenuItemParams>
     {
         protected override Task<JObject> Run(ExecuteMenuItemParams p, ToolContext context)

@@ -19,6 +19,19 @@ namespace UnityMcp.Core
         FullAccess,
     }
 
+    /// <summary>The security setting a tool needs before it runs (declared on its [McpTool]).</summary>
+    public enum ToolGate
+    {
+        /// <summary>Runs whatever the settings say (but for third-party tools, off until allowed).</summary>
+        None,
+        /// <summary>Runs only with Enable Tests Execution.</summary>
+        TestsExecution,
+        /// <summary>Runs only with Allow Menu Item Execution.</summary>
+        MenuItemExecution,
+        /// <summary>Runs unless the dynamic code security level is Disabled.</summary>
+        DynamicCode,
+    }
+
     /// <summary>The security settings (§6).</summary>
     public sealed class SecuritySettings
     {
@@ -65,7 +78,7 @@ namespace UnityMcp.Core
             {
                 throw new RpcError(RpcErrorKind.ToolDisabled, "Tool '" + name + "' is disabled in settings").With("command", name);
             }
-            var reason = BlockedBecause(name, isThirdParty, settings());
+            var reason = BlockedBecause(tool.Info, isThirdParty, settings());
             if (reason != null)
             {
                 throw new RpcError(RpcErrorKind.SecurityBlocked, reason).With("command", name).With("reason", reason);
@@ -73,19 +86,19 @@ namespace UnityMcp.Core
         }
 
         /// <summary>Why the settings block the tool, or null.</summary>
-        public static string BlockedBecause(string tool, bool isThirdParty, SecuritySettings settings)
+        public static string BlockedBecause(McpToolAttribute tool, bool isThirdParty, SecuritySettings settings)
         {
             if (isThirdParty && !settings.AllowThirdPartyTools)
             {
-                return "Third-party tools are blocked. Enable 'Allow Third Party Tools' in the security settings to run " + tool + ".";
+                return "Third-party tools are blocked. Enable 'Allow Third Party Tools' in the security settings to run " + tool.Name + ".";
             }
-            switch (tool)
+            switch (tool.Gate)
             {
-                case "run-tests":
+                case ToolGate.TestsExecution:
                     return settings.EnableTestsExecution ? null : "Test execution is disabled. Enable 'Enable Tests Execution' in the security settings.";
-                case "execute-menu-item":
+                case ToolGate.MenuItemExecution:
                     return settings.AllowMenuItemExecution ? null : "Menu item execution is disabled. Enable 'Allow Menu Item Execution' in the security settings.";
-                case "execute-dynamic-code":
+                case ToolGate.DynamicCode:
                     return settings.DynamicCodeSecurityLevel != DynamicCodeSecurityLevel.Disabled ? null : "Dynamic code execution is disabled (security level Disabled).";
                 default:
                     return null;

@@ -41,6 +41,13 @@ namespace UnityMcp.Core
         /// <summary>Where get-tool-details lists the tool (then by name).</summary>
         public int Order { get; set; } = 1000;
 
+        /// <summary>
+        /// The security setting that must allow the tool before it runs
+        /// (default: none). Declared here, on the tool, so its file shows
+        /// that it is gated; <see cref="SecurityChecker"/> enforces it.
+        /// </summary>
+        public ToolGate Gate { get; set; } = ToolGate.None;
+
         public McpToolAttribute(string name)
         {
             Name = name;

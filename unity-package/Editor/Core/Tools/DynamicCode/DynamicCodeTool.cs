@@ -31,7 +31,7 @@ namespace UnityMcp.Core
         public bool CompileOnly;
     }
 
-    [McpTool("execute-dynamic-code", Description = "Execute C# code dynamically within Unity Editor. Implements security levels and automatic using statement processing with enhanced error messaging", Order = 110, Destructive = true, TimeoutSeconds = 60)]
+    [McpTool("execute-dynamic-code", Description = "Execute C# code dynamically within Unity Editor. Implements security levels and automatic using statement processing with enhanced error messaging", Order = 110, Destructive = true, TimeoutSeconds = 60, Gate = ToolGate.DynamicCode)]
     public sealed class ExecuteDynamicCodeTool : UnityTool<DynamicCodeParams>
     {
         protected override async Task<JObject> Run(DynamicCodeParams p, ToolContext context)
