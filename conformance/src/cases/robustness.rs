@@ -143,7 +143,7 @@ fn non_reading_client(s: Session) -> CheckFuture {
         }
         let mut other = s.link(Framing::Header).await?;
         other.result("ping", json!({"Message": "another client"})).await.map_err(|e| match e {
-            Finding::Violation(why) | Finding::Harness(why) => {
+            Finding::Violation(why) | Finding::Harness(why) | Finding::Unreachable(why) => {
                 Finding::Violation(format!("with a client not reading, another client's ping failed: {why}"))
             }
             other => other,
@@ -163,13 +163,15 @@ fn held_connections(s: Session) -> CheckFuture {
         let mut links = Vec::new();
         for n in 0..200 {
             links.push(s.link(Framing::Header).await.map_err(|e| match e {
-                Finding::Harness(why) => Finding::Violation(format!("connection {n} of 200 held failed: {why}")),
+                Finding::Harness(why) | Finding::Unreachable(why) => {
+                    Finding::Violation(format!("connection {n} of 200 held failed: {why}"))
+                }
                 other => other,
             })?);
         }
         for (n, link) in links.iter_mut().enumerate() {
             link.result("ping", json!({})).await.map_err(|e| match e {
-                Finding::Harness(why) | Finding::Violation(why) => {
+                Finding::Harness(why) | Finding::Violation(why) | Finding::Unreachable(why) => {
                     Finding::Violation(format!("held connection {n} of 200 was not answered: {why}"))
                 }
                 other => other,
@@ -183,7 +185,9 @@ fn held_connections(s: Session) -> CheckFuture {
 async fn still_serving(s: &Session) -> CheckResult {
     tokio::time::sleep(Duration::from_millis(100)).await;
     let mut fresh = s.link(Framing::Header).await.map_err(|e| match e {
-        Finding::Harness(why) => Finding::Violation(format!("the Editor no longer accepts connections: {why}")),
+        Finding::Harness(why) | Finding::Unreachable(why) => {
+            Finding::Violation(format!("the Editor no longer accepts connections: {why}"))
+        }
         other => other,
     })?;
     fresh.result("ping", json!({"Message": "still there"})).await?;
@@ -222,7 +226,9 @@ fn connection_churn(s: Session) -> CheckFuture {
     Box::pin(async move {
         for n in 0..150 {
             let mut link = s.link(Framing::Header).await.map_err(|e| match e {
-                Finding::Harness(why) => Finding::Violation(format!("connection {n} of the churn failed: {why}")),
+                Finding::Harness(why) | Finding::Unreachable(why) => {
+                    Finding::Violation(format!("connection {n} of the churn failed: {why}"))
+                }
                 other => other,
             })?;
             link.result("ping", json!({})).await?;
