@@ -1,4 +1,4 @@
-//! The HTTP control API on loopback (DESIGN.md): drive the fake from a test or
+//! The HTTP control API on loopback (docs/fake-unity.md): drive the fake from a test or
 //! a shell, and read its state and counters.
 //!
 //! | method and path   | body                                         | answer |
