@@ -9,6 +9,8 @@
 //! - [`wire_log`] — the wire traffic of one case, for the report.
 //! - [`did_it_run`] — what a failed call's error text says about whether
 //!   Unity may have run it.
+//! - [`stall_meter`] — how long a loaded machine held the harness off the
+//!   CPU (deadline checks allow for it).
 //! - [`bridge_defect`] — a deliberately broken bridge (one MCP rule each),
 //!   so every `mcp` case can be shown failing.
 //!
@@ -69,6 +71,7 @@ pub mod runner;
 pub mod sessions;
 pub mod snapshot;
 pub mod snippets;
+pub mod stall_meter;
 pub mod target;
 pub mod wire_log;
 pub mod workflow;

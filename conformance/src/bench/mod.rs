@@ -63,6 +63,11 @@ pub struct BenchOptions {
     pub tool: Option<(String, Value)>,
     /// The bridge the conformance suite is timed with; `None` skips it.
     pub suite_bridge: Option<BridgeCommand>,
+    /// How long the Editor is away while the bridge's CPU time is read.
+    pub outage: Duration,
+    /// How long a bridge may take to give a real answer after a reload
+    /// before the reload measurement fails for it.
+    pub recovery_limit: Duration,
 }
 
 /// A measurement, or why it could not be made.
@@ -134,7 +139,7 @@ pub struct BridgeFigures {
     pub reload_recovery_ms: Measured<Stats>,
     /// How the calls during the reloads were answered.
     pub reload_window: Measured<Tally>,
-    /// The bridge's CPU time over a 10 s outage with a call waiting, ms.
+    /// The bridge's CPU time over an outage (`outage_s`) with a call waiting, ms.
     pub outage_cpu_ms: Measured<f64>,
     /// Answers of the overhead and throughput measurements, by verdict
     /// (only real ones are in their figures).
@@ -173,6 +178,8 @@ pub struct Figures {
     /// Requests per second the fake serves (pings, several connections).
     pub fake_rps: Measured<Stats>,
     pub suite: Option<SuiteRun>,
+    /// The outage over which the bridges' CPU time was read, seconds.
+    pub outage_s: f64,
 }
 
 /// What one measurement works against.
@@ -396,11 +403,12 @@ impl Bench<'_> {
                 tokio::time::sleep(Duration::from_millis(1)).await;
             }
             let runs_before = self.runs();
-            let deadline = Instant::now() + Duration::from_secs(30);
+            let limit = self.options.recovery_limit;
+            let deadline = Instant::now() + limit;
             let (mut waiting, mut real) = (std::collections::HashMap::new(), 0u64);
             let (mut listening, mut next_send) = (None, Instant::now());
             let first_real = loop {
-                anyhow::ensure!(Instant::now() < deadline, "no real answer within 30 s of a reload ({window:?})");
+                anyhow::ensure!(Instant::now() < deadline, "no real answer within {limit:?} of a reload ({window:?})");
                 if waiting.len() < WAITING && Instant::now() >= next_send {
                     let (arguments, echo) = self.next_call();
                     let id = child.send("tools/call", &json!({"name": self.tool, "arguments": arguments})).await?;
@@ -440,16 +448,16 @@ impl Bench<'_> {
         Ok(Recovery { ms: Stats::of(samples), window })
     }
 
-    /// The bridge's CPU time while the Editor is away for 10 s and a call
+    /// The bridge's CPU time while the Editor is away (`outage`) and a call
     /// waits for it (does it spin while it waits?).
     async fn outage_cpu(&self, bridge: &BridgeUnderTest) -> anyhow::Result<f64> {
-        const OUTAGE: Duration = Duration::from_secs(10);
+        let outage = self.options.outage;
         let mut child = self.ready(bridge, &[]).await?;
         self.warm_up(&mut child, 1).await?;
         let (tx, done) = tokio::sync::oneshot::channel();
         self.fake
             .editor()
-            .request_reload(ReloadOptions { downtime: Some(OUTAGE), ..ReloadOptions::default() }, Some(tx));
+            .request_reload(ReloadOptions { downtime: Some(outage), ..ReloadOptions::default() }, Some(tx));
         let deadline = Instant::now() + Duration::from_secs(10);
         while self.fake.editor().phase() != EditorState::Reloading {
             anyhow::ensure!(Instant::now() < deadline, "the fake did not start reloading within 10 s");
@@ -458,7 +466,7 @@ impl Bench<'_> {
         let (arguments, _) = self.next_call();
         let id = child.send("tools/call", &json!({"name": self.tool, "arguments": arguments})).await?;
         let before = child.cpu_time()?;
-        tokio::time::timeout(OUTAGE * 3, done).await.map_err(|_| anyhow::anyhow!("the fake did not come back"))??;
+        tokio::time::timeout(outage * 3, done).await.map_err(|_| anyhow::anyhow!("the fake did not come back"))??;
         let used = child.cpu_time()? - before;
         child.answer_to(id, false).await?;
         Ok(used.as_secs_f64() * 1000.0)
@@ -724,5 +732,6 @@ pub async fn run(options: &BenchOptions) -> anyhow::Result<Figures> {
         bridges,
         fake_rps,
         suite,
+        outage_s: options.outage.as_secs_f64(),
     })
 }

@@ -153,8 +153,8 @@ pub fn table(f: &Figures) -> String {
         ));
         match &b.outage_cpu_ms {
             Ok(ms) => out.push_str(&format!(
-                "  {:<40} {ms:>10.0} ms      (over 10 s, a call waiting)\n",
-                "bridge CPU while Unity is away"
+                "  {:<40} {ms:>10.0} ms      (over {} s, a call waiting)\n",
+                "bridge CPU while Unity is away", f.outage_s
             )),
             Err(e) => out.push_str(&format!("  {:<40} failed: {e}\n", "bridge CPU while Unity is away")),
         }

@@ -4,6 +4,7 @@ use std::{
     io::Write,
     path::{Path, PathBuf},
     process::ExitCode,
+    time::Duration,
 };
 
 use super::{runtime, this_program};
@@ -58,8 +59,9 @@ pub struct Args {
     /// Do not time the conformance suite (suite_wall_s is then null).
     #[arg(long)]
     pub no_suite: bool,
-    /// Few repetitions (1 round, 3 starts, 3 reloads, 1000 calls): to see the
-    /// command work, not for figures.
+    /// Few repetitions (1 round, 3 starts, 3 reloads, 1000 calls, a 2 s
+    /// outage, 10 s for a real answer after a reload): to see the command
+    /// work, not for figures.
     #[arg(long)]
     pub quick: bool,
     /// Also write the figures as JSON here.
@@ -119,6 +121,10 @@ pub fn command(args: &Args) -> ExitCode {
         reloads: quick(args.reloads, 3),
         calls: quick(args.calls, 1000),
         tool,
+        // Quick: the outage and the wait for a real answer after a reload
+        // shortened too, as a bridge that never gives one waits it out.
+        outage: Duration::from_secs(if args.quick { 2 } else { 10 }),
+        recovery_limit: Duration::from_secs(if args.quick { 10 } else { 30 }),
         suite_bridge: (!args.no_suite).then(|| match &bridge {
             Some(path) => BridgeCommand { program: path.clone(), args: Vec::new() },
             None => BridgeCommand::embedded(program, None),

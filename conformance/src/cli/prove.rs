@@ -7,7 +7,7 @@ use crate::{
     case::Status,
     cases,
     prove::{self, Broken, Coverage},
-    report,
+    report, runner,
 };
 
 /// Its options (the help is the subcommand's, in [`super`]).
@@ -21,11 +21,16 @@ pub struct Args {
     /// whole suite (but the `mcp` cases) against it over TCP: it must fail.
     #[arg(long)]
     pub over_tcp: bool,
+    /// How many proofs run side by side: cases against their own embedded
+    /// fakes, and served fakes over TCP (each runs its suite one case at a
+    /// time, as its one Editor is shared). Most of a proof is waiting.
+    #[arg(long, value_name = "N", default_value_t = runner::DEFAULT_JOBS as u16, value_parser = clap::value_parser!(u16).range(1..))]
+    pub jobs: u16,
 }
 
 /// `unity-conformance prove`.
 pub fn command(args: &Args) -> ExitCode {
-    let (names, over_tcp) = (&args.defect, args.over_tcp);
+    let (names, over_tcp, jobs) = (&args.defect, args.over_tcp, usize::from(args.jobs));
     let program = match this_program() {
         Ok(program) => program,
         Err(code) => return code,
@@ -81,10 +86,8 @@ pub fn command(args: &Args) -> ExitCode {
     let mut shown = 0;
     let (fakes, bridges): (Vec<Broken>, Vec<Broken>) = chosen.iter().partition(|d| matches!(d, Broken::Fake(_)));
     runtime.block_on(async {
-        // The fake's defects one at a time (many cases time a silence or a
-        // slow peer); the bridge's four at a time (each waits out a silence).
-        for (defects, at_once) in [(fakes.clone(), 1), (bridges, 4)] {
-            prove::prove(&defects, &catalogue, &program, at_once, |proof| {
+        for defects in [fakes.clone(), bridges] {
+            prove::prove(&defects, &catalogue, &program, jobs, |proof| {
                 let r = &proof.result;
                 let verdict = if proof.holds { "SHOWN " } else { "MISSED" };
                 let _ = writeln!(
@@ -108,7 +111,6 @@ pub fn command(args: &Args) -> ExitCode {
         }
         if over_tcp {
             use futures_util::StreamExt;
-            // Three served fakes at a time: each run waits out some silences.
             let mut runs = futures_util::stream::iter(fakes.iter().filter_map(|d| match d {
                 Broken::Fake(d) => Some(*d),
                 Broken::Bridge(_) => None,
@@ -117,7 +119,7 @@ pub fn command(args: &Args) -> ExitCode {
                 let (program, catalogue) = (&program, &catalogue);
                 async move { (d, prove::suite_over_tcp(program, d, catalogue).await) }
             })
-            .buffer_unordered(3);
+            .buffer_unordered(jobs);
             while let Some((defect, outcome)) = runs.next().await {
                 let name = match prove::editor_over_tcp(defect, &catalogue) {
                     fake_unity::EditorKind::Package => Broken::Fake(defect).to_string(),

@@ -86,8 +86,12 @@ async fn every_hostile_snippet_is_refused_bounded_or_run_as_its_level_says() {
     );
     let (restricted, full) = (restricted.unwrap(), full.unwrap());
     let mut wrong = Vec::new();
+    let mut summary = String::new();
     for (full_access, runs) in [(false, &restricted), (true, &full)] {
-        eprintln!("hostile snippets at {}: {}", level_name(full_access), counts(runs));
+        let line = format!("hostile snippets at {}: {}", level_name(full_access), counts(runs));
+        eprintln!("{line}");
+        summary += &line;
+        summary.push('\n');
         for run in runs.iter().filter(|r| r.observed != Observed::As(r.expected)) {
             let answer: String = run.answer.chars().take(400).collect();
             wrong.push(format!(
@@ -108,6 +112,7 @@ async fn every_hostile_snippet_is_refused_bounded_or_run_as_its_level_says() {
     for kind in [Outcome::Refused, Outcome::Bounded, Outcome::Runs] {
         assert!(restricted.iter().any(|r| r.expected == kind), "no snippet expects {kind:?} at Restricted");
     }
+    crate::report_to_ci("4-hostile-snippets", &summary);
     assert!(
         wrong.is_empty(),
         "{} of {} snippet runs did not do what their level says:\n{}",

@@ -33,3 +33,13 @@ pub fn have(programs: &[&str], install: &str) -> bool {
     let _ = writeln!(std::io::stderr(), "SKIPPED {why}");
     false
 }
+
+/// What a test ran, for `.ci/run` to print after `cargo test` (which
+/// captures it): written to `UNITY_MCP_CI_SUMMARIES/NAME` when that is set.
+pub fn report_to_ci(name: &str, text: &str) {
+    if let Some(dir) = std::env::var_os("UNITY_MCP_CI_SUMMARIES") {
+        let written =
+            std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(std::path::Path::new(&dir).join(name), text));
+        written.unwrap_or_else(|e| panic!("UNITY_MCP_CI_SUMMARIES: {e}"));
+    }
+}

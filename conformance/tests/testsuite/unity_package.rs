@@ -28,6 +28,7 @@ fn the_package_compiles_under_mono_and_its_tests_pass() {
     assert!(run.status.success(), "{}:\n{stdout}\n{stderr}", script.display());
     let summary = stdout.lines().find(|l| l.contains(" passed, ")).unwrap_or_default();
     assert!(summary.contains(" 0 failed"), "{stdout}");
+    crate::report_to_ci("2-package-tests", &format!("the package's C# tests under mono: {summary}\n"));
     let passed: usize =
         summary.rsplit(": ").next().and_then(|s| s.split(' ').next()).and_then(|n| n.parse().ok()).unwrap_or(0);
     assert!(passed >= 30, "{summary}");
@@ -77,6 +78,8 @@ fn the_suite_passes_against_the_package_headless_under_mono() {
         }
     }
     assert!(passed >= 200, "only {passed} of {} cases passed:\n{stdout}", cases.len());
+    let last = stdout.lines().last().unwrap_or_default();
+    crate::report_to_ci("3-suite-against-mono", &format!("{last}\n"));
 }
 
 /// One raw HTTP/1.1 request; the answer's status and body.

@@ -115,6 +115,11 @@ fn the_package_compiles_against_every_committed_unity_version() {
         assert!(row["obsolete_warnings"].is_u64() && row["reflection_missing"].is_array(), "{row}");
         assert_eq!(row["reflection_targets"], unity_api::reflection::TARGETS.len(), "{row}");
     }
+    // `.ci/run` prints the matrix after `cargo test`, which captures it.
+    if let Some(dir) = std::env::var_os("UNITY_MCP_CI_SUMMARIES") {
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(Path::new(&dir).join("1-unity-versions"), &stdout).unwrap();
+    }
 }
 
 /// A reference checkout made from a committed version's API (as C# source)
