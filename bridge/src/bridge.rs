@@ -322,18 +322,34 @@ impl Bridge {
         };
         let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
         let mut outcome = self.link.call_raw(name, Value::Object(arguments), options).await;
-        if let (Some(file), Err(CallError::CutOff(CutOff::Reload))) = (&result_file, &outcome) {
-            // The reload the compile caused cut its answer off: the Editor
-            // wrote it to the file first.
-            if let Some(result) = file.read(deadline).await {
-                tracing::info!(path = %file.path.display(), "compile answered through its result file");
-                outcome = Ok(crate::raw_json::RawJson::from_value(&result));
+        let mut not_back = None;
+        if let (Some(file), Ok(_) | Err(CallError::CutOff(CutOff::Reload))) = (&result_file, &outcome) {
+            // The client asked to wait for the domain reload: answered once
+            // the Editor is back, with the result it wrote before reloading
+            // (the reload may have cut its answer off).
+            let cancel = CancellationToken::new();
+            let connected = |by| async move { self.link.wait_connected(by, &cancel).await.is_ok() };
+            match file.settle(deadline, connected).await {
+                compile_result::Settled::Ready(result) => {
+                    tracing::info!(path = %file.path.display(), "compile answered once the Editor was back");
+                    outcome = Ok(crate::raw_json::RawJson::from_value(&result));
+                }
+                // The compile did not finish (cut off by a reload it did
+                // not cause): the call's own outcome says so.
+                compile_result::Settled::NoResult => {}
+                compile_result::Settled::NotBack(result) => {
+                    let seconds = seconds.as_secs_f64() + self.options.timeout_grace.as_secs_f64();
+                    not_back = Some((result.or_else(|| outcome.as_ref().ok().map(|r| r.to_value())), seconds));
+                }
             }
         }
         if let Some((stop, task)) = forwarder {
             // Every report goes out before the answer does, within a moment.
             stop.cancel();
             let _ = tokio::time::timeout(PROGRESS_FLUSH, task).await;
+        }
+        if let Some((result, seconds)) = not_back {
+            return Ok(ToolResult::error(compile_result::not_back(result.as_ref(), seconds)));
         }
         match outcome {
             Ok(result) => Ok(results::from_editor_result(name, result, &self.options.results)),

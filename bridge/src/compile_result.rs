@@ -1,9 +1,13 @@
 //! A compile across the domain reload it causes, on an Editor without a
 //! resume journal (uLoopMCP 2.1.1, protocol §5): the bridge asks for
-//! `WaitForDomainReload` with a `RequestId` of its own, and when the reload
-//! cuts the answer off, reads the result the Editor wrote before reloading,
+//! `WaitForDomainReload` with a `RequestId` of its own and, as uLoopMCP's
+//! own TypeScript server does (`waitForCompileCompletion`), answers once the
+//! Editor is back: the result the Editor wrote before reloading,
 //! `<project>/Temp/uLoopMCP/compile-results/<RequestId>.json` (UTF-8 with a
-//! BOM) — what uLoopMCP's own TypeScript server does.
+//! BOM), read when neither `Temp/compiling.lock` nor `Temp/domainreload.lock`
+//! has existed for [`SETTLE`] and the link is connected again. A client that
+//! asked to wait gets a ready Editor, or at its deadline an answer saying
+//! the reload was not over.
 
 use std::{
     path::{Path, PathBuf},
@@ -16,13 +20,35 @@ use serde_json::{Map, Value};
 /// Where uLoopMCP writes a compile's result, under the project.
 pub const RESULTS_DIR: &str = "Temp/uLoopMCP/compile-results";
 
-/// How long after the cut-off the file may take to appear.
-const APPEAR_WITHIN: Duration = Duration::from_secs(2);
+/// The Editor's locks: while it compiles, and from a domain reload's start
+/// until it listens again.
+const BUSY_LOCKS: [&str; 2] = ["Temp/compiling.lock", "Temp/domainreload.lock"];
+
+/// Between the end of a compile and the start of the reload it causes
+/// neither lock exists for a moment (about 50 ms, as uLoopMCP measured): the
+/// Editor counts as done only after this long without one (uLoopMCP's
+/// `LOCK_GRACE_PERIOD_MS`).
+pub const SETTLE: Duration = Duration::from_millis(500);
+
+/// How often the files are looked at (uLoopMCP polls every 100 ms).
+const POLL: Duration = Duration::from_millis(50);
 
 /// A compile that will leave its result in a file.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ResultFile {
     pub path: PathBuf,
+    pub project: PathBuf,
+}
+
+/// Where a waited-for compile stands at the end of [`ResultFile::settle`].
+#[derive(Clone, Debug, PartialEq)]
+pub enum Settled {
+    /// The Editor is back and ready; the compile's result.
+    Ready(Value),
+    /// The Editor is back, and wrote no result: the compile did not finish.
+    NoResult,
+    /// The deadline passed first; the result, if the Editor wrote it.
+    NotBack(Option<Value>),
 }
 
 /// Prepares `arguments` of a `compile` whose `inputSchema` offers
@@ -47,27 +73,65 @@ pub fn prepare(input_schema: &Value, project: Option<&Path>, arguments: &mut Map
             id
         }
     };
-    Some(ResultFile { path: project.join(RESULTS_DIR).join(format!("{id}.json")) })
+    Some(ResultFile { path: project.join(RESULTS_DIR).join(format!("{id}.json")), project: project.to_owned() })
 }
 
 impl ResultFile {
-    /// The result the Editor wrote, waiting a moment for it (never past
-    /// `deadline`); `None` when none came (the compile may or may not have
-    /// run, and the caller says so).
-    pub async fn read(&self, deadline: Instant) -> Option<Value> {
-        let until = deadline.min(Instant::now() + APPEAR_WITHIN);
-        loop {
-            if let Ok(bytes) = tokio::fs::read(&self.path).await {
-                let text = String::from_utf8_lossy(&bytes);
-                if let Ok(result @ Value::Object(_)) = serde_json::from_str(text.trim_start_matches('\u{feff}')) {
-                    return Some(result);
-                }
-            }
-            if Instant::now() >= until {
-                return None;
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
+    /// The result the Editor wrote, if it is there and whole.
+    async fn result(&self) -> Option<Value> {
+        let bytes = tokio::fs::read(&self.path).await.ok()?;
+        let text = String::from_utf8_lossy(&bytes);
+        match serde_json::from_str(text.trim_start_matches('\u{feff}')) {
+            Ok(result @ Value::Object(_)) => Some(result),
+            // Being written, or cut: the next look reads it whole.
+            _ => None,
         }
+    }
+
+    fn busy(&self) -> bool {
+        BUSY_LOCKS.iter().any(|lock| self.project.join(lock).exists())
+    }
+
+    /// Waits, never past `deadline`, until the Editor is done: no lock for
+    /// [`SETTLE`], then `connected` (the link back on the Editor, waited for
+    /// by the deadline); then the result it wrote, if it wrote one (a compile
+    /// cut off by a reload it did not cause never finishes, and writes none).
+    pub async fn settle<F, C>(&self, deadline: Instant, connected: C) -> Settled
+    where
+        C: FnOnce(Instant) -> F,
+        F: std::future::Future<Output = bool>,
+    {
+        let mut idle_since = None::<Instant>;
+        loop {
+            if self.busy() {
+                idle_since = None;
+            } else if idle_since.get_or_insert_with(Instant::now).elapsed() >= SETTLE {
+                let back = connected(deadline).await;
+                return match (self.result().await, back) {
+                    (Some(result), true) => Settled::Ready(result),
+                    (None, true) => Settled::NoResult,
+                    (result, false) => Settled::NotBack(result),
+                };
+            }
+            if Instant::now() >= deadline {
+                return Settled::NotBack(self.result().await);
+            }
+            tokio::time::sleep_until(deadline.min(Instant::now() + POLL).into()).await;
+        }
+    }
+}
+
+/// The answer when the deadline passed before the Editor was back: what
+/// ran, and what it means for the next call.
+pub fn not_back(result: Option<&Value>, seconds: f64) -> String {
+    let seconds = (seconds * 10.0).round() / 10.0;
+    match result {
+        Some(result) => format!(
+            "Unity compiled, but had not finished the domain reload that follows within {seconds} s (WaitForDomainReload), so its tools may not answer yet: call wait-for-editor-ready before the next call. The compile's result: {result}"
+        ),
+        None => format!(
+            "Unity had not finished compiling and the domain reload that follows within {seconds} s (WaitForDomainReload): the compile was sent and may still be running. Call wait-for-editor-ready, then get-logs for its messages."
+        ),
     }
 }
 
@@ -88,12 +152,20 @@ mod tests {
         assert!(id.starts_with("compile_bridge_"), "{id}");
         assert_eq!(file.path, project.path().join(RESULTS_DIR).join(format!("{id}.json")));
 
-        let soon = Instant::now() + Duration::from_millis(200);
-        assert_eq!(file.read(soon).await, None, "no file, no result");
+        let ready = |_| async { true };
+        let later = Instant::now() + Duration::from_secs(30);
+        assert_eq!(file.settle(later, ready).await, Settled::NoResult, "the Editor is back and wrote none");
         std::fs::create_dir_all(file.path.parent().unwrap()).unwrap();
         std::fs::write(&file.path, "\u{feff}{\"Success\":true,\"ErrorCount\":0,\"Ver\":\"2.1.1\"}").unwrap();
-        let read = file.read(Instant::now() + Duration::from_secs(1)).await.unwrap();
-        assert_eq!(read, json!({"Success": true, "ErrorCount": 0, "Ver": "2.1.1"}));
+        let result = json!({"Success": true, "ErrorCount": 0, "Ver": "2.1.1"});
+        // The domain reload is under way: the result is there, the Editor is not.
+        std::fs::write(project.path().join("Temp/domainreload.lock"), "").unwrap();
+        let soon = Instant::now() + Duration::from_millis(700);
+        assert_eq!(file.settle(soon, ready).await, Settled::NotBack(Some(result.clone())));
+        // Over: ready once no lock has existed for SETTLE and the link is back.
+        std::fs::remove_file(project.path().join("Temp/domainreload.lock")).unwrap();
+        assert_eq!(file.settle(later, ready).await, Settled::Ready(result.clone()));
+        assert_eq!(file.settle(later, |_| async { false }).await, Settled::NotBack(Some(result)));
     }
 
     #[test]

@@ -68,7 +68,7 @@ impl CutOff {
         match reason {
             CloseReason::Shutdown(why) if why == "EditorQuit" => CutOff::Quit,
             CloseReason::Shutdown(_) => CutOff::Reload,
-            CloseReason::Silent | CloseReason::Overdue => CutOff::Silent,
+            CloseReason::Silent | CloseReason::Overdue | CloseReason::Cancelled => CutOff::Silent,
             CloseReason::PeerClosed | CloseReason::Failed(_) | CloseReason::Open | CloseReason::Stopped => CutOff::Lost,
         }
     }
@@ -241,6 +241,24 @@ impl Link {
                     Next::GiveUp(cut) => return Err(CallError::CutOff(cut)),
                 }
             }
+            // An Editor that answers one request at a time per connection:
+            // the call gets a connection of its own (lanes.rs).
+            let lane = if connection.info().concurrent() {
+                None
+            } else {
+                match self.lane(&connection, options.deadline, &options.cancel).await {
+                    Ok(lane) => lane,
+                    Err(super::Wait::Cancelled) => return Err(CallError::Cancelled),
+                    Err(super::Wait::Deadline { tried }) => {
+                        let seconds = seconds_since(started);
+                        return Err(match &reached {
+                            Some(r) => CallError::NoAnswer { seconds, after: Some(r.cut) },
+                            None => CallError::NotSent { seconds, why: NotSent::NoEditor { tried } },
+                        });
+                    }
+                }
+            };
+            let connection = lane.as_ref().map_or(connection, |lane| lane.connection.clone());
             self.name_the_client(&connection, options.deadline).await;
             let mut request = Request::new(id.clone(), method, params.clone());
             if resume {
@@ -258,8 +276,8 @@ impl Link {
                         // uLoopMCP answers one request at a time per
                         // connection: what is sent after this on it would
                         // wait for an answer no one wants (forever, if the
-                        // connection went half-open). The next call gets a
-                        // fresh connection.
+                        // connection went half-open). Closed, it frees the
+                        // Editor's side at once.
                         connection.close(CloseReason::Overdue);
                     }
                     return Err(match (sent, &reached) {
@@ -270,7 +288,11 @@ impl Link {
                 }
                 _ = options.cancel.cancelled() => {
                     connection.forget(&id);
-                    delivery.withdraw();
+                    if delivery.withdraw() && !connection.info().concurrent() {
+                        // As at the deadline: the Editor would answer the
+                        // cancelled call before anything sent after it.
+                        connection.close(CloseReason::Cancelled);
+                    }
                     return Err(CallError::Cancelled);
                 }
             };

@@ -7,6 +7,9 @@
 //! - [`socket`] — one TCP connection: framing, matching answers to requests,
 //!   and how far each request got.
 //! - [`call`] — one call, answered once, by its deadline, honestly.
+//! - [`lanes`] — a connection per call for an Editor that answers one
+//!   request at a time per connection (uLoopMCP), so no call waits behind
+//!   another.
 //! - [`handshake`] — connecting to one candidate: framing, `get-version`
 //!   (is it this project's Editor), `set-client-name`.
 //! - [`supervisor`] — finding the Editor (discovery), reconnecting, and
@@ -19,6 +22,7 @@
 mod call;
 mod folder_watch;
 mod handshake;
+mod lanes;
 mod socket;
 mod supervisor;
 mod watchdog;
@@ -270,6 +274,11 @@ pub struct Link {
     id_prefix: String,
     next_id: AtomicU64,
     next_connection: AtomicU64,
+    /// Connections of their own for calls to an Editor that answers one
+    /// request at a time per connection.
+    lanes: lanes::Lanes,
+    /// This link, for tasks it starts on its connections.
+    me: std::sync::Weak<Link>,
     stopping: CancellationToken,
 }
 
@@ -278,7 +287,7 @@ impl Link {
     pub fn start(config: LinkConfig, recorder: Option<Recorder>) -> Arc<Link> {
         let (events, _) = broadcast::channel(64);
         let id_prefix = config.id_prefix.clone();
-        let link = Arc::new(Link {
+        let link = Arc::new_cyclic(|me| Link {
             config,
             recorder: recorder.map(Arc::new),
             phase: watch::channel(Phase::Searching).0,
@@ -287,6 +296,8 @@ impl Link {
             id_prefix,
             next_id: AtomicU64::new(1),
             next_connection: AtomicU64::new(1),
+            lanes: lanes::Lanes::default(),
+            me: me.clone(),
             stopping: CancellationToken::new(),
         });
         tokio::spawn(link.clone().keep_connected());
@@ -328,7 +339,8 @@ impl Link {
         let last = memory.last.as_ref();
         let (connected_since, calls_in_flight, tried) = match &phase {
             Phase::Connected { connection, since } => {
-                (Some(iso_timestamp(*since)), connection.calls_waiting() as u64, Vec::new())
+                let waiting = connection.calls_waiting() + self.lanes.busy(connection.number);
+                (Some(iso_timestamp(*since)), waiting as u64, Vec::new())
             }
             _ => (None, 0, memory.tried.clone()),
         };

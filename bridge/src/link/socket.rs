@@ -70,6 +70,8 @@ pub(super) enum CloseReason {
     Silent,
     /// A call on it outlived its deadline, and the Editor answers in order.
     Overdue,
+    /// A call on it was cancelled, and the Editor answers in order.
+    Cancelled,
     /// The bridge is stopping.
     Stopped,
 }
@@ -202,6 +204,9 @@ impl EditorConnection {
                     CloseReason::Silent => ("client", "the Editor stopped answering".to_owned()),
                     CloseReason::Overdue => {
                         ("client", "a call outlived its deadline on an Editor that answers in order".to_owned())
+                    }
+                    CloseReason::Cancelled => {
+                        ("client", "a call was cancelled on an Editor that answers in order".to_owned())
                     }
                     CloseReason::Stopped => ("client", "the bridge is stopping".to_owned()),
                     CloseReason::Shutdown(why) => ("editor", format!("shutdown: {why}")),

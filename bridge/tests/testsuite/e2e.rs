@@ -344,10 +344,17 @@ async fn a_compile_that_reloads_returns_its_real_result(
         }
         // 2.1.1 has no journal: its answer races the reload that follows a
         // successful compile (the model loses the race), so the bridge asks
-        // for WaitForDomainReload and reads the result file written before
-        // the reload. It never compiles again.
+        // for WaitForDomainReload and, as uLoopMCP's own server does,
+        // answers once the Editor is back, with the result file written
+        // before the reload. It never compiles again.
         Model::Uloop211 => {
             assert_eq!(result["structuredContent"]["Success"], true, "{result}");
+            assert_eq!(
+                fake.editor().phase(),
+                editor_link::discovery::EditorState::Ready,
+                "answered before the reload was over"
+            );
+            assert_eq!(stats["reloads"], 1, "{stats}");
             let root = result["structuredContent"]["ProjectRoot"].as_str().unwrap_or_default().to_owned();
             assert!(editor_link::discovery::same_folder(std::path::Path::new(&root), project.path()), "{result}");
             assert_eq!(stats["calls"]["compile"], 1, "{stats}");

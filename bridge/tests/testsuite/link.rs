@@ -391,3 +391,54 @@ async fn a_hung_editor_is_not_taken_for_a_newline_editor() {
     let stats = setup.fake.control().get("/stats").await.unwrap();
     assert_eq!(stats["framings"]["newline"], 0, "{}", stats["framings"]);
 }
+
+/// uLoopMCP 2.1.1 answers one request at a time per connection: a call made
+/// while another runs goes out on a connection of its own (a lane) and is
+/// answered while the first still runs; the first, cancelled, has its lane
+/// closed at once, which frees the Editor's side of it; the lanes are
+/// bounded and an answered call's lane is used again.
+#[tokio::test]
+async fn on_an_editor_that_answers_in_order_no_call_waits_behind_another() {
+    let setup = fake_with(|config| config.editor = fake_unity::EditorKind::Uloop211).await;
+    let link = link_for(setup.project.path(), |_| {});
+    link.call("get-logs", json!({}), within(10)).await.unwrap();
+    let connections = || setup.fake.editor().clients().len();
+    let before = connections();
+
+    let long = within(60);
+    let cancel = long.cancel.clone();
+    let sleeping = tokio::spawn({
+        let link = link.clone();
+        async move { link.call("debug-sleep", json!({"SleepSeconds": 30}), long).await }
+    });
+    let deadline = Instant::now() + WAIT;
+    while link.status().calls_in_flight == 0 {
+        assert!(Instant::now() < deadline, "the 30 s call never went out");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let logs = link.call("get-logs", json!({}), within(20)).await.unwrap();
+    assert!(logs.get("Logs").is_some(), "{logs}");
+    assert!(!sleeping.is_finished(), "get-logs was answered only after the 30 s call");
+
+    cancel.cancel();
+    assert!(matches!(sleeping.await.unwrap(), Err(CallError::Cancelled)));
+    // The cancelled call's connection is closed: the Editor sees it go.
+    let deadline = Instant::now() + WAIT;
+    while connections() > before + 1 {
+        assert!(Instant::now() < deadline, "{} connections stay open after the cancel", connections());
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+
+    // Twenty at once: each answered, on at most MAX_LANES lanes.
+    let calls: Vec<_> = (0..20)
+        .map(|_| {
+            let link = link.clone();
+            tokio::spawn(async move { link.call("get-logs", json!({}), within(20)).await })
+        })
+        .collect();
+    for call in calls {
+        call.await.unwrap().unwrap();
+    }
+    assert!(connections() <= before + 8, "{} connections", connections());
+    assert_eq!(link.status().calls_in_flight, 0);
+}
