@@ -57,7 +57,7 @@ struct Common {
     #[arg(long, global = true, default_value = "auto")]
     framing: FramingChoice,
     /// Also offer the Editor's internal tools (ping, get-version, debug-sleep …).
-    #[arg(long, global = true)]
+    #[arg(long, global = true, env = "UNITY_MCP_DEV", value_parser = clap::builder::FalseyValueParser::new())]
     dev: bool,
     /// Write the editor-link traffic to this file as JSON Lines.
     #[arg(long, global = true, value_name = "FILE")]

@@ -95,8 +95,22 @@ impl McpProcess {
         token: Option<String>,
         log: WireLog,
     ) -> Result<McpProcess, Finding> {
+        McpProcess::spawn_with_env(command, project, port, token, log, &[])
+    }
+
+    /// [`McpProcess::spawn`] with more environment variables.
+    pub fn spawn_with_env(
+        command: &BridgeCommand,
+        project: Option<&Path>,
+        port: u16,
+        token: Option<String>,
+        log: WireLog,
+        env: &[(&str, &str)],
+    ) -> Result<McpProcess, Finding> {
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args).env("UNITY_MCP_BRIDGE_LOG", "info,rmcp=error");
+        // What the user's environment may set that changes what the bridge offers.
+        cmd.env_remove("UNITY_MCP_DEV").envs(env.iter().copied());
         match token {
             Some(token) => cmd.env("UNITY_MCP_TOKEN", token),
             None => cmd.env_remove("UNITY_MCP_TOKEN"),
@@ -137,6 +151,11 @@ impl McpProcess {
     }
 
     /// Writes one line (a newline is added).
+    /// The bridge's process id (while it runs).
+    pub fn pid(&self) -> Option<u32> {
+        self.client.pid()
+    }
+
     pub async fn send_line(&mut self, line: &str) -> Result<(), Finding> {
         let sent = self.client.send_line(line).await;
         sent.map_err(|e| self.finding(&e))

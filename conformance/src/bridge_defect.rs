@@ -86,7 +86,7 @@ pub enum BridgeDefect {
     ResendsWhatMayHaveRun,
     /// Says a call did not run when the bridge said it may have run.
     SaysDidNotRun,
-    /// Answers every failed tool call 8 s late (a bridge that waits for
+    /// Answers every failed tool call 30 s late (a bridge that waits for
     /// something besides the call's deadline).
     MissesDeadlines,
     /// Runs a second request with the id of one in flight, and answers only
@@ -115,6 +115,16 @@ pub enum BridgeDefect {
     /// Still sends `notifications/tools/list_changed` on a subscription the
     /// client cancelled.
     TellsCancelledSubscriptions,
+    /// Sends one tool call at a time to the Editor: a call waits until the
+    /// one before it is answered (a bridge with one connection to an Editor
+    /// that answers in order).
+    OneCallAtATime,
+    /// Never lets go of a call the client cancelled: it keeps waiting for
+    /// the Editor's answer, and relays it.
+    IgnoresCancellation,
+    /// Answers a compile before the domain reload it causes is over (as if
+    /// the client had not asked for `WaitForDomainReload`).
+    NoReloadWait,
 }
 
 impl BridgeDefect {
@@ -140,9 +150,18 @@ struct Requests {
     /// Ids of requests the relay sent whose answers nobody gets.
     hidden: std::collections::HashSet<String>,
     next: u64,
+    /// `OneCallAtATime`: tool calls sent to the bridge and not answered.
+    calls_out: usize,
+    /// `OneCallAtATime`: tool calls held until those are answered.
+    held: std::collections::VecDeque<String>,
 }
 
 type Pending = Arc<Mutex<Requests>>;
+
+/// How late `MissesDeadlines` answers: as a bridge that waits for a
+/// reconnect or a retry would (5 to 60 s), and more than any stall a
+/// deadline check forgives (`stall_meter::MOST_ALLOWED`).
+pub const MISSED_BY: Duration = Duration::from_secs(30);
 
 /// Methods of capabilities the bridge does not declare, and what a bridge
 /// that serves them anyway answers.
@@ -281,6 +300,15 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                 asked["params"]["_meta"] = json!({"progressToken": format!("relay-{relay_tokens}")});
                 line = asked.to_string();
             }
+            if defect == BridgeDefect::NoReloadWait
+                && method == "tools/call"
+                && message["params"]["name"] == "compile"
+                && message["params"]["arguments"].is_object()
+            {
+                let mut early = message.clone();
+                early["params"]["arguments"]["WaitForDomainReload"] = json!(false);
+                line = early.to_string();
+            }
             let stateless = message["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"].is_string();
             let dropped = match defect {
                 BridgeDefect::RequiresHandshake if stateless && id.is_some() && !initialize_seen => {
@@ -318,6 +346,7 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                     });
                     false
                 }
+                BridgeDefect::IgnoresCancellation => method == "notifications/cancelled",
                 BridgeDefect::IgnoresBatches => message.is_array(),
                 BridgeDefect::IgnoresPing => method == "ping",
                 BridgeDefect::AnswersUndeclaredMethods if id.is_some() && !method.is_empty() => {
@@ -383,6 +412,16 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                         .to_string(),
                 );
             }
+            if defect == BridgeDefect::OneCallAtATime && method == "tools/call" {
+                if let Ok(mut requests) = pending_up.lock() {
+                    requests.calls_out += 1;
+                    if requests.calls_out > 1 {
+                        // Sent when the calls before it are answered.
+                        requests.held.push_back(line);
+                        continue;
+                    }
+                }
+            }
             if to_bridge.write_all(format!("{line}\n").as_bytes()).await.is_err() {
                 break;
             }
@@ -433,6 +472,14 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                     }
                 }
             }
+            if method == "tools/call" && defect == BridgeDefect::OneCallAtATime {
+                if let Ok(mut requests) = pending.lock() {
+                    requests.calls_out = requests.calls_out.saturating_sub(1);
+                    if let Some(next) = requests.held.pop_front() {
+                        let _ = inject.send(next);
+                    }
+                }
+            }
             if method == "tools/call" {
                 calls_answered += 1;
                 if defect == BridgeDefect::LosesAnswers && calls_answered % 2 == 1 {
@@ -441,7 +488,7 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
                 if defect == BridgeDefect::MissesDeadlines && message["result"]["isError"] == json!(true) {
                     let (out, late) = (out.clone(), message.to_string());
                     tokio::spawn(async move {
-                        tokio::time::sleep(Duration::from_secs(8)).await;
+                        tokio::time::sleep(MISSED_BY).await;
                         let _ = out.send(late);
                     });
                     continue;

@@ -166,11 +166,16 @@ pub struct Requires {
     /// It checks a catalogue's tools (their schemas or results as its
     /// reference gives them), not the protocol.
     pub catalogue: Option<Catalogue>,
+    /// It compares what the Editor says with what `fixtures/unity-project`
+    /// holds (its scene, scripts, tests): it applies only where that project
+    /// is open ([`crate::target::is_fixture_project`]).
+    pub fixture_project: bool,
 }
 
 impl Requires {
     /// The core protocol, with no particular tool.
-    pub const CORE: Requires = Requires { extensions: Vec::new(), tools: Vec::new(), catalogue: None };
+    pub const CORE: Requires =
+        Requires { extensions: Vec::new(), tools: Vec::new(), catalogue: None, fixture_project: false };
 
     /// The core protocol, calling `tools`.
     pub fn tools(tools: &[&'static str]) -> Requires {
@@ -199,6 +204,12 @@ impl Requires {
 
     pub fn and_tool(mut self, tool: impl Into<Cow<'static, str>>) -> Requires {
         self.tools.push(tool.into());
+        self
+    }
+
+    /// Only where `fixtures/unity-project` is open.
+    pub fn on_the_fixture_project(mut self) -> Requires {
+        self.fixture_project = true;
         self
     }
 

@@ -175,6 +175,9 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         ],
         D::NoSubscriptions => &["mcp.stateless.subscription"],
         D::TellsCancelledSubscriptions => &["mcp.stateless.subscription"],
+        D::OneCallAtATime => &["mcp.tools-call.beside-a-slow-call"],
+        D::IgnoresCancellation => &["mcp.cancellation", "mcp.cancellation.frees-the-editor"],
+        D::NoReloadWait => &["mcp.uloop-2.1.1.wait-for-domain-reload"],
     }
 }
 
@@ -206,6 +209,18 @@ impl Broken {
     /// The cases of `cases` it breaks.
     pub fn claimed(self, cases: &[Case]) -> Vec<Case> {
         cases.iter().filter(|c| self.claims().iter().any(|g| glob_matches(g, &c.id))).cloned().collect()
+    }
+
+    /// The Editor its cases are shown failing against, when not the one
+    /// of each case's catalogue (the package's for the rest).
+    /// `IgnoresCancellation` costs a bridge nothing against an Editor that
+    /// answers side by side on one connection; against one that answers in
+    /// order (uLoopMCP 2.1.1), each call it keeps holds a connection.
+    pub fn shown_against(self) -> Option<EditorKind> {
+        match self {
+            Broken::Bridge(BridgeDefect::IgnoresCancellation) => Some(EditorKind::Uloop211),
+            _ => None,
+        }
     }
 
     /// The defect's name as `run --defect` or `run --bridge-defect` takes it.
@@ -291,8 +306,11 @@ pub async fn prove(
     let mut results = futures_util::stream::iter(runs)
         .map(|(defect, case)| async move {
             // A case of a catalogue is shown failing by the Editor whose
-            // catalogue it is; any other, by the package's.
-            let editor = case.requires.catalogue.map_or(EditorKind::Package, Catalogue::fake_editor);
+            // catalogue it is; any other, by the package's (unless the
+            // defect shows against another).
+            let editor = defect
+                .shown_against()
+                .unwrap_or_else(|| case.requires.catalogue.map_or(EditorKind::Package, Catalogue::fake_editor));
             let (target, bridge) = match defect {
                 Broken::Fake(d) => (Target::Fake { editor, defect: Some(d) }, BridgeCommand::embedded(program, None)),
                 Broken::Bridge(d) => (Target::Fake { editor, defect: None }, BridgeCommand::embedded(program, Some(d))),

@@ -77,6 +77,7 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
     let log = WireLog::default();
     let not_applicable = match target {
         Target::Tcp(remote) if case.needs == Needs::Control => remote.cannot_control().map(str::to_owned),
+        Target::Tcp(remote) if case.requires.fixture_project => remote.not_the_fixture_project(),
         Target::Tcp(remote) if case.needs == Needs::Project && remote.project.is_none() => {
             Some("not applicable: this case compares the Editor with its project's files (--project DIR)".to_owned())
         }

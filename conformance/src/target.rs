@@ -3,7 +3,13 @@
 //! Every case gets a fresh [`Session`]: with the embedded fake that is a new
 //! fake Editor on an empty project, so cases cannot disturb one another.
 
-use std::{fmt, net::SocketAddr, path::PathBuf, str::FromStr, time::Duration};
+use std::{
+    fmt,
+    net::SocketAddr,
+    path::{Path, PathBuf},
+    str::FromStr,
+    time::Duration,
+};
 
 use bytes::{Bytes, BytesMut};
 use editor_link::{
@@ -71,12 +77,54 @@ impl Remote {
     pub fn cannot_control(&self) -> Option<&'static str> {
         match (&self.control, &self.project) {
             (Some(_), Some(_)) => None,
-            (None, _) => Some(
-                "not applicable: reloading this Editor needs its control API (--control URL, which `fake-unity serve` prints) and --project DIR",
+            (None, Some(_)) => Some(
+                "not applicable: this case reloads the Editor or gives it faults through a control API (--control URL, which `fake-unity serve` prints; a real Editor has none)",
+            ),
+            (None, None) => Some(
+                "not applicable: this case reloads the Editor or gives it faults through a control API (--control URL, which `fake-unity serve` prints), and reads its project's discovery file (--project DIR)",
             ),
             (Some(_), None) => Some("not applicable: the discovery file needs the Editor's project (--project DIR)"),
         }
     }
+
+    /// Why a case that compares the Editor with `fixtures/unity-project`
+    /// does not apply to this Editor, if it does not.
+    pub fn not_the_fixture_project(&self) -> Option<String> {
+        match &self.project {
+            None => Some("not applicable: this case compares the Editor with fixtures/unity-project, and without --project DIR it cannot tell whether that project is open".into()),
+            Some(project) if !is_fixture_project(project) => Some(format!(
+                "not applicable: the Editor's project ({}) is not fixtures/unity-project, whose scene, scripts and tests this case compares it with",
+                project.display()
+            )),
+            Some(_) => None,
+        }
+    }
+}
+
+/// Whether `project` is `fixtures/unity-project` (a copy, or the Editor
+/// that has it open), by a fingerprint that the suite's own edits leave
+/// alone: the names of its assembly definitions (`FixtureProject.Runtime`,
+/// `.Editor`, `.Tests.EditMode`, `.Tests.PlayMode`), found under `Assets/`.
+pub fn is_fixture_project(project: &Path) -> bool {
+    fn asmdefs(dir: &Path, found: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                asmdefs(&path, found);
+            } else if path.extension().is_some_and(|e| e == "asmdef") {
+                found.extend(path.file_stem().and_then(|n| n.to_str()).map(str::to_owned));
+            }
+        }
+    }
+    let names = |root: &Path| {
+        let mut found = Vec::new();
+        asmdefs(&root.join("Assets"), &mut found);
+        found.sort();
+        found
+    };
+    let expected = names(&fixture_project());
+    !expected.is_empty() && names(project) == expected
 }
 
 impl Target {
@@ -253,6 +301,25 @@ impl Session {
         };
         // The bridge reads the token from the project, as for users, unless one was given.
         McpProcess::spawn(&self.bridge, self.project.as_deref(), port, self.token.clone(), self.log.clone())
+    }
+
+    /// [`Session::mcp`] with the Editor's internal tools offered too
+    /// (`UNITY_MCP_DEV=1`, the bridge's `--dev`: `debug-sleep` among them).
+    /// A bridge that does not know the variable offers what it offers.
+    pub async fn mcp_with_internal_tools(&self) -> Result<McpProcess, Finding> {
+        let port = match &self.fake {
+            Some(embedded) => embedded.fake.port(),
+            None => self.addr.port(),
+        };
+        let env = [("UNITY_MCP_DEV", "1")];
+        McpProcess::spawn_with_env(
+            &self.bridge,
+            self.project.as_deref(),
+            port,
+            self.token.clone(),
+            self.log.clone(),
+            &env,
+        )
     }
 
     /// Replaces the embedded fake by one started with `adjust` applied to its
@@ -637,5 +704,25 @@ impl RawClient {
         }
         self.log.push(format!("< {}", excerpt(&out)));
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_fixture_project_is_told_by_its_assembly_definitions() {
+        assert!(is_fixture_project(&fixture_project()));
+        let copy = tempfile::tempdir().unwrap();
+        fake_unity::copy_dir(&fixture_project(), copy.path()).unwrap();
+        // The suite's own edits (a script written, a scene changed) leave it the fixture.
+        std::fs::write(copy.path().join("Assets/Scripts/Turret.cs"), "public class Turret {}").unwrap();
+        assert!(is_fixture_project(copy.path()));
+        let other = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(other.path().join("Assets/Scripts")).unwrap();
+        assert!(!is_fixture_project(other.path()), "a project without them");
+        std::fs::write(copy.path().join("Assets/Scripts/Game.Runtime.asmdef"), "{\"name\":\"Game.Runtime\"}").unwrap();
+        assert!(!is_fixture_project(copy.path()), "a project with more of its own");
     }
 }

@@ -51,8 +51,24 @@ impl Reading {
     pub fn read(self, body: &[u8]) -> Result<editor_link::jsonrpc::Message, editor_link::jsonrpc::ParseFailure> {
         match self {
             Reading::Strict => editor_link::jsonrpc::Message::parse(body),
-            Reading::Lenient => editor_link::jsonrpc::Message::parse_lenient(body),
+            Reading::Lenient => editor_link::jsonrpc::Message::parse_lenient(body).map(as_json_net_reads_it),
         }
+    }
+}
+
+/// uLoopMCP 2.1.1 reads a request with Json.NET, which reads the integer
+/// `-0` as 0 (an integer has no negative zero) and echoes `0`: the real
+/// Editor answered the id `-0` as `0` (unlike `-0.0`, a float, kept).
+fn as_json_net_reads_it(message: editor_link::jsonrpc::Message) -> editor_link::jsonrpc::Message {
+    use editor_link::jsonrpc::{Id, IdNumber, Message};
+    match message {
+        Message::Request(mut request) if matches!(&request.id, Id::Number(n) if n.as_str() == "-0") => {
+            if let Some(zero) = IdNumber::parse("0") {
+                request.id = Id::Number(zero);
+            }
+            Message::Request(request)
+        }
+        other => other,
     }
 }
 

@@ -7,6 +7,7 @@ mod answers;
 mod jsonrpc;
 mod reloads;
 pub mod scenarios;
+mod side_by_side;
 pub mod snapshots;
 mod stateless;
 mod tools;
@@ -73,6 +74,12 @@ fn requires(id: &str) -> Requires {
         "mcp.progress" => Requires::extension(Extension::Progress).and_tool("run-tests"),
         // A tool disabled and enabled again.
         "mcp.list-changed" | "mcp.stateless.subscription" => Requires::tools(&["unity-search"]),
+        // Its sleep, off the main thread, is what the quick call must not wait behind.
+        "mcp.tools-call.beside-a-slow-call" | "mcp.cancellation.frees-the-editor" => {
+            Requires::tools(&["debug-sleep", "get-logs"])
+        }
+        // uLoopMCP's compile parameter (its own server waits the same way).
+        "mcp.uloop-2.1.1.wait-for-domain-reload" => Requires::catalogue(Catalogue::Uloop211).and_tool("compile"),
         _ => Requires::CORE,
     }
 }
@@ -262,6 +269,30 @@ fn protocol_cases() -> Vec<Case> {
             concurrent_calls,
         ),
         case(
+            "mcp.tools-call.beside-a-slow-call",
+            Must,
+            Link,
+            TOOLS,
+            "A call made while another runs (a 20 s debug-sleep) is answered first: the bridge never holds a call behind another, whether the Editor answers requests on one connection side by side or in order.",
+            side_by_side::beside_a_slow_call,
+        ),
+        case(
+            "mcp.cancellation.frees-the-editor",
+            Must,
+            Link,
+            UTILITIES,
+            "Ten 20 s calls cancelled (notifications/cancelled) hold nothing: none is answered, and a quick call made after them is answered before a 10 s call made before it.",
+            side_by_side::cancellation_frees_the_editor,
+        ),
+        case(
+            "mcp.uloop-2.1.1.wait-for-domain-reload",
+            Must,
+            Project,
+            TOOLS,
+            "A compile with WaitForDomainReload that reloads the Editor (a script changed) is answered with its result once the reload is over: neither Temp/compiling.lock nor Temp/domainreload.lock exists, and the Editor is ready (uLoopMCP's own server waits the same way).",
+            compile_waits_for_reload,
+        ),
+        case(
             "mcp.progress",
             Must,
             Link,
@@ -336,6 +367,13 @@ fn protocol_cases() -> Vec<Case> {
 /// A bridge, initialized.
 async fn initialized(s: &Session) -> Result<McpProcess, Finding> {
     let mut mcp = s.mcp().await?;
+    mcp.initialize().await?;
+    Ok(mcp)
+}
+
+/// A bridge offering the Editor's internal tools too, initialized.
+async fn initialized_with_internal_tools(s: &Session) -> Result<McpProcess, Finding> {
+    let mut mcp = s.mcp_with_internal_tools().await?;
     mcp.initialize().await?;
     Ok(mcp)
 }

@@ -193,6 +193,12 @@ pub fn cases() -> Vec<Case> {
         .collect()
 }
 
+/// Whether a workflow calls tools or writes files (what comes back depends
+/// on the project), not only lists the tools.
+fn asks_about_the_project(workflow: &Workflow) -> bool {
+    workflow.steps.iter().any(|s| matches!(s, Step::Call { .. } | Step::Write { .. }))
+}
+
 fn case(catalogue: Catalogue, workflow: Workflow) -> Case {
     let file = format!("fixtures/snapshots/mcp/{}{}.snap", snapshot_folder(catalogue), workflow.name);
     let requirement = format!(
@@ -208,8 +214,13 @@ fn case(catalogue: Catalogue, workflow: Workflow) -> Case {
         },
         level: Level::Must,
         needs: needs(&workflow),
-        // The answers recorded are those of the catalogue's Editor.
-        requires: Requires::catalogue(catalogue),
+        // The answers recorded are those of the catalogue's Editor, on
+        // fixtures/unity-project once it is asked about the project.
+        requires: if asks_about_the_project(&workflow) {
+            Requires::catalogue(catalogue).on_the_fixture_project()
+        } else {
+            Requires::catalogue(catalogue)
+        },
         check: check(move |s| {
             let (workflow, file) = (workflow.clone(), file.clone());
             Box::pin(async move {
