@@ -15,7 +15,16 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use crate::transcript::Redaction;
+
+/// One kind of value replaced by placeholders (a transcript's header lists
+/// them).
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Redaction {
+    /// The placeholder, or its pattern (`${SESSION_n}`).
+    pub placeholder: String,
+    /// What it stands for.
+    pub what: String,
+}
 
 /// Replaces run-specific values with placeholders, numbering session ids,
 /// ports and pids in the order they first appear.

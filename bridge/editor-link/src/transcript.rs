@@ -40,7 +40,7 @@ use serde_json::{Map, Value, json};
 
 use crate::{
     discovery::iso_timestamp,
-    redaction::{Redactor, number_of},
+    redaction::{Redaction, Redactor, number_of},
 };
 
 /// The `format` of the header line.
@@ -86,15 +86,6 @@ pub struct Header {
     /// What was recorded: `editor-link`.
     pub recorded: String,
     pub redactions: Vec<Redaction>,
-}
-
-/// One kind of value replaced by placeholders.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Redaction {
-    /// The placeholder, or its pattern (`${SESSION_n}`).
-    pub placeholder: String,
-    /// What it stands for.
-    pub what: String,
 }
 
 /// A frame's contents.
