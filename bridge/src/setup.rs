@@ -11,7 +11,7 @@ use std::{
 
 use serde_json::{Map, Value, json};
 
-use editor_link::discovery::write_atomic;
+use editor_link::discovery::write_durable;
 
 /// The MCP clients `setup` knows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -315,7 +315,7 @@ pub fn setup(
     if existing.as_deref() == Some(updated.as_str()) {
         return Ok(Outcome::Unchanged(path));
     }
-    write_atomic(&path, updated.as_bytes()).map_err(|source| SetupError::Io { path: path.clone(), source })?;
+    write_durable(&path, updated.as_bytes()).map_err(|source| SetupError::Io { path: path.clone(), source })?;
     Ok(if existing.is_some() { Outcome::Updated(path) } else { Outcome::Added(path) })
 }
 

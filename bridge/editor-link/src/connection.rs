@@ -596,6 +596,20 @@ impl Connection {
         Connection::with_socket(read, Socket::Tcp(write), options)
     }
 
+    /// Over a Unix domain socket (uLoopMCP 3 on macOS and Linux).
+    #[cfg(unix)]
+    pub fn unix(stream: tokio::net::UnixStream, options: Options) -> Connection {
+        let (read, write) = stream.into_split();
+        Connection::new(read, write, options)
+    }
+
+    /// Over a Windows named pipe, as its client (uLoopMCP 3 on Windows).
+    #[cfg(windows)]
+    pub fn pipe(pipe: tokio::net::windows::named_pipe::NamedPipeClient, options: Options) -> Connection {
+        let (read, write) = tokio::io::split(pipe);
+        Connection::new(read, write, options)
+    }
+
     /// Two connected ends in memory: a client's (`framing`) and an
     /// Editor's (detecting it), each with default options.
     pub fn memory(framing: Framing, limit: usize) -> (Connection, Connection) {

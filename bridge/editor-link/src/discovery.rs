@@ -150,14 +150,31 @@ fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, Discovery
     serde_json::from_slice(&bytes).map_err(|source| DiscoveryError::Invalid { path: path.to_owned(), source })
 }
 
-/// Writes `bytes` to `path` through a temporary sibling and a rename.
+/// Writes `bytes` to `path` through a temporary sibling and a rename: a
+/// reader sees the old file or the new one, never part of one. Not flushed
+/// to the disk: what is written this way (discovery files, the tool cache,
+/// saved results) is made again when lost, and an `fsync` on a disk busy
+/// with other writes (a build beside) can take seconds, which a process
+/// serving calls cannot spend. [`write_durable`] is for what must survive
+/// a power cut.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     write_atomic_with(path, |file| io::Write::write_all(file, bytes))
 }
 
-/// Writes `path` through a temporary sibling and a rename, `write` filling
-/// the temporary file (a large file written as it is made).
+/// [`write_atomic`], `write` filling the temporary file (a large file
+/// written as it is made).
 pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut fs::File) -> io::Result<()>) -> io::Result<()> {
+    write_replacing(path, write, false)
+}
+
+/// [`write_atomic`], flushed to the disk before the rename (a user's
+/// configuration file: after a power cut it is the old one or the new one,
+/// not an empty one). Slow on a busy disk: never on a path that serves calls.
+pub fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_replacing(path, |file| io::Write::write_all(file, bytes), true)
+}
+
+fn write_replacing(path: &Path, write: impl FnOnce(&mut fs::File) -> io::Result<()>, durable: bool) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;
@@ -166,7 +183,9 @@ pub fn write_atomic_with(path: &Path, write: impl FnOnce(&mut fs::File) -> io::R
     let result = (|| {
         let mut file = private_file(&tmp)?;
         write(&mut file)?;
-        file.sync_all()?;
+        if durable {
+            file.sync_all()?;
+        }
         drop(file);
         rename_over(&tmp, path)
     })();

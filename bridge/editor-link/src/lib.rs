@@ -15,6 +15,9 @@
 //! - [`tool_details`] — §6: the `get-tool-details` result, order-preserving.
 //! - [`discovery`] — §7: the discovery file (written atomically) and finding
 //!   the Editor ([`discovery::Locator`]).
+//! - [`endpoint`] — where an Editor listens: a TCP port, or uLoopMCP 3's
+//!   Unix socket or named pipe named from the project root, and whether a
+//!   socket can be trusted to be this user's Editor.
 //! - [`transcript`] — editor-link traffic as JSON Lines.
 //! - [`redaction`] — one vocabulary of placeholders for what differs from run
 //!   to run: transcripts (reversibly) and MCP snapshots.
@@ -24,6 +27,7 @@
 pub mod connection;
 pub mod discovery;
 pub mod duration;
+pub mod endpoint;
 pub mod framing;
 pub mod jsonrpc;
 pub mod redaction;

@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-
 /// One kind of value replaced by placeholders (a transcript's header lists
 /// them).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]

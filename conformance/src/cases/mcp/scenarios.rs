@@ -198,8 +198,9 @@ async fn run(mut s: Session, name: &str) -> Result<(), Finding> {
             most_stalled = most_stalled.max(stalled);
             if late > DEADLINE_MARGIN + stalled {
                 return Err(step(format!(
-                    "answered after {took:.1} s; TimeoutSeconds was {timeout}, so the answer was due by {:.1} s (the machine held the bridge or the harness off the CPU for {stalled:.1} s of it, allowed for)",
-                    timeout + DEADLINE_MARGIN + stalled
+                    "answered after {took:.1} s; TimeoutSeconds was {timeout}, so the answer was due by {:.1} s (the machine held the bridge or the harness off the CPU for {stalled:.1} s of it, allowed for){}",
+                    timeout + DEADLINE_MARGIN + stalled,
+                    mcp.stderr_tail()
                 )));
             }
         }
