@@ -52,10 +52,16 @@ const TIME_SCALE: f64 = 0.002;
 
 /// How late after its `TimeoutSeconds` a call may be answered: the bridge's
 /// own margin (ours allows Unity 1 s to send its timeout answer) and a
-/// machine's ordinary scheduling, never the 5 to 60 s a bridge waiting for
-/// something else takes. Stalls measured meanwhile ([`StallMeter`]: the
-/// harness's, and the bridge's waits for a CPU) add to it.
-pub const DEADLINE_MARGIN: f64 = 3.0;
+/// machine's ordinary scheduling, never the 30 s of a bridge that waits for
+/// something else (`misses-deadlines`). Stalls measured meanwhile
+/// ([`StallMeter`]: the harness's, and the bridge's waits for a CPU) add to
+/// it. It was 3 s; CI (2 cores, builds beside) answered the first call of
+/// `broken-responses` 2.1 to 2.3 s past that in each of four runs, with the
+/// bridge's log showing its request sent and the damaged answer read within
+/// 20 ms of its start and no CPU wait measured: the 2 s lie between the
+/// bridge's deadline and the harness reading its answer, not yet explained
+/// (issue 34's notes). Until they are, 5 s.
+pub const DEADLINE_MARGIN: f64 = 5.0;
 
 /// `fixtures/scenarios` of this repository.
 pub fn scenarios_dir() -> PathBuf {
