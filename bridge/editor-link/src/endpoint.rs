@@ -208,7 +208,8 @@ mod tests {
         assert_eq!(trim_trailing_separators(r"C:\"), r"C:\");
         let project = tempfile::tempdir().unwrap();
         let root = canonical_project_root(&project.path().join(".")).unwrap();
-        assert_eq!(Path::new(&root), std::fs::canonicalize(project.path()).unwrap());
+        assert!(!root.starts_with(r"\\?\") && !root.ends_with(['/', '\\']), "{root}");
+        assert_eq!(std::fs::canonicalize(&root).unwrap(), std::fs::canonicalize(project.path()).unwrap());
         #[cfg(unix)]
         {
             // Through a link, the linked-to folder (the Editor resolves it).
