@@ -100,8 +100,24 @@ impl StallMeter {
 /// CPU while ready to run, in all (Linux `schedstat`); `None` where the
 /// system does not say.
 pub fn run_queue_wait(pid: u32) -> Option<Duration> {
+    let (mut waited_ns, mut seen) = (0u64, false);
+    for process in process_tree(pid).ok()? {
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{process}/task")) else { continue };
+        for task in tasks.flatten() {
+            let schedstat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
+            if let Some(wait) = schedstat.split_whitespace().nth(1).and_then(|w| w.parse::<u64>().ok()) {
+                waited_ns += wait;
+                seen = true;
+            }
+        }
+    }
+    seen.then(|| Duration::from_nanos(waited_ns))
+}
+
+/// `pid` and its descendants, `pid` first (Linux `/proc`).
+pub fn process_tree(pid: u32) -> std::io::Result<Vec<u32>> {
     let mut children: std::collections::HashMap<u32, Vec<u32>> = std::collections::HashMap::new();
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+    for entry in std::fs::read_dir("/proc")?.flatten() {
         let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else { continue };
         // `stat` is `pid (comm) state ppid …`; comm may hold spaces.
         let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
@@ -109,20 +125,12 @@ pub fn run_queue_wait(pid: u32) -> Option<Duration> {
             children.entry(ppid).or_default().push(child);
         }
     }
-    let (mut waited_ns, mut stack, mut seen) = (0u64, vec![pid], false);
+    let (mut tree, mut stack) = (Vec::new(), vec![pid]);
     while let Some(next) = stack.pop() {
-        if let Ok(tasks) = std::fs::read_dir(format!("/proc/{next}/task")) {
-            for task in tasks.flatten() {
-                let schedstat = std::fs::read_to_string(task.path().join("schedstat")).unwrap_or_default();
-                if let Some(wait) = schedstat.split_whitespace().nth(1).and_then(|w| w.parse::<u64>().ok()) {
-                    waited_ns += wait;
-                    seen = true;
-                }
-            }
-        }
+        tree.push(next);
         stack.extend(children.get(&next).into_iter().flatten());
     }
-    seen.then(|| Duration::from_nanos(waited_ns))
+    Ok(tree)
 }
 
 impl Drop for StallMeter {

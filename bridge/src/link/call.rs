@@ -204,6 +204,22 @@ fn next_step(reached: &Reached, now: &super::EditorInfo, read_only: bool) -> Nex
     }
 }
 
+/// A call that stopped waiting for a connection (the link's, or a lane):
+/// cancelled, or at its deadline — then not sent, unless an earlier attempt
+/// reached an Editor.
+fn gave_up_waiting(wait: super::Wait, started: Instant, reached: Option<&Reached>) -> CallError {
+    match wait {
+        super::Wait::Cancelled => CallError::Cancelled,
+        super::Wait::Deadline { tried } => {
+            let seconds = seconds_since(started);
+            match reached {
+                Some(r) => CallError::NoAnswer { seconds, after: Some(r.cut) },
+                None => CallError::NotSent { seconds, why: NotSent::NoEditor { tried } },
+            }
+        }
+    }
+}
+
 fn seconds_since(started: Instant) -> f64 {
     (started.elapsed().as_secs_f64() * 10.0).round() / 10.0
 }
@@ -225,14 +241,7 @@ impl Link {
         for _ in 0..MAX_ATTEMPTS {
             let connection = match self.connection(options.deadline, &options.cancel).await {
                 Ok(connection) => connection,
-                Err(super::Wait::Cancelled) => return Err(CallError::Cancelled),
-                Err(super::Wait::Deadline { tried }) => {
-                    let seconds = seconds_since(started);
-                    return Err(match &reached {
-                        Some(r) => CallError::NoAnswer { seconds, after: Some(r.cut) },
-                        None => CallError::NotSent { seconds, why: NotSent::NoEditor { tried } },
-                    });
-                }
+                Err(wait) => return Err(gave_up_waiting(wait, started, reached.as_ref())),
             };
             if let Some(r) = &reached {
                 match next_step(r, &connection.info(), options.read_only) {
@@ -248,14 +257,7 @@ impl Link {
             } else {
                 match self.lane(&connection, options.deadline, &options.cancel).await {
                     Ok(lane) => lane,
-                    Err(super::Wait::Cancelled) => return Err(CallError::Cancelled),
-                    Err(super::Wait::Deadline { tried }) => {
-                        let seconds = seconds_since(started);
-                        return Err(match &reached {
-                            Some(r) => CallError::NoAnswer { seconds, after: Some(r.cut) },
-                            None => CallError::NotSent { seconds, why: NotSent::NoEditor { tried } },
-                        });
-                    }
+                    Err(wait) => return Err(gave_up_waiting(wait, started, reached.as_ref())),
                 }
             };
             let connection = lane.as_ref().map_or(connection, |lane| lane.connection.clone());

@@ -313,27 +313,16 @@ impl McpChild {
 
 /// A `/proc/PID/status` field summed over `pid` and its descendants (Linux).
 fn memory_kb(pid: u32, field: &str) -> anyhow::Result<u64> {
-    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    for entry in std::fs::read_dir("/proc").map_err(|e| anyhow::anyhow!("cannot read /proc (Linux needed): {e}"))? {
-        let Some(child) = entry.ok().and_then(|e| e.file_name().to_str().and_then(|n| n.parse::<u32>().ok())) else {
-            continue;
-        };
-        // `stat` is `pid (comm) state ppid …`; comm may hold spaces.
-        let Ok(stat) = std::fs::read_to_string(format!("/proc/{child}/stat")) else { continue };
-        let ppid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok());
-        if let Some(ppid) = ppid {
-            children.entry(ppid).or_default().push(child);
-        }
-    }
-    let (mut total, mut stack) = (0, vec![pid]);
-    while let Some(next) = stack.pop() {
+    let tree =
+        crate::stall_meter::process_tree(pid).map_err(|e| anyhow::anyhow!("cannot read /proc (Linux needed): {e}"))?;
+    let mut total = 0;
+    for next in tree {
         let status = std::fs::read_to_string(format!("/proc/{next}/status"));
         if let Some(kb) = status.ok().as_deref().and_then(|s| status_field_kb(s, field)) {
             total += kb;
         } else if next == pid {
             anyhow::bail!("no {field} in /proc/{pid}/status (has the bridge exited?)");
         }
-        stack.extend(children.get(&next).into_iter().flatten());
     }
     Ok(total)
 }
