@@ -25,7 +25,8 @@ enum Command {
     /// Serve the editor link for a Unity project until quit (POST /quit, Ctrl-C or SIGTERM).
     ///
     /// Prints one JSON line on stdout once listening:
-    /// {"event":"listening","port":…,"control":"http://127.0.0.1:…","seed":…,"pid":…}
+    /// {"event":"listening","port":…,"endpoint":"tcp://127.0.0.1:…","control":"http://127.0.0.1:…","seed":…,"pid":…}
+    /// (with `--editor uloop-3`: port 0, endpoint "unix:/tmp/uloop/UnityCliLoop-….sock")
     Serve(ServeArgs),
     /// Play the Editor side of a transcript to a live client; exit 0 when
     /// every recorded request was received and matched, 1 otherwise (with a
@@ -153,10 +154,16 @@ struct ServeArgs {
     #[arg(long, value_name = "DIR")]
     project: PathBuf,
     /// The Editor to play: `package` (this project's Unity package, every
-    /// extension) or `uloop-2.1.1` (the uLoopMCP 2.1.1 Editor server: its
-    /// tools, its errors, its framing, its discovery file).
+    /// extension), `uloop-2.1.1` (the uLoopMCP 2.1.1 Editor server: its
+    /// tools, its errors, its framing, its discovery file) or `uloop-3`
+    /// (uLoopMCP 3, "Unity CLI Loop", v3-beta at c50f54c: a Unix domain
+    /// socket /tmp/uloop/UnityCliLoop-<hash>.sock, on Windows a named pipe).
     #[arg(long, value_name = "NAME", default_value = "package")]
     editor: crate::EditorKind,
+    /// With `--editor uloop-3`: listen on this socket (a path, `unix:PATH`,
+    /// or on Windows `pipe:NAME`) instead of the one the project names.
+    #[arg(long, value_name = "PATH", value_parser = local_endpoint)]
+    endpoint: Option<editor_link::endpoint::Endpoint>,
     /// Preferred editor-link port; the next ten are tried if it is taken; 0 for any free port.
     #[arg(long, default_value_t = 8700)]
     port: u16,
@@ -234,6 +241,18 @@ where
 /// How long a quit asked by a signal may take before the process exits.
 const QUIT_LIMIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// `--endpoint`: `unix:PATH`, `pipe:NAME`, or a bare path (a pipe's name on Windows).
+fn local_endpoint(text: &str) -> Result<editor_link::endpoint::Endpoint, String> {
+    use editor_link::endpoint::Endpoint;
+    if text.starts_with("unix:") || text.starts_with("pipe:") {
+        return text.parse();
+    }
+    if text.is_empty() {
+        return Err("an empty endpoint".into());
+    }
+    if cfg!(windows) { format!("pipe:{text}").parse() } else { Ok(Endpoint::Unix(PathBuf::from(text))) }
+}
+
 async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     anyhow::ensure!(
         args.time_scale.is_finite() && args.time_scale >= 0.0,
@@ -263,12 +282,13 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         clock: args.clock,
         scenario,
         time_scale: args.time_scale,
+        endpoint: args.endpoint.clone(),
     };
     // Signal handlers exist before the listening line is printed, so a
     // harness that signals as soon as it reads the line is never too early.
     let mut signals = shutdown_signal()?;
     let mut fake = FakeUnity::start(config).await?;
-    if fake.port() == 0 {
+    if !fake.is_listening() {
         // Unity is not open yet (a start delay): the control API already is.
         print_line(&json!({"event": "starting", "control": fake.control_url(), "seed": fake.seed(),
                            "pid": std::process::id()}));
@@ -282,11 +302,12 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
     print_line(&json!({
         "event": "listening",
         "port": fake.port(),
+        "endpoint": fake.endpoint().to_string(),
         "control": fake.control_url(),
         "seed": fake.seed(),
         "pid": std::process::id(),
     }));
-    tracing::info!(port = fake.port(), control = %fake.control_url(), seed = fake.seed(), "fake Unity Editor listening");
+    tracing::info!(port = fake.port(), endpoint = %fake.endpoint(), control = %fake.control_url(), seed = fake.seed(), "fake Unity Editor listening");
 
     let editor = fake.editor().clone();
     let stopper = editor.clone();

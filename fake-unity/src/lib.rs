@@ -16,6 +16,8 @@
 //! - [`serving`] — the Editor at work: the lifecycle driver, connections,
 //!   requests, and the one place the faults' effects are carried out.
 //! - [`journal`] — the resume journal (`x-resume`, protocol §5).
+//! - [`transport`] — what a server listens on: a TCP port, or uLoopMCP 3's
+//!   Unix domain socket or named pipe.
 //! - [`server`] — the one server of everything that listens: binding, the
 //!   accept loop, connection tracking, listening again; each listener's
 //!   behaviour is a [`server::Responder`] (the Editor, a replay, the proxy,
@@ -51,6 +53,7 @@ pub mod simulation;
 pub mod stall;
 pub mod state;
 pub mod tools;
+pub mod transport;
 
 use std::{
     net::{Ipv4Addr, SocketAddr},
@@ -59,7 +62,7 @@ use std::{
     time::SystemTime,
 };
 
-use editor_link::{discovery::EditorState, framing::DEFAULT_REQUEST_LIMIT};
+use editor_link::{discovery::EditorState, endpoint::Endpoint, framing::DEFAULT_REQUEST_LIMIT};
 use tokio::{
     sync::{oneshot, watch},
     task::JoinHandle,
@@ -133,6 +136,12 @@ pub struct Config {
     pub scenario: Scenario,
     /// Multiplies every fault and timeline duration.
     pub time_scale: f64,
+    /// Where an Editor that listens on a local socket (uLoopMCP 3) listens
+    /// instead of the socket or pipe its project names
+    /// (`editor_link::endpoint::uloop3_endpoint`): tests give one in a
+    /// temporary folder so that they never meet in `/tmp/uloop`. Ignored by
+    /// the Editors that listen on a TCP port.
+    pub endpoint: Option<Endpoint>,
 }
 
 impl Config {
@@ -151,6 +160,7 @@ impl Config {
             clock: editor::Clock::Real,
             scenario: Scenario::default(),
             time_scale: 1.0,
+            endpoint: None,
         }
     }
 }
@@ -162,6 +172,10 @@ pub enum StartError {
     NoProject { path: PathBuf },
     #[error("cannot listen on 127.0.0.1:{port} or the {} ports after it: {source}", server::FALLBACK_PORTS)]
     Bind { port: u16, source: std::io::Error },
+    #[error("cannot listen on {endpoint}: {source}")]
+    BindLocal { endpoint: Endpoint, source: std::io::Error },
+    #[error("cannot find the endpoint of project {path}: {source}")]
+    NoEndpoint { path: PathBuf, source: std::io::Error },
     #[error("cannot listen for the control API on 127.0.0.1:{port}: {source}")]
     ControlBind { port: u16, source: std::io::Error },
     #[error(transparent)]
@@ -174,7 +188,10 @@ pub enum StartError {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Listening {
     NotYet,
+    /// On a TCP port.
     Port(u16),
+    /// On a local socket (uLoopMCP 3).
+    Local(Endpoint),
     Failed(String),
 }
 
@@ -182,6 +199,8 @@ pub enum Listening {
 #[derive(Debug)]
 pub struct FakeUnity {
     editor: Arc<Editor>,
+    /// The local socket it listens on (`None`: a TCP port).
+    local: Option<Endpoint>,
     listening: watch::Receiver<Listening>,
     control_addr: SocketAddr,
     driver: JoinHandle<()>,
@@ -218,14 +237,17 @@ impl FakeUnity {
         editor.faults.add(scenario.faults)?;
         serving::effects::at_lifecycle(&editor, Trigger::Start, serving::effects::Port::Preferred(config.port)).await;
         let delay = scenario::start_delay(&editor, scenario.start_delay_ms);
-        let listener = if delay.is_zero() {
-            let listener = server::bind(config.port, None, editor.listens_everywhere())
-                .await
-                .map_err(|source| StartError::Bind { port: config.port, source })?;
-            Some(listener)
-        } else {
-            None
+        let local = match editor.model.listener.transport {
+            model::listener::Transport::TcpPort => None,
+            model::listener::Transport::ProjectSocket => Some(match config.endpoint {
+                Some(endpoint) => endpoint,
+                None => editor_link::endpoint::canonical_project_root(&editor.project)
+                    .map(|root| editor_link::endpoint::uloop3_endpoint(&root))
+                    .map_err(|source| StartError::NoEndpoint { path: editor.project.clone(), source })?,
+            }),
         };
+        let listener =
+            if delay.is_zero() { Some(bind_editor(&editor, config.port, local.as_ref()).await?) } else { None };
         let control_listener = tokio::net::TcpListener::bind((Ipv4Addr::LOCALHOST, config.control_port))
             .await
             .map_err(|source| StartError::ControlBind { port: config.control_port, source })?;
@@ -245,13 +267,14 @@ impl FakeUnity {
         let preferred = config.port;
         let timeline = scenario.timeline;
         let driving = editor.clone();
+        let local_endpoint = local.clone();
         let driver = tokio::spawn(async move {
             let listener = match listener {
                 Some(listener) => listener,
                 None => {
                     tracing::info!(?delay, "the Editor is not open yet");
                     tokio::time::sleep(delay).await;
-                    match server::bind(preferred, None, driving.listens_everywhere()).await {
+                    match bind_editor(&driving, preferred, local_endpoint.as_ref()).await {
                         Ok(listener) => listener,
                         Err(err) => {
                             tracing::error!(%err, "cannot listen after the start delay");
@@ -261,24 +284,29 @@ impl FakeUnity {
                     }
                 }
             };
-            let port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+            let port = listener.port();
             driving.listening(port);
-            listening_tx.send_replace(Listening::Port(port));
+            listening_tx.send_replace(match local_endpoint {
+                Some(endpoint) => Listening::Local(endpoint),
+                None => Listening::Port(port),
+            });
             scenario::play_timeline(&driving, timeline);
             serving::driver::drive(driving, listener, preferred, commands).await;
         });
-        let mut fake = FakeUnity { editor, listening, control_addr, driver, control, control_stop };
+        let mut fake = FakeUnity { editor, local, listening, control_addr, driver, control, control_stop };
         if delay.is_zero() {
             fake.listening().await?;
         }
         Ok(fake)
     }
 
-    /// Waits until the Editor listens (after a start delay); its port.
+    /// Waits until the Editor listens (after a start delay); its port (0
+    /// on a local socket: see [`FakeUnity::endpoint`]).
     pub async fn listening(&mut self) -> Result<u16, StartError> {
         let state = self.listening.wait_for(|l| *l != Listening::NotYet).await.map(|l| l.clone());
         match state {
             Ok(Listening::Port(port)) => Ok(port),
+            Ok(Listening::Local(_)) => Ok(0),
             Ok(Listening::Failed(message)) => {
                 Err(StartError::Bind { port: 0, source: std::io::Error::new(std::io::ErrorKind::AddrInUse, message) })
             }
@@ -293,6 +321,20 @@ impl FakeUnity {
     /// before it first listens).
     pub fn port(&self) -> u16 {
         self.editor.port()
+    }
+
+    /// Whether the Editor listens yet (not during a start delay).
+    pub fn is_listening(&self) -> bool {
+        matches!(*self.listening.borrow(), Listening::Port(_) | Listening::Local(_))
+    }
+
+    /// Where the Editor listens: its local socket (uLoopMCP 3; the same
+    /// path across reloads, absent while one runs), or `tcp://127.0.0.1:PORT`.
+    pub fn endpoint(&self) -> Endpoint {
+        match &self.local {
+            Some(endpoint) => endpoint.clone(),
+            None => Endpoint::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, self.port()))),
+        }
     }
 
     /// Installs a fault rule for as long as the guard lives; dropping the
@@ -375,6 +417,21 @@ impl FakeUnity {
     /// True once the Editor has quit.
     pub fn has_quit(&self) -> bool {
         self.driver.is_finished() || self.editor.phase() == EditorState::Stopped
+    }
+}
+
+/// Binds the Editor's listener: its project's local socket (`local`), or a
+/// TCP port from `port` on. uLoopMCP 3 writes `Temp/serverstarting.lock`
+/// first ([`Editor::starting_server`]).
+async fn bind_editor(editor: &Editor, port: u16, local: Option<&Endpoint>) -> Result<server::Listener, StartError> {
+    editor.starting_server();
+    match local {
+        Some(endpoint) => server::Listener::bind_local(endpoint)
+            .map_err(|source| StartError::BindLocal { endpoint: endpoint.clone(), source }),
+        None => server::bind(port, None, editor.listens_everywhere())
+            .await
+            .map(server::Listener::from)
+            .map_err(|source| StartError::Bind { port, source }),
     }
 }
 

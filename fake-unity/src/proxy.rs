@@ -319,11 +319,11 @@ async fn serve(listener: TcpListener, state: Arc<ProxyState>) {
 type Methods = Arc<Mutex<HashMap<Id, Arc<str>>>>;
 
 /// One client connection, relayed to one upstream connection.
-async fn relay(client: TcpStream, number: u64, state: Arc<ProxyState>) {
+async fn relay(client: crate::server::Stream, number: u64, state: Arc<ProxyState>) {
     let wire_cell = Arc::new(std::sync::OnceLock::new());
     let layer = ProxyFaults { state: state.clone(), client: number, wire: wire_cell.clone() };
     let Connection { sender: to_client, receiver: mut from_client, writer: client_writer } =
-        Connection::tcp(client, Options::editor(DEFAULT_RESPONSE_LIMIT).layer(layer));
+        client.connection(Options::editor(DEFAULT_RESPONSE_LIMIT).layer(layer));
     let wire = Wire::new(to_client.clone(), state.hang.clone(), state.faults.clone());
     let _ = wire_cell.set(wire.clone());
     let methods: Methods = Arc::default();

@@ -90,7 +90,13 @@ struct Recording {
 
 impl Responder for Recording {
     fn serve(self: Arc<Self>, accepted: Accepted) -> impl Future<Output = ()> + Send + 'static {
-        proxy(accepted.stream, self.upstream.clone(), accepted.number, self.recorder.clone(), self.stop.clone())
+        let (upstream, recorder, stop) = (self.upstream.clone(), self.recorder.clone(), self.stop.clone());
+        async move {
+            // The recorder listens on TCP only.
+            if let Some(stream) = accepted.stream.into_tcp() {
+                proxy(stream, upstream, accepted.number, recorder, stop).await;
+            }
+        }
     }
 }
 

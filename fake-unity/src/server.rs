@@ -12,7 +12,7 @@
 use std::{
     future::Future,
     io,
-    net::{Ipv4Addr, SocketAddr},
+    net::Ipv4Addr,
     sync::{
         Arc,
         atomic::{AtomicU64, Ordering},
@@ -20,12 +20,11 @@ use std::{
     time::Duration,
 };
 
-use tokio::{
-    io::AsyncReadExt,
-    net::{TcpListener, TcpStream},
-    task::JoinHandle,
-};
+use editor_link::endpoint::Endpoint;
+use tokio::{io::AsyncReadExt, net::TcpListener, task::JoinHandle};
 use tokio_util::{sync::CancellationToken, task::TaskTracker};
+
+pub use crate::transport::{Listener, Peer, Stream};
 
 /// How many ports after the preferred one are tried (protocol §1).
 pub const FALLBACK_PORTS: u16 = 10;
@@ -41,8 +40,8 @@ pub struct Accepted {
     /// 1 for the server's first connection, and on across reloads: what
     /// the fault rules' `match.connection` counts.
     pub number: u64,
-    pub stream: TcpStream,
-    pub peer: SocketAddr,
+    pub stream: Stream,
+    pub peer: Peer,
 }
 
 /// What answers the connections a [`Server`] accepts.
@@ -111,8 +110,10 @@ pub struct Server<R: Responder> {
     numbers: Arc<AtomicU64>,
     /// The port asked for at the start (0: any).
     preferred: u16,
-    /// The port listened on last.
+    /// The port listened on last (0 on a local socket).
     port: u16,
+    /// Where it listened last.
+    endpoint: Option<Endpoint>,
     all_interfaces: bool,
     accepting: Option<Accepting>,
 }
@@ -131,24 +132,25 @@ impl<R: Responder> std::fmt::Debug for Server<R> {
 struct Accepting {
     stop: CancellationToken,
     /// Gives the listener back when stopped.
-    task: JoinHandle<TcpListener>,
+    task: JoinHandle<Listener>,
 }
 
 impl<R: Responder> Server<R> {
     /// Starts accepting on `listener` (see [`bind`]). `preferred` is the
     /// port first asked for, and `all_interfaces` whether [`bind`] was
     /// asked for every interface: a [`NextPort::Move`] keeps to both.
-    pub fn start(responder: Arc<R>, listener: TcpListener, preferred: u16, all_interfaces: bool) -> Self {
+    pub fn start(responder: Arc<R>, listener: impl Into<Listener>, preferred: u16, all_interfaces: bool) -> Self {
         let mut server = Server {
             responder,
             connections: TaskTracker::new(),
             numbers: Arc::new(AtomicU64::new(1)),
             preferred,
             port: 0,
+            endpoint: None,
             all_interfaces,
             accepting: None,
         };
-        server.listen(listener);
+        server.listen(listener.into());
         server
     }
 
@@ -157,15 +159,21 @@ impl<R: Responder> Server<R> {
         self.port
     }
 
+    /// Where it listens (last).
+    pub fn endpoint(&self) -> Option<&Endpoint> {
+        self.endpoint.as_ref()
+    }
+
     /// How many connections were accepted.
     pub fn accepted(&self) -> u64 {
         self.numbers.load(Ordering::Relaxed) - 1
     }
 
     /// Starts accepting on another listener.
-    pub fn listen(&mut self, listener: TcpListener) {
+    pub fn listen(&mut self, listener: Listener) {
         debug_assert!(self.accepting.is_none(), "listening twice");
-        self.port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+        self.port = listener.port();
+        self.endpoint = Some(listener.endpoint());
         let stop = CancellationToken::new();
         let task = tokio::spawn(accept_loop(
             listener,
@@ -179,24 +187,28 @@ impl<R: Responder> Server<R> {
 
     /// Stops accepting and gives the listener back (a fault may keep it
     /// open); connections already accepted go on.
-    pub async fn stop_accepting(&mut self) -> Option<TcpListener> {
+    pub async fn stop_accepting(&mut self) -> Option<Listener> {
         let accepting = self.accepting.take()?;
         accepting.stop.cancel();
         accepting.task.await.ok()
     }
 
-    /// Binds again ([`NextPort`]); on any port when that fails.
-    pub async fn rebind(&self, next: NextPort) -> io::Result<TcpListener> {
+    /// Binds again ([`NextPort`]); on any port when that fails. A local
+    /// socket is bound again where it was (it has no port to move).
+    pub async fn rebind(&self, next: NextPort) -> io::Result<Listener> {
+        if let Some(endpoint) = self.endpoint.as_ref().filter(|e| !matches!(e, Endpoint::Tcp(_))) {
+            return Listener::bind_local(endpoint);
+        }
         let (want, avoid) = match next {
             NextPort::Same => (self.port, None),
             NextPort::Move if self.preferred == 0 => (0, Some(self.port)),
             NextPort::Move => (self.port.saturating_add(1), Some(self.port)),
         };
         match bind(want, avoid, self.all_interfaces).await {
-            Ok(listener) => Ok(listener),
+            Ok(listener) => Ok(listener.into()),
             Err(err) => {
                 tracing::warn!(%err, port = want, "cannot bind again; trying any port");
-                bind(0, avoid, self.all_interfaces).await
+                bind(0, avoid, self.all_interfaces).await.map(Listener::from)
             }
         }
     }
@@ -229,20 +241,21 @@ impl<R: Responder> Server<R> {
 }
 
 async fn accept_loop<R: Responder>(
-    listener: TcpListener,
+    mut listener: Listener,
     responder: Arc<R>,
     connections: TaskTracker,
     numbers: Arc<AtomicU64>,
     stop: CancellationToken,
-) -> TcpListener {
+) -> Listener {
     loop {
         tokio::select! {
             _ = stop.cancelled() => return listener,
             _ = responder.ready() => {}
         }
+        let next = numbers.load(Ordering::Relaxed);
         let accepted = tokio::select! {
             _ = stop.cancelled() => return listener,
-            accepted = listener.accept() => accepted,
+            accepted = listener.accept(next) => accepted,
         };
         let (stream, peer) = match accepted {
             Ok(accepted) => accepted,
@@ -267,7 +280,7 @@ async fn accept_loop<R: Responder>(
 }
 
 /// Reads and discards until the peer closes or `until` is cancelled.
-pub(crate) async fn swallow(mut stream: TcpStream, until: CancellationToken) {
+pub(crate) async fn swallow<S: tokio::io::AsyncRead + Unpin>(mut stream: S, until: CancellationToken) {
     let mut sink = vec![0u8; 16 * 1024];
     loop {
         tokio::select! {

@@ -6,7 +6,7 @@ use super::*;
 #[derive(Debug)]
 pub struct Client {
     pub id: u64,
-    pub peer: SocketAddr,
+    pub peer: crate::server::Peer,
     pub connected_at: SystemTime,
     pub(super) name: Mutex<String>,
     /// Its connection, as faults see it (the sender of its frames).

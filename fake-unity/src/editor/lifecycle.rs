@@ -52,6 +52,10 @@ impl Editor {
                 let settings = discovery::uloop_settings(phase, file.port, &file.project_path, session);
                 discovery::write_uloop_settings(&self.project, &settings)
             }
+            (DiscoveryFileKind::Uloop3Locks, _) => {
+                self.uloop_locks(phase);
+                Ok(())
+            }
             (DiscoveryFileKind::InstanceFile, Writes::InPlace) => {
                 write_in_place(&DiscoveryFile::path_in(&self.project), &file)
             }
@@ -68,9 +72,14 @@ impl Editor {
 
     /// uLoopMCP's lock files as a reload goes (`DomainReloadDetectionService`,
     /// `McpBridgeServer`): `Temp/domainreload.lock` from `beforeAssemblyReload`
-    /// until the server listens again, which also clears `Temp/compiling.lock`.
+    /// until the server listens again, which also clears `Temp/compiling.lock`
+    /// (and, in uLoopMCP 3, `Temp/serverstarting.lock`: `StartServer`,
+    /// `UnityCliLoopBridgeServer.cs:136-142`).
     fn uloop_locks(&self, phase: EditorState) {
-        use crate::model::lifecycle::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, lock_stamp};
+        use crate::model::lifecycle::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, SERVER_STARTING_LOCK, lock_stamp};
+        if phase == EditorState::Ready && self.model.discovery.file == DiscoveryFileKind::Uloop3Locks {
+            let _ = std::fs::remove_file(self.project.join(SERVER_STARTING_LOCK));
+        }
         match phase {
             EditorState::Reloading => {
                 let _ = std::fs::create_dir_all(self.project.join("Temp"));
@@ -81,6 +90,21 @@ impl Editor {
                 let _ = std::fs::remove_file(self.project.join(COMPILING_LOCK));
             }
             _ => {}
+        }
+    }
+
+    /// About to bind (at start, after a reload, in a new process): uLoopMCP
+    /// 3 writes `Temp/serverstarting.lock` with a GUID token first
+    /// (`ServerStartingLockService.cs:28-61`); the others write nothing.
+    pub fn starting_server(&self) {
+        use crate::model::lifecycle::SERVER_STARTING_LOCK;
+        if self.model.discovery.file != DiscoveryFileKind::Uloop3Locks {
+            return;
+        }
+        let token = new_session_id(&mut lock(&self.rng));
+        let _ = std::fs::create_dir_all(self.project.join("Temp"));
+        if let Err(err) = std::fs::write(self.project.join(SERVER_STARTING_LOCK), token) {
+            tracing::warn!(%err, "cannot write Temp/serverstarting.lock");
         }
     }
 
@@ -157,7 +181,7 @@ impl Editor {
         // uLoopMCP's settings file keeps saying running, as a crash leaves it.
         let written = match self.model.discovery.file {
             DiscoveryFileKind::InstanceFile => file.write_atomic(&self.project),
-            DiscoveryFileKind::UloopSettings => Ok(()),
+            DiscoveryFileKind::UloopSettings | DiscoveryFileKind::Uloop3Locks => Ok(()),
         };
         if let Err(err) = written {
             tracing::error!(%err, "cannot leave the discovery file of the crashed Editor");

@@ -18,7 +18,6 @@ pub use crate::simulation::{ConsoleEntry, Simulation};
 
 use std::{
     collections::BTreeMap,
-    net::SocketAddr,
     path::{Path, PathBuf},
     sync::{
         Arc, Mutex, MutexGuard,
@@ -402,7 +401,7 @@ impl Editor {
         self.stats.connections_accepted.fetch_add(1, Ordering::Relaxed);
     }
 
-    pub(crate) fn add_client(&self, id: u64, peer: SocketAddr, wire: Wire) -> Arc<Client> {
+    pub(crate) fn add_client(&self, id: u64, peer: crate::server::Peer, wire: Wire) -> Arc<Client> {
         let client = Arc::new(Client {
             id,
             peer,

@@ -141,14 +141,38 @@ pub enum ErrorPolicy {
     Package,
     /// uLoopMCP 2.1.1: always `-32603`, in its two shapes (three with security).
     Uloop211,
+    /// uLoopMCP 3 (`v3-beta` at c50f54c): 2.1.1's shapes and reader errors
+    /// (`ED/Infrastructure/Api/JsonRpcProcessor.cs`,
+    /// `ED/Application/ErrorHandling/ImprovedErrorHandler.cs`), its own
+    /// menu path for a disabled tool, and only `expectedProjectRoot` in
+    /// `x-uloop` (`ED/Domain/ProjectRootIdentityValidator.cs`).
+    Uloop3,
 }
+
+/// How an Editor reads the `x-uloop` member of a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Identity {
+    /// Each of `expectedProjectRoot` and `expectedServerSessionId` checked
+    /// when sent; the root compared as a folder (protocol §3).
+    EitherField,
+    /// Both fields required when `x-uloop` is sent (uLoopMCP 2.1.1).
+    BothFields,
+    /// Only `expectedProjectRoot`, required when `x-uloop` is sent (not
+    /// null), compared ordinally with the canonical project root
+    /// (uLoopMCP 3: `string.Equals(expected, actual, Ordinal)`).
+    ProjectRootExact,
+}
+
+/// uLoopMCP 3's `TOOL_SETTINGS_MENU_PATH` (`ED/Application/Config/UnityCliLoopUIConstants.cs:10`).
+const ULOOP3_SETTINGS_MENU: &str = "Window > Unity CLI Loop > Settings";
 
 impl ErrorPolicy {
     /// The error answered for `failure`.
     pub fn answer(self, failure: &Failure<'_>) -> ErrorObject {
         match self {
             ErrorPolicy::Package => package_answer(failure),
-            ErrorPolicy::Uloop211 => uloop_answer(failure),
+            ErrorPolicy::Uloop211 => uloop_answer(failure, "Window > uLoop > Tool Settings"),
+            ErrorPolicy::Uloop3 => uloop_answer(failure, ULOOP3_SETTINGS_MENU),
         }
     }
 
@@ -186,16 +210,23 @@ impl ErrorPolicy {
         self == ErrorPolicy::Package
     }
 
-    /// Whether the Editor requires both `x-uloop` fields when either is sent.
-    pub fn expectations_whole(self) -> bool {
-        self == ErrorPolicy::Uloop211
+    /// How the Editor reads `x-uloop`.
+    pub fn identity(self) -> Identity {
+        match self {
+            ErrorPolicy::Package => Identity::EitherField,
+            ErrorPolicy::Uloop211 => Identity::BothFields,
+            ErrorPolicy::Uloop3 => Identity::ProjectRootExact,
+        }
     }
 
     /// The console entry (an error) the Editor writes for a failed request,
     /// if it logs them: uLoopMCP 2.1.1 logs every failure but its
-    /// retryable session change (`JsonRpcProcessor.cs:190-228`).
+    /// retryable session change (`JsonRpcProcessor.cs:190-228`); uLoopMCP 3
+    /// logs every failure of a request (`ProcessRpcRequest`'s catches), with
+    /// the same texts. Its stack is not modelled (no recording of a v3
+    /// Editor exists): the entry ends at `Stack trace:`.
     pub fn console_entry(self, answer: &ErrorObject, thrown: Thrown) -> Option<String> {
-        if self != ErrorPolicy::Uloop211 || answer.message == SESSION_CHANGED {
+        if self == ErrorPolicy::Package || answer.message == SESSION_CHANGED {
             return None;
         }
         let explanation = answer.data.as_ref().and_then(|d| d["message"].as_str()).unwrap_or("");
@@ -204,7 +235,8 @@ impl ErrorPolicy {
             (message, "") => format!("[JsonRpcProcessor] Parameter validation error: {message}"),
             (_, explanation) => format!("[JsonRpcProcessor] Error: {explanation}"),
         };
-        Some(format!("{text}\nStack trace: {}", thrown.stack()).trim().to_owned())
+        let stack = if self == ErrorPolicy::Uloop211 { thrown.stack() } else { String::new() };
+        Some(format!("{text}\nStack trace: {stack}").trim().to_owned())
     }
 }
 
@@ -314,7 +346,8 @@ fn package_answer(failure: &Failure<'_>) -> ErrorObject {
     }
 }
 
-fn uloop_answer(failure: &Failure<'_>) -> ErrorObject {
+/// uLoopMCP's answers (2.1.1 and 3 alike but for the settings menu named).
+fn uloop_answer(failure: &Failure<'_>, settings_menu: &str) -> ErrorObject {
     match *failure {
         Failure::UnknownTool { method } => uloop_internal(format!("Unknown tool: {method}")),
         Failure::ProjectMismatch { .. } => uloop_validation("Connected Unity instance belongs to a different project."),
@@ -324,7 +357,7 @@ fn uloop_answer(failure: &Failure<'_>) -> ErrorObject {
         }
         Failure::Disabled { tool } => ErrorObject {
             code: -32603,
-            message: format!("Tool '{tool}' is disabled. To enable it, go to Window > uLoop > Tool Settings"),
+            message: format!("Tool '{tool}' is disabled. To enable it, go to {settings_menu}"),
             data: Some(
                 json!({"type": "internal_error", "message": "This tool has been disabled in project settings."}),
             ),

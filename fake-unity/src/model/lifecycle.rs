@@ -44,6 +44,12 @@ impl LifecyclePolicy {
         session_after_reload: SessionAfterReload::New,
         list_changed_after_reload: true,
     };
+
+    /// uLoopMCP 3 sends no notification at all (docs/uloop-3-wire.md §8:
+    /// the only write of its server is a response): the sockets just close,
+    /// calls in flight unanswered.
+    pub const ULOOP_3: LifecyclePolicy =
+        LifecyclePolicy { shutdown_notice: false, list_changed_after_reload: false, ..Self::PROTOCOL };
 }
 
 // uLoopMCP's lock files, which clients read to tell a compile or a reload.
@@ -52,6 +58,10 @@ impl LifecyclePolicy {
 pub const COMPILING_LOCK: &str = "Temp/compiling.lock";
 /// Exists from a domain reload's start until the server listens again.
 pub const DOMAIN_RELOAD_LOCK: &str = "Temp/domainreload.lock";
+/// uLoopMCP 3: exists while the server is starting (binding), written with
+/// a GUID token (`ServerStartingLockService.cs`) and deleted, with the two
+/// above, once it listens (`UnityCliLoopBridgeServer.cs:136-142`).
+pub const SERVER_STARTING_LOCK: &str = "Temp/serverstarting.lock";
 
 /// `DateTime.UtcNow.ToString("o")`: what uLoopMCP writes into its lock files.
 pub fn lock_stamp(at: SystemTime) -> String {

@@ -44,8 +44,20 @@ pub enum Backpressure {
     None,
 }
 
+/// What the Editor listens on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Transport {
+    /// A TCP port of 127.0.0.1, published in a discovery file (protocol §1, §7).
+    TcpPort,
+    /// uLoopMCP 3's local socket, named after the project
+    /// (`editor_link::endpoint::uloop3_endpoint`): a Unix domain socket,
+    /// on Windows a named pipe; deleted while the domain reloads.
+    ProjectSocket,
+}
+
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct ListenerPolicy {
+    pub transport: Transport,
     pub interfaces: Interfaces,
     pub accepting: Accepting,
     pub broken_peer: BrokenPeer,
@@ -57,10 +69,15 @@ pub struct ListenerPolicy {
 
 impl ListenerPolicy {
     pub const PROTOCOL: ListenerPolicy = ListenerPolicy {
+        transport: Transport::TcpPort,
         interfaces: Interfaces::Loopback,
         accepting: Accepting::Concurrent,
         broken_peer: BrokenPeer::Dropped,
         connections: None,
         backpressure: Backpressure::StopsReading,
     };
+
+    /// uLoopMCP 3: every client served in its own task (`Task.Run(HandleClientAsync)`,
+    /// `UnityCliLoopBridgeServer.cs:307`), on its project's local socket.
+    pub const ULOOP_3: ListenerPolicy = ListenerPolicy { transport: Transport::ProjectSocket, ..Self::PROTOCOL };
 }

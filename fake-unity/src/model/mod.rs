@@ -17,10 +17,13 @@
 //! policies too (`Defect::shape`): the core carries out a policy, whichever
 //! Editor or defect chose it.
 //!
-//! Two Editors: [`EditorKind::Package`], this project's Unity package
-//! (`docs/editor-link-protocol.md` with every extension), and
+//! Three Editors: [`EditorKind::Package`], this project's Unity package
+//! (`docs/editor-link-protocol.md` with every extension),
 //! [`EditorKind::Uloop211`], the uLoopMCP 2.1.1 Editor server most users
-//! of the protocol run, as it is on the wire.
+//! of the protocol run, as it is on the wire, and [`EditorKind::Uloop3`],
+//! uLoopMCP 3 ("Unity CLI Loop", branch `v3-beta` at c50f54c,
+//! `docs/uloop-3-wire.md`): a Unix domain socket or named pipe named after
+//! the project, no discovery file, no notifications.
 
 pub mod discovery;
 pub mod errors;
@@ -30,7 +33,7 @@ pub mod listener;
 pub mod messages;
 
 pub use discovery::{DiscoveryFileKind, DiscoveryPolicy};
-pub use errors::{ErrorPolicy, Failure};
+pub use errors::{ErrorPolicy, Failure, Identity};
 pub use framing::{Decoding, FramingPolicy, HeaderError, NewlineFrames, Oversize, Pipelining, Reading, ReplyFraming};
 pub use lifecycle::LifecyclePolicy;
 pub use listener::ListenerPolicy;
@@ -38,6 +41,14 @@ pub use messages::MessagePolicy;
 
 /// uLoopMCP's `McpVersion.VERSION`: `Ver` in every result of the 2.1.1 Editor.
 pub const ULOOP_VERSION: &str = "2.1.1";
+
+/// `UnityCliLoopVersion.VERSION` at c50f54c
+/// (`Packages/src/Editor/Application/Config/UnityCliLoopVersion.cs:9`):
+/// `Ver` in every result of the uLoopMCP 3 Editor.
+pub const ULOOP3_VERSION: &str = "3.0.0-beta.1";
+
+/// The commit of hatayama/uLoopMCP (branch `v3-beta`) the v3 model follows.
+pub const ULOOP3_COMMIT: &str = "c50f54c3afe7cb94985c26eb6eaec910f1ae2cce";
 
 /// Which Editor fake-unity plays.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -48,6 +59,10 @@ pub enum EditorKind {
     /// uLoopMCP 2.1.1's Editor server: its catalogue, its errors, its framing.
     #[value(name = "uloop-2.1.1")]
     Uloop211,
+    /// uLoopMCP 3 ("Unity CLI Loop", `v3-beta` at c50f54c): a Unix domain
+    /// socket (Windows: a named pipe), `x-uloop.expectedProjectRoot`, 14 tools.
+    #[value(name = "uloop-3")]
+    Uloop3,
 }
 
 impl std::fmt::Display for EditorKind {
@@ -133,6 +148,19 @@ impl EditorModel {
                 messages: MessagePolicy::PROTOCOL,
                 listener: ListenerPolicy::PROTOCOL,
                 lifecycle: LifecyclePolicy::PROTOCOL,
+                extensions: Extensions::NONE,
+            },
+            EditorKind::Uloop3 => EditorModel {
+                kind,
+                version: Some(ULOOP3_VERSION),
+                errors: ErrorPolicy::Uloop3,
+                // FrameParser, MessageReassembler and the Newtonsoft reading
+                // are 2.1.1's (docs/uloop-3-wire.md §4, §10).
+                framing: FramingPolicy::ULOOP_2_1_1,
+                discovery: DiscoveryPolicy::truthful(DiscoveryFileKind::Uloop3Locks),
+                messages: MessagePolicy::PROTOCOL,
+                listener: ListenerPolicy::ULOOP_3,
+                lifecycle: LifecyclePolicy::ULOOP_3,
                 extensions: Extensions::NONE,
             },
         }

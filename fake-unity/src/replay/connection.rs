@@ -11,8 +11,8 @@ impl Responder for Mutex<Engine> {
     }
 }
 
-async fn serve(stream: TcpStream, peer: SocketAddr, engine: Arc<Mutex<Engine>>) {
-    let Connection { sender, mut receiver, writer } = Connection::tcp(stream, Options::editor(DEFAULT_RESPONSE_LIMIT));
+async fn serve(stream: crate::server::Stream, peer: crate::server::Peer, engine: Arc<Mutex<Engine>>) {
+    let Connection { sender, mut receiver, writer } = stream.connection(Options::editor(DEFAULT_RESPONSE_LIMIT));
     let (live_no, start) = {
         let mut engine = lock(&engine);
         if engine.away {

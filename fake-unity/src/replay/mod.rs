@@ -20,7 +20,6 @@ pub mod script;
 use std::{
     collections::{BTreeMap, HashMap},
     future::Future,
-    net::SocketAddr,
     path::PathBuf,
     sync::{Arc, Mutex},
     time::Duration,
@@ -39,7 +38,7 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tokio::{
-    net::{TcpListener, TcpStream},
+    net::TcpListener,
     sync::{mpsc, watch},
 };
 use tokio_util::sync::CancellationToken;

@@ -7,7 +7,6 @@
 
 use std::{
     io,
-    net::SocketAddr,
     sync::{Arc, atomic::Ordering},
 };
 
@@ -17,7 +16,6 @@ use editor_link::{
     framing::Framing,
     jsonrpc::{ErrorKind, ErrorObject, Message, ParseFailure, Response},
 };
-use tokio::net::TcpStream;
 use tokio_util::task::TaskTracker;
 
 use super::decoder::PolicyDecoder;
@@ -29,6 +27,7 @@ use crate::{
         listener::{Accepting, Backpressure, BrokenPeer},
         messages::{AfterParseError, Batches, Notifications},
     },
+    server::{Peer, Stream},
 };
 
 /// How many requests of one connection run at once; the connection is not
@@ -36,7 +35,7 @@ use crate::{
 const IN_FLIGHT_LIMIT: usize = 64;
 
 /// Serves one accepted connection until it closes.
-pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, peer: SocketAddr) {
+pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: Stream, peer: Peer) {
     let _serial = match editor.model.listener.accepting {
         Accepting::OneAtATime => editor.serial.clone().acquire_owned().await.ok(),
         Accepting::Concurrent | Accepting::WaitsForFirstByte => None,
@@ -48,7 +47,7 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
     let wire_cell = Arc::new(std::sync::OnceLock::new());
     let layer = EditorFaults { editor: editor.clone(), client: number, wire: wire_cell.clone() };
     let options = Options::editor(editor.max_request_bytes).decoder(decoder).layer(layer);
-    let Connection { sender, mut receiver, writer } = Connection::tcp(stream, options);
+    let Connection { sender, mut receiver, writer } = stream.connection(options);
     let wire = Wire::new(sender, editor.hang.clone(), editor.faults.clone());
     let _ = wire_cell.set(wire.clone());
     let client = editor.add_client(number, peer, wire);
@@ -56,7 +55,7 @@ pub(crate) async fn serve(editor: Arc<Editor>, number: u64, stream: TcpStream, p
         // Accepted as the process died: the kernel closes it.
         client.end(Ending::Close);
     }
-    tracing::debug!(client = client.id, %peer, "connected");
+    tracing::debug!(client = client.id, peer = %client.peer, "connected");
 
     let requests = TaskTracker::new();
     let previous = std::sync::Mutex::new(None);

@@ -6,7 +6,7 @@
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use tokio::{net::TcpListener, sync::mpsc};
+use tokio::sync::mpsc;
 
 use super::{
     connection,
@@ -16,7 +16,7 @@ use crate::{
     editor::{Command, Editor, ReloadReport, ShutdownReason},
     faults::{Effect, Trigger},
     model::listener::Accepting,
-    server::{Accepted, NextPort, Responder, Server},
+    server::{Accepted, Listener, NextPort, Responder, Server},
 };
 
 /// How long a reload waits for connections to finish closing.
@@ -48,7 +48,7 @@ impl Responder for Editor {
         }
         if self.model.listener.accepting == Accepting::WaitsForFirstByte {
             // The framing sniffed in the accept loop itself.
-            let _ = accepted.stream.peek(&mut [0u8; 1]).await;
+            accepted.stream.wait_for_first_byte().await;
         }
         Some(accepted)
     }
@@ -62,7 +62,7 @@ impl Responder for Editor {
 /// (reload, crash, restart, quit) until it quits.
 pub async fn drive(
     editor: Arc<Editor>,
-    listener: TcpListener,
+    listener: Listener,
     preferred_port: u16,
     mut commands: mpsc::UnboundedReceiver<Command>,
 ) {
@@ -99,8 +99,11 @@ pub async fn drive(
                 let port = server.port();
                 tracing::info!(port, "the Editor crashes");
                 // The process dies whole: its listener first, so nothing
-                // connects to the dying Editor.
-                drop(server.stop_accepting().await);
+                // connects to the dying Editor. A Unix socket file stays
+                // behind, stale, as a dead process leaves it.
+                if let Some(listener) = server.stop_accepting().await {
+                    listener.leave_behind();
+                }
                 editor.crash();
                 server.wait_closed(Some(CLOSE_GRACE)).await;
                 // Until a new Editor process starts, only quit and restart mean anything.
@@ -127,7 +130,7 @@ pub async fn drive(
                 let Some(listener) = rebind(&editor, &server, move_port).await else { return };
                 // The new process is itself (instance, session, journal)
                 // before it accepts anyone.
-                let new_port = listener.local_addr().map(|a| a.port()).unwrap_or(0);
+                let new_port = listener.port();
                 editor.restart(new_port);
                 let listening_at = std::time::Instant::now();
                 server.listen(listener);
@@ -156,7 +159,8 @@ pub async fn drive(
 /// Listens again after a reload or a crash: on the same port, or with
 /// `move_port` on another; any port when that fails. `None` (and the
 /// Editor quits) when it cannot listen at all.
-async fn rebind(editor: &Editor, server: &Server<Editor>, move_port: bool) -> Option<TcpListener> {
+async fn rebind(editor: &Editor, server: &Server<Editor>, move_port: bool) -> Option<Listener> {
+    editor.starting_server();
     match server.rebind(if move_port { NextPort::Move } else { NextPort::Same }).await {
         Ok(listener) => Some(listener),
         Err(err) => {

@@ -10,16 +10,13 @@ use std::{net::Ipv4Addr, sync::Arc, time::Duration};
 
 use editor_link::jsonrpc::{Message, Response};
 use serde_json::Value;
-use tokio::{
-    io::AsyncWriteExt,
-    net::{TcpListener, TcpStream},
-};
+use tokio::{io::AsyncWriteExt, net::TcpListener};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
     editor::{CrashOptions, Editor, ReloadOptions},
     faults::{Effect, PortHolder, Refusal, ReloadPoint, Trigger},
-    server::{Accepted, LINGER, Responder, Server, swallow},
+    server::{Accepted, LINGER, Listener, Responder, Server, Stream, swallow},
     tools::{After, ToolCall},
 };
 
@@ -131,7 +128,7 @@ pub enum Port {
     Preferred(u16),
     /// Reloading: the listener the old domain leaves (closed unless a fault
     /// holds it).
-    Left(Option<TcpListener>),
+    Left(Option<Listener>),
     /// Quitting from this port.
     Quitting(u16),
 }
@@ -145,7 +142,8 @@ pub async fn at_lifecycle(editor: &Arc<Editor>, trigger: Trigger, mut port: Port
                 editor.dead_listener.start(&editor.faults, until, Some(fired.name().to_owned()))
             }
             (Some(Effect::HoldPort { holder, until }), Port::Left(listener)) => {
-                if let Some(listener) = listener.take() {
+                // A local socket has no port to hold: it closes (and goes).
+                if let Some(listener) = listener.take().and_then(Listener::into_tcp) {
                     hold_port(listener, holder, until, &editor.hold_token());
                 }
             }
@@ -170,11 +168,9 @@ pub async fn at_lifecycle(editor: &Arc<Editor>, trigger: Trigger, mut port: Port
 /// A refused connection (a `connect` fault), ended as `refusal` says; what
 /// is held is let go when `release` is cancelled. The simulated Editor and
 /// `fake-unity proxy` both refuse this way.
-pub fn refuse(stream: TcpStream, refusal: Refusal, release: &CancellationToken) {
+pub fn refuse(stream: Stream, refusal: Refusal, release: &CancellationToken) {
     match refusal {
-        Refusal::Reset => {
-            let _ = stream.set_zero_linger();
-        }
+        Refusal::Reset => return stream.reset(),
         Refusal::Close => {}
         Refusal::HoldUnread => {
             let release = release.clone();

@@ -17,7 +17,7 @@ use serde_json::{Map, Value};
 use super::effects::{AfterRun, AtRequest, work_for};
 use crate::model::{
     Failure,
-    errors::Thrown,
+    errors::{Identity, Thrown},
     lifecycle::InFlightAtShutdown,
     messages::{Expectations, ExtraFields, ParamNames, Resume, TimeoutParameter, Tokens, UnknownTool, WrongTypes},
 };
@@ -90,8 +90,11 @@ impl Editor {
             return fail(ErrorObject::new(ErrorKind::Unauthorized, UNAUTHORIZED));
         }
         if policy.expectations == Expectations::Checked {
-            if let Err(error) = self.check_uloop(&request) {
-                return fail(error);
+            match self.check_uloop(&request) {
+                Ok(()) => {}
+                Err(Refusal::Answer(error)) => return fail(error),
+                // Thrown while the request was read: its id was never known.
+                Err(Refusal::Unreadable(error)) => return (Some(Response::error(None, error)), None),
             }
         }
         let exact_names = policy.param_names == ParamNames::Exact;
@@ -287,20 +290,25 @@ impl Editor {
     }
 
     /// uLoopMCP's `x-uloop` guard (protocol §3): the project, then the
-    /// session; an Editor that wants both fields refuses one alone.
-    pub(super) fn check_uloop(&self, request: &Request) -> Result<(), ErrorObject> {
+    /// session; an Editor that wants both fields refuses one alone; uLoopMCP
+    /// 3 reads only the project root and compares it byte for byte.
+    pub(super) fn check_uloop(&self, request: &Request) -> Result<(), Refusal> {
+        let identity = self.model.errors.identity();
+        if identity == Identity::ProjectRootExact {
+            return self.check_uloop3(request);
+        }
         let Some(uloop) = request.uloop() else { return Ok(()) };
         let field = |name: &str| uloop.get(name).and_then(Value::as_str).filter(|v| !v.trim().is_empty());
         let (root, session) = (field("expectedProjectRoot"), field("expectedServerSessionId"));
-        if self.model.errors.expectations_whole() {
+        if identity == Identity::BothFields {
             for (name, value, offset) in
                 // (the first offset was never recorded: 0x00000 stands in for it)
                 [("expectedProjectRoot", root, "0x00000"), ("expectedServerSessionId", session, "0x0003c")]
             {
                 if value.is_none() {
-                    return Err(
-                        self.refuse(&Failure::ExpectationIncomplete { field: name }, Thrown::IdentityValidator(offset))
-                    );
+                    return Err(Refusal::Answer(
+                        self.refuse(&Failure::ExpectationIncomplete { field: name }, Thrown::IdentityValidator(offset)),
+                    ));
                 }
             }
         }
@@ -308,7 +316,7 @@ impl Editor {
         if let Some(expected) = root {
             if !editor_link::discovery::same_folder(Path::new(expected), &self.project) {
                 let failure = Failure::ProjectMismatch { expected, actual: &actual_root };
-                return Err(self.refuse(&failure, Thrown::IdentityValidator("0x00085")));
+                return Err(Refusal::Answer(self.refuse(&failure, Thrown::IdentityValidator("0x00085"))));
             }
         }
         if let Some(expected) = session {
@@ -316,8 +324,47 @@ impl Editor {
             if expected != actual {
                 let failure = Failure::SessionChanged { expected, actual: &actual };
                 // Not logged by uLoopMCP, so its offset is never shown.
-                return Err(self.refuse(&failure, Thrown::IdentityValidator("0x00000")));
+                return Err(Refusal::Answer(self.refuse(&failure, Thrown::IdentityValidator("0x00000"))));
             }
+        }
+        Ok(())
+    }
+
+    /// uLoopMCP 3 (c50f54c): `JsonRpcProcessor.ParseUloopMetadata` reads
+    /// `x-uloop` (absent or `null`: no check at all); a non-object throws
+    /// in `ParseRequest`, answered "Internal error" with id `null`;
+    /// `ProjectRootIdentityValidator.Validate` wants a non-blank
+    /// `expectedProjectRoot` (`JToken.ToString()`: a number counts as its
+    /// text) equal, ordinally, to the Editor's canonical project root.
+    fn check_uloop3(&self, request: &Request) -> Result<(), Refusal> {
+        let token = match request.extra.get("x-uloop") {
+            None | Some(Value::Null) => return Ok(()),
+            Some(Value::Object(token)) => token,
+            Some(Value::Array(_)) => {
+                return Err(Refusal::Unreadable(crate::model::errors::uloop_internal(
+                    "Accessed JArray values with invalid key value: \"expectedProjectRoot\". Int32 array index expected.",
+                )));
+            }
+            Some(_) => {
+                return Err(Refusal::Unreadable(crate::model::errors::uloop_internal(
+                    "Cannot access child value on Newtonsoft.Json.Linq.JValue.",
+                )));
+            }
+        };
+        let expected = match token.get("expectedProjectRoot") {
+            None | Some(Value::Null) => String::new(),
+            Some(Value::String(text)) => text.clone(),
+            Some(other) => other.to_string(),
+        };
+        if expected.trim().is_empty() {
+            let failure = Failure::ExpectationIncomplete { field: "expectedProjectRoot" };
+            return Err(Refusal::Answer(self.refuse(&failure, Thrown::IdentityValidator("0x00000"))));
+        }
+        let actual =
+            editor_link::endpoint::canonical_project_root(&self.project).unwrap_or_else(|_| unity_path(&self.project));
+        if expected != actual {
+            let failure = Failure::ProjectMismatch { expected: &expected, actual: &actual };
+            return Err(Refusal::Answer(self.refuse(&failure, Thrown::IdentityValidator("0x00000"))));
         }
         Ok(())
     }
@@ -346,6 +393,14 @@ impl Editor {
             None => Ok(()),
         }
     }
+}
+
+/// Why `x-uloop` refused a request.
+pub(super) enum Refusal {
+    /// Answered with the request's id.
+    Answer(ErrorObject),
+    /// Thrown while the request was read (uLoopMCP 3): answered with id `null`.
+    Unreadable(ErrorObject),
 }
 
 pub(super) fn interrupted(method: &str) -> ErrorObject {

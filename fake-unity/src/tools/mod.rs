@@ -438,6 +438,7 @@ pub fn catalogue_of(model: &EditorModel) -> &'static Catalogue {
     match model.kind {
         EditorKind::Package => package(),
         EditorKind::Uloop211 => uloop::catalogue(),
+        EditorKind::Uloop3 => uloop::v3::catalogue(),
     }
 }
 

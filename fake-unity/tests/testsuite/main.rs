@@ -1,4 +1,5 @@
-//! Integration tests of fake-unity over real TCP, compiled as one binary.
+//! Integration tests of fake-unity over real TCP (and, for uLoopMCP 3, a
+//! real Unix domain socket), compiled as one binary.
 
 mod support;
 
@@ -15,6 +16,8 @@ mod proxy;
 mod replay;
 mod token;
 mod tools;
+#[cfg(unix)]
+mod uloop3;
 
 /// Whether every one of `programs` is installed. When one is missing the
 /// test says it is skipped and why, on the console (not captured), and

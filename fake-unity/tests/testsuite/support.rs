@@ -125,6 +125,12 @@ impl Client {
         Client { sender, receiver, writer, next_id: 1, token: None, backlog: Vec::new() }
     }
 
+    /// A client over `connection` (a Unix socket's, say).
+    pub fn over(connection: Connection) -> Client {
+        let Connection { sender, receiver, writer } = connection;
+        Client { sender, receiver, writer, next_id: 1, token: None, backlog: Vec::new() }
+    }
+
     pub fn with_token(mut self, token: Option<String>) -> Self {
         self.token = token;
         self

@@ -19,8 +19,6 @@ use super::super::{BoxFuture, Outcome, ToolCall, compile::run_compile};
 use crate::model::lifecycle::{COMPILING_LOCK, lock_stamp};
 use crate::state::Severity;
 
-/// Where the compile results go, in the project.
-pub const RESULTS_DIR: &str = "Temp/uLoopMCP/compile-results";
 /// Result files older than this are deleted at every compile.
 const STALE_AFTER: Duration = Duration::from_secs(120);
 
@@ -63,7 +61,7 @@ pub fn compile(call: ToolCall) -> BoxFuture {
             None if wait => Some(generated_request_id(&call)),
             None => None,
         };
-        let results = project.join(RESULTS_DIR);
+        let results = project.join(editor.model.discovery.file.compile_results_dir());
         clear_stale_results(&results);
         let project_root = wait.then(|| Value::String(editor_link::discovery::unity_path(&project)));
         let project_root = project_root.unwrap_or(Value::Null);

@@ -52,8 +52,9 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let tools: Vec<Value> = crate::tools::offered(&call.editor, include_dev)
         .into_iter()
         .filter_map(|t| match &t.dialect {
-            Dialect::Uloop(binding) => Some(binding.listing.clone()),
-            Dialect::Package => None,
+            // uLoopMCP 3's internal commands have no listing.
+            Dialect::Uloop(binding) if !binding.listing.is_null() => Some(binding.listing.clone()),
+            Dialect::Uloop(_) | Dialect::Package => None,
         })
         .map(|mut listing| {
             if let Some(Value::String(description)) = listing.get_mut("description").filter(|_| reworded) {

@@ -28,6 +28,7 @@ pub mod internal;
 pub mod newtonsoft;
 pub mod scene;
 pub mod testing;
+pub mod v3;
 
 use std::sync::LazyLock;
 
@@ -38,8 +39,11 @@ use super::{Body, Catalogue, Dialect, Gate, ToolSpec};
 /// `McpVersion.VERSION`: `Ver` in every result.
 pub const VERSION: &str = crate::model::ULOOP_VERSION;
 
+/// The namespace of 2.1.1's schema classes and enums.
+const NAMESPACE: &str = "io.github.hatayama.uLoopMCP";
+
 /// The real server's `get-tool-details` answer with development-only tools.
-const TOOL_DETAILS: &str = include_str!("../../../../fixtures/editor-models/uloop-2.1.1.tool-details.json");
+pub(crate) const TOOL_DETAILS: &str = include_str!("../../../../fixtures/editor-models/uloop-2.1.1.tool-details.json");
 
 /// A C# property type of a tool's schema class, as Newtonsoft converts into it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -75,6 +79,8 @@ pub struct CsParam {
 pub struct Binding {
     /// The schema class, as Newtonsoft names it in errors.
     pub schema_type: String,
+    /// The namespace of its enums, as Newtonsoft names them in errors.
+    pub namespace: &'static str,
     pub params: Vec<CsParam>,
     /// The recorded `get-tool-details` entry.
     pub listing: Value,
@@ -101,9 +107,9 @@ const fn enumeration(type_name: &'static str, values: &'static [(&'static str, i
 
 /// Each tool: name, schema class, properties in declaration order (those
 /// `get-tool-details` hides last), body.
-type Declaration = (&'static str, &'static str, Vec<(&'static str, CsType)>, Body);
+pub(crate) type Declaration = (&'static str, &'static str, Vec<(&'static str, CsType)>, Body);
 
-fn declarations() -> Vec<Declaration> {
+pub(crate) fn declarations() -> Vec<Declaration> {
     use Body::{Async, Sync};
     use CsType::{Bool, Dict, Float, Int, Str, StrArray};
     vec![
@@ -293,7 +299,8 @@ static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(|| {
                 gate: Gate::None,
                 body,
                 dialect: Dialect::Uloop(Binding {
-                    schema_type: format!("io.github.hatayama.uLoopMCP.{schema}"),
+                    schema_type: format!("{NAMESPACE}.{schema}"),
+                    namespace: NAMESPACE,
                     params,
                     listing,
                 }),

@@ -78,7 +78,8 @@ pub fn bind(tool: &str, binding: &Binding, params: Option<&Value>, text: Request
         let at = Where { key, end };
         position = end;
         let Some(param) = binding.params.iter().find(|p| p.name.eq_ignore_ascii_case(key)) else { continue };
-        let converted = convert(&param.ty, value, &at).map_err(|failure| failure.into_error(tool))?;
+        let converted =
+            convert(&param.ty, value, &at, binding.namespace).map_err(|failure| failure.into_error(tool))?;
         values.insert(param.name, converted);
     }
     Ok(Args::from_values(values))
@@ -148,7 +149,7 @@ fn round_half_even(n: f64) -> f64 {
     if (n - n.trunc()).abs() == 0.5 && rounded % 2.0 != 0.0 { rounded - n.signum() } else { rounded }
 }
 
-fn convert(ty: &CsType, value: &Value, at: &Where<'_>) -> Result<Value, Refused> {
+fn convert(ty: &CsType, value: &Value, at: &Where<'_>, namespace: &str) -> Result<Value, Refused> {
     match ty {
         CsType::Str => match value {
             Value::Null | Value::String(_) => Ok(value.clone()),
@@ -210,9 +211,7 @@ fn convert(ty: &CsType, value: &Value, at: &Where<'_>) -> Result<Value, Refused>
                 Value::Bool(b) => Some(i64::from(*b)),
                 _ => None,
             };
-            found
-                .map(Value::from)
-                .ok_or_else(|| converting(value, &format!("io.github.hatayama.uLoopMCP.{type_name}"), at))
+            found.map(Value::from).ok_or_else(|| converting(value, &format!("{namespace}.{type_name}"), at))
         }
         CsType::StrArray => match value {
             Value::Null => Ok(Value::Null),
