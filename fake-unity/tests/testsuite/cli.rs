@@ -450,3 +450,40 @@ async fn serve_plays_the_unity_version_it_is_given() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[cfg(unix)]
+#[tokio::test]
+async fn serve_uloop_3_listens_on_the_socket_it_prints_and_deletes_it_on_quit() {
+    let sockets = tempfile::tempdir().unwrap();
+    let socket = sockets.path().join("v3.sock");
+    let mut running = spawn(&["--editor", "uloop-3", "--endpoint", socket.to_str().unwrap()]);
+    let line = running.line.clone();
+    assert_eq!(line["event"], "listening");
+    assert_eq!(line["port"], 0, "no TCP port");
+    assert_eq!(line["endpoint"], format!("unix:{}", socket.display()));
+    assert!(std::fs::symlink_metadata(&socket).is_ok(), "the socket file is there");
+
+    let stream = tokio::net::UnixStream::connect(&socket).await.unwrap();
+    let options =
+        editor_link::connection::Options::client(Framing::Header, editor_link::framing::DEFAULT_RESPONSE_LIMIT);
+    let mut client = Client::over(editor_link::connection::Connection::unix(stream, options));
+    let root = editor_link::endpoint::canonical_project_root(running.project.path()).unwrap();
+    let mut request =
+        editor_link::jsonrpc::Request::new(editor_link::jsonrpc::Id::from(1_u64), "get-version", json!({}));
+    request.extra.insert("x-uloop".into(), json!({"expectedProjectRoot": root}));
+    client.send(&editor_link::jsonrpc::Message::Request(request)).await;
+    let answer = client.response(&editor_link::jsonrpc::Id::from(1_u64)).await;
+    assert_eq!(answer.outcome.unwrap()["Ver"], "3.0.0-beta.1");
+
+    let control = fake_unity::ControlClient::from_url(line["control"].as_str().unwrap()).unwrap();
+    control.post("/quit", json!({})).await.unwrap();
+    assert!(wait_exit(&mut running.child).success());
+    assert!(std::fs::symlink_metadata(&socket).is_err(), "deleted on quit");
+}
+
+#[tokio::test]
+async fn serve_prints_its_tcp_endpoint_too() {
+    let running = spawn(&[]);
+    let port = running.line["port"].as_u64().unwrap();
+    assert_eq!(running.line["endpoint"], format!("tcp://127.0.0.1:{port}"));
+}

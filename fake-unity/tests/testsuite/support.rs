@@ -126,6 +126,7 @@ impl Client {
     }
 
     /// A client over `connection` (a Unix socket's, say).
+    #[cfg(unix)]
     pub fn over(connection: Connection) -> Client {
         let Connection { sender, receiver, writer } = connection;
         Client { sender, receiver, writer, next_id: 1, token: None, backlog: Vec::new() }
