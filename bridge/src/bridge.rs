@@ -316,7 +316,9 @@ impl Bridge {
                 let project = self.options.project.clone().or_else(|| {
                     info.data_path.as_deref().and_then(|assets| std::path::Path::new(assets).parent().map(Into::into))
                 });
-                compile_result::prepare(&tool.definition["inputSchema"], project.as_deref(), &mut arguments)
+                let layout =
+                    if self.link.is_uloop3() { compile_result::Layout::Uloop3 } else { compile_result::Layout::Uloop2 };
+                compile_result::prepare_in(layout, &tool.definition["inputSchema"], project.as_deref(), &mut arguments)
             }
             _ => None,
         };
@@ -400,6 +402,7 @@ impl Bridge {
             // As Unity names it (Windows: `C:/…`, not `canonicalize`'s `\\?\C:\…`).
             "project": self.options.project.as_deref().map(editor_link::discovery::unity_path),
             "port": link.port,
+            "endpoint": link.endpoint,
             "framing": link.framing,
             "unityVersion": editor.unity_version,
             "packageVersion": editor.package_version,
@@ -464,7 +467,7 @@ impl Bridge {
             let mut options = CallOptions::within(deadline.saturating_duration_since(Instant::now()));
             options.cancel = cancel.clone();
             options.read_only = true;
-            match self.link.call("ping", json!({}), options).await {
+            match self.link.call(self.link.probe_method(), json!({}), options).await {
                 Ok(_) => break,
                 Err(CallError::Cancelled) => return Err(CallRefused::Cancelled),
                 Err(_) if Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(50)).await,

@@ -49,6 +49,12 @@ struct Common {
     /// Connect to this port instead of finding the Editor through the project.
     #[arg(long, global = true, env = "UNITY_TCP_PORT")]
     port: Option<u16>,
+    /// Connect to this endpoint instead of finding the Editor: unix:PATH (a
+    /// uLoopMCP 3 socket), pipe:NAME (a uLoopMCP 3 named pipe, Windows) or
+    /// tcp://HOST:PORT. By default a uLoopMCP 3 Editor is found from the
+    /// project (/tmp/uloop/UnityCliLoop-<hash>.sock, \\.\pipe\uloop-UnityCliLoop-<hash>).
+    #[arg(long, global = true, env = "UNITY_MCP_ENDPOINT", value_name = "ENDPOINT")]
+    endpoint: Option<editor_link::endpoint::Endpoint>,
     /// The Editor's token, for an Editor whose Library/MCPInstance.json this
     /// bridge cannot read (by default it is read from there).
     #[arg(long, global = true, env = "UNITY_MCP_TOKEN", hide_env_values = true)]
@@ -222,6 +228,7 @@ fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>>
         project: project.clone(),
         explicit_token: common.token.clone(),
     });
+    config.endpoint = common.endpoint.clone();
     config.framing = common.framing;
     config.response_limit = common.response_limit;
     let recorder = match &common.record {

@@ -20,9 +20,41 @@ use serde_json::{Map, Value};
 /// Where uLoopMCP writes a compile's result, under the project.
 pub const RESULTS_DIR: &str = "Temp/uLoopMCP/compile-results";
 
+/// Where uLoopMCP 3 writes it (`docs/uloop-3-wire.md` §8).
+pub const ULOOP3_RESULTS_DIR: &str = "Temp/UnityCliLoop/compile-results";
+
 /// The Editor's locks: while it compiles, and from a domain reload's start
 /// until it listens again.
-const BUSY_LOCKS: [&str; 2] = ["Temp/compiling.lock", "Temp/domainreload.lock"];
+const BUSY_LOCKS: &[&str] = &["Temp/compiling.lock", "Temp/domainreload.lock"];
+
+/// uLoopMCP 3's: the same, and while its server starts (deleted once it
+/// listens, as the other two are).
+const ULOOP3_BUSY_LOCKS: &[&str] = &["Temp/compiling.lock", "Temp/domainreload.lock", "Temp/serverstarting.lock"];
+
+/// Where an Editor writes its compile results and locks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Layout {
+    /// uLoopMCP 2.x.
+    Uloop2,
+    /// uLoopMCP 3 ("Unity CLI Loop").
+    Uloop3,
+}
+
+impl Layout {
+    fn results_dir(self) -> &'static str {
+        match self {
+            Layout::Uloop2 => RESULTS_DIR,
+            Layout::Uloop3 => ULOOP3_RESULTS_DIR,
+        }
+    }
+
+    fn locks(self) -> &'static [&'static str] {
+        match self {
+            Layout::Uloop2 => BUSY_LOCKS,
+            Layout::Uloop3 => ULOOP3_BUSY_LOCKS,
+        }
+    }
+}
 
 /// Between the end of a compile and the start of the reload it causes
 /// neither lock exists for a moment (about 50 ms, as uLoopMCP measured): the
@@ -38,6 +70,7 @@ const POLL: Duration = Duration::from_millis(50);
 pub struct ResultFile {
     pub path: PathBuf,
     pub project: PathBuf,
+    pub layout: Layout,
 }
 
 /// Where a waited-for compile stands at the end of [`ResultFile::settle`].
@@ -57,6 +90,16 @@ pub enum Settled {
 /// `RequestId` (the caller's, when it is a safe file name). `None`: the
 /// call goes as it is.
 pub fn prepare(input_schema: &Value, project: Option<&Path>, arguments: &mut Map<String, Value>) -> Option<ResultFile> {
+    prepare_in(Layout::Uloop2, input_schema, project, arguments)
+}
+
+/// [`prepare`] for an Editor of `layout`.
+pub fn prepare_in(
+    layout: Layout,
+    input_schema: &Value,
+    project: Option<&Path>,
+    arguments: &mut Map<String, Value>,
+) -> Option<ResultFile> {
     static NEXT: AtomicU64 = AtomicU64::new(1);
     let project = project?;
     input_schema["properties"].get("WaitForDomainReload")?;
@@ -73,7 +116,11 @@ pub fn prepare(input_schema: &Value, project: Option<&Path>, arguments: &mut Map
             id
         }
     };
-    Some(ResultFile { path: project.join(RESULTS_DIR).join(format!("{id}.json")), project: project.to_owned() })
+    Some(ResultFile {
+        path: project.join(layout.results_dir()).join(format!("{id}.json")),
+        project: project.to_owned(),
+        layout,
+    })
 }
 
 impl ResultFile {
@@ -89,7 +136,7 @@ impl ResultFile {
     }
 
     fn busy(&self) -> bool {
-        BUSY_LOCKS.iter().any(|lock| self.project.join(lock).exists())
+        self.layout.locks().iter().any(|lock| self.project.join(lock).exists())
     }
 
     /// Waits, never past `deadline`, until the Editor is done: no lock for

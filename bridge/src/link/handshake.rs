@@ -2,6 +2,10 @@
 //! `get-version` (is it this project's Editor, which Editor process, what
 //! can it do) and `set-client-name`, sent together.
 //!
+//! uLoopMCP 3 (a local socket or pipe) has no handshake of its own: it gets
+//! `get-version` alone, in header framing, carrying `x-uloop` as every
+//! request to it does; an Editor of another project refuses it.
+//!
 //! Framing: header framing first; the legacy newline framing only when the
 //! Editor gave a verdict against header framing (it closed the connection
 //! or sent something that is not a header). An Editor that says nothing is
@@ -14,12 +18,17 @@ use serde_json::json;
 use super::{
     EditorInfo, FramingChoice, Link,
     socket::{CloseReason, EditorConnection, ExchangeError, lock},
+    target::Target,
 };
 use editor_link::{
-    discovery::{Candidate, same_folder},
+    discovery::same_folder,
     framing::Framing,
     jsonrpc::{ErrorKind, Request},
 };
+
+/// uLoopMCP 3's answer to an `x-uloop.expectedProjectRoot` that is not its
+/// project's (`docs/uloop-3-wire.md` §5).
+const ULOOP3_OTHER_PROJECT: &str = "Connected Unity instance belongs to a different project.";
 
 /// Why one candidate could not be used.
 #[derive(Debug)]
@@ -51,7 +60,11 @@ impl std::fmt::Display for ConnectError {
 
 impl Link {
     /// The framings to try, in order.
-    fn framings(&self) -> Vec<Framing> {
+    fn framings(&self, target: &Target) -> Vec<Framing> {
+        if target.uloop3 {
+            // uLoopMCP 3 speaks header framing only.
+            return vec![Framing::Header];
+        }
         match self.config.framing {
             FramingChoice::Header => vec![Framing::Header],
             FramingChoice::Newline => vec![Framing::Newline],
@@ -64,9 +77,9 @@ impl Link {
 
     /// Connects to one candidate and shakes hands; checks it is this
     /// project's Editor.
-    pub(super) async fn connect(&self, candidate: &Candidate) -> Result<Arc<EditorConnection>, ConnectError> {
+    pub(super) async fn connect(&self, candidate: &Target) -> Result<Arc<EditorConnection>, ConnectError> {
         let mut last = None;
-        for framing in self.framings() {
+        for framing in self.framings(candidate) {
             match self.connect_with(candidate, framing).await {
                 Err(ConnectError::WrongFraming(why)) => last = Some(ConnectError::WrongFraming(why)),
                 other => return other,
@@ -75,15 +88,10 @@ impl Link {
         Err(last.unwrap_or_else(|| ConnectError::Unreachable("no framing to try".into())))
     }
 
-    async fn connect_with(
-        &self,
-        candidate: &Candidate,
-        framing: Framing,
-    ) -> Result<Arc<EditorConnection>, ConnectError> {
+    async fn connect_with(&self, candidate: &Target, framing: Framing) -> Result<Arc<EditorConnection>, ConnectError> {
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
         let connection = EditorConnection::open(
-            candidate.port,
-            candidate.token.clone(),
+            candidate,
             framing,
             number,
             &self.config,
@@ -100,7 +108,8 @@ impl Link {
         let version_id = self.fresh_id();
         let (version, sent) =
             connection.request(Request::new(version_id.clone(), "get-version", json!({})), None, true);
-        let name = lock(&self.memory).client_name.clone();
+        // uLoopMCP 3 has no set-client-name: it is not sent what it does not know.
+        let name = if candidate.uloop3 { None } else { lock(&self.memory).client_name.clone() };
         let named = name.map(|name| {
             let id = self.fresh_id();
             let (reply, delivery) = connection.request(
@@ -125,6 +134,21 @@ impl Link {
             }
             // An Editor without get-version, or one that refuses it: it
             // speaks this framing; serve it all the same.
+            // uLoopMCP 3 always answers get-version (an internal command)
+            // unless it refuses the request: this project is not the one it
+            // has open, or it cannot tell which it has.
+            Err(ExchangeError::Editor(e)) if candidate.uloop3 => {
+                connection.close(CloseReason::Stopped);
+                let root = candidate.project_root.as_deref().unwrap_or("");
+                return Err(if e.message == ULOOP3_OTHER_PROJECT {
+                    ConnectError::OtherProject(format!(
+                        "that Editor has another project open: it refused this project's root ({root}) with \"{}\"",
+                        e.message
+                    ))
+                } else {
+                    ConnectError::Unreachable(format!("that Editor refused get-version: {e}"))
+                });
+            }
             Err(ExchangeError::Editor(e)) => {
                 if e.kind() == ErrorKind::Unauthorized {
                     connection.close(CloseReason::Stopped);
@@ -135,7 +159,7 @@ impl Link {
                             None => "none was found (run the bridge in the project, or give --project or --token)",
                         }
                     );
-                    tracing::warn!(port = candidate.port, "{why}");
+                    tracing::warn!(endpoint = %candidate.endpoint, "{why}");
                     return Err(ConnectError::Unauthorized(why));
                 }
                 if e.kind() != ErrorKind::MethodNotFound {

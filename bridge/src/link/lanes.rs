@@ -168,13 +168,12 @@ impl Link {
         }
     }
 
-    /// Opens a lane: a connection to the same Editor, port, token and
-    /// framing as `primary`, which already said who it is.
+    /// Opens a lane: a connection to the same Editor, endpoint, token (or
+    /// `x-uloop`) and framing as `primary`, which already said who it is.
     async fn open_lane(&self, primary: &Arc<EditorConnection>, deadline: Instant) -> Option<Arc<EditorConnection>> {
         let number = self.next_connection.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let opening = EditorConnection::open(
-            primary.port,
-            primary.token.clone(),
+            &primary.target,
             primary.framing,
             number,
             &self.config,
@@ -184,7 +183,7 @@ impl Link {
         let lane = match tokio::time::timeout_at(deadline.into(), opening).await {
             Ok(Ok(lane)) => lane,
             Ok(Err(why)) => {
-                tracing::info!(port = primary.port, %why, "cannot open another connection to the Editor; the call waits in line");
+                tracing::info!(endpoint = %primary.target.endpoint, %why, "cannot open another connection to the Editor; the call waits in line");
                 return None;
             }
             Err(_) => return None,

@@ -10,6 +10,9 @@
 //! - [`lanes`] — a connection per call for an Editor that answers one
 //!   request at a time per connection (uLoopMCP), so no call waits behind
 //!   another.
+//! - [`target`] — where the Editor may be: the ports discovery finds, and
+//!   uLoopMCP 3's local socket or pipe (`--endpoint`, or made from the
+//!   project), checked before it is trusted.
 //! - [`handshake`] — connecting to one candidate: framing, `get-version`
 //!   (is it this project's Editor), `set-client-name`.
 //! - [`supervisor`] — finding the Editor (discovery), reconnecting, and
@@ -25,6 +28,7 @@ mod handshake;
 mod lanes;
 mod socket;
 mod supervisor;
+mod target;
 mod watchdog;
 
 use std::{
@@ -44,6 +48,7 @@ pub use self::call::{CallError, CallOptions, CutOff, NotSent};
 use self::socket::{CloseReason, EditorConnection, lock};
 use editor_link::{
     discovery::{Locator, iso_timestamp},
+    endpoint::Endpoint,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing},
     jsonrpc::Id,
     transcript::Recorder,
@@ -77,6 +82,9 @@ impl std::str::FromStr for FramingChoice {
 #[derive(Clone, Debug)]
 pub struct LinkConfig {
     pub locator: Locator,
+    /// `--endpoint`: the one place to reach the Editor (a uLoopMCP 3 socket
+    /// or pipe, or a TCP address), instead of finding it.
+    pub endpoint: Option<Endpoint>,
     pub framing: FramingChoice,
     /// Largest response accepted (protocol §2: 64 MiB by default).
     pub response_limit: usize,
@@ -99,6 +107,7 @@ impl LinkConfig {
     pub fn new(locator: Locator) -> Self {
         LinkConfig {
             locator,
+            endpoint: None,
             framing: FramingChoice::Auto,
             response_limit: DEFAULT_RESPONSE_LIMIT,
             connect_timeout: Duration::from_secs(2),
@@ -193,6 +202,8 @@ pub struct ReloadRecord {
 pub struct LinkStatus {
     pub state: LinkState,
     pub port: Option<u16>,
+    /// Where the Editor was reached (`tcp://…`, `unix:…`, `pipe:…`).
+    pub endpoint: Option<String>,
     pub framing: Option<&'static str>,
     pub session_id: Option<String>,
     pub editor: Option<EditorInfo>,
@@ -259,6 +270,8 @@ struct Memory {
     tried: Vec<String>,
     /// The discovery file says the Editor is reloading.
     discovery_reloading: bool,
+    /// A uLoopMCP 3 socket refused as untrusted (logged once).
+    refused: Option<String>,
     reloads: u64,
     last_reload: Option<ReloadRecord>,
 }
@@ -346,7 +359,8 @@ impl Link {
         };
         LinkStatus {
             state,
-            port: last.map(|c| c.port),
+            port: last.and_then(|c| c.target.port()),
+            endpoint: last.map(|c| c.target.endpoint.to_string()),
             framing: last.map(|c| c.framing.as_str()),
             session_id: last.and_then(|c| lock(&c.session_id).clone()),
             editor: last.map(|c| c.info()),
@@ -360,6 +374,20 @@ impl Link {
 
     pub fn is_connected(&self) -> bool {
         self.current().is_some()
+    }
+
+    /// The method that asks whether the Editor answers: `ping`, or
+    /// `get-version` for uLoopMCP 3, which has no `ping`.
+    pub fn probe_method(&self) -> &'static str {
+        match self.current() {
+            Some(c) if c.target.uloop3 => "get-version",
+            _ => "ping",
+        }
+    }
+
+    /// Whether the Editor is uLoopMCP 3 (reached on its socket or pipe).
+    pub fn is_uloop3(&self) -> bool {
+        lock(&self.memory).last.as_ref().is_some_and(|c| c.target.uloop3)
     }
 
     /// The Editor's self-description, once connected.
@@ -392,6 +420,10 @@ impl Link {
     /// `deadline` (the call's own: an Editor that hangs while being named
     /// does not hold a call past its TimeoutSeconds).
     async fn name_the_client(&self, connection: &socket::EditorConnection, deadline: Instant) {
+        if connection.target.uloop3 {
+            // uLoopMCP 3 has no set-client-name (and no client names).
+            return;
+        }
         let name = {
             let memory = lock(&self.memory);
             match memory.client_name.as_deref() {

@@ -6,7 +6,6 @@
 
 use std::{
     collections::HashMap,
-    net::{Ipv4Addr, SocketAddr},
     sync::{
         Arc, Mutex,
         atomic::{AtomicBool, Ordering},
@@ -17,18 +16,16 @@ use std::{
 pub(super) use editor_link::connection::Delivery;
 use editor_link::{
     connection::{Connection, Ending, Options, Outgoing, Received, Sender},
+    endpoint::Endpoint,
     framing::{Framing, HEAD_BYTES},
     jsonrpc::{ErrorObject, Id, IdNumber, Message, Request, Response, notifications},
     transcript::{Direction, Recorder},
 };
 use serde_json::{Value, json};
-use tokio::{
-    net::TcpStream,
-    sync::{broadcast, mpsc, oneshot},
-};
+use tokio::sync::{broadcast, mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
-use super::{EditorInfo, LinkConfig, LinkEvent};
+use super::{EditorInfo, LinkConfig, LinkEvent, target::Target};
 use crate::raw_json::RawJson;
 pub(super) use editor_link::lock;
 
@@ -105,13 +102,13 @@ impl std::fmt::Display for ExchangeError {
 #[derive(Debug)]
 pub(super) struct EditorConnection {
     pub number: u64,
-    pub port: u16,
+    /// Where it was opened, and what goes with every request there: the
+    /// `x-token` published with the port it reached (extension `token`), or
+    /// uLoopMCP 3's `x-uloop`.
+    pub target: Target,
     pub framing: Framing,
     pub info: Mutex<EditorInfo>,
     pub session_id: Mutex<Option<String>>,
-    /// Sent as `x-token` with every request (extension `token`): the one
-    /// published with the port this connection reached.
-    pub token: Option<String>,
     /// The client name this Editor has been told (`set-client-name`), held
     /// while it is being told: its resume journal is the client's, so no
     /// call goes out before the Editor knows whose it is.
@@ -128,29 +125,26 @@ pub(super) struct EditorConnection {
 
 impl EditorConnection {
     pub(super) async fn open(
-        port: u16,
-        token: Option<String>,
+        target: &Target,
         framing: Framing,
         number: u64,
         config: &LinkConfig,
         recorder: Option<Arc<Recorder>>,
         events: broadcast::Sender<LinkEvent>,
     ) -> Result<Arc<EditorConnection>, String> {
-        let addr = SocketAddr::from((Ipv4Addr::LOCALHOST, port));
-        let stream = match tokio::time::timeout(config.connect_timeout, TcpStream::connect(addr)).await {
-            Err(_) => return Err(format!("no answer to connect within {:?}", config.connect_timeout)),
-            Ok(Err(e)) => return Err(e.to_string()),
-            Ok(Ok(stream)) => stream,
-        };
         let options = Options::client(framing, config.response_limit).keep_head(HEAD_BYTES);
-        let Connection { sender, mut receiver, .. } = Connection::tcp(stream, options);
+        let Connection { sender, mut receiver, .. } =
+            match tokio::time::timeout(config.connect_timeout, dial(&target.endpoint, options)).await {
+                Err(_) => return Err(format!("no answer to connect within {:?}", config.connect_timeout)),
+                Ok(Err(e)) => return Err(e),
+                Ok(Ok(connection)) => connection,
+            };
         let connection = Arc::new(EditorConnection {
             number,
-            port,
+            target: target.clone(),
             framing,
             info: Mutex::new(EditorInfo::default()),
             session_id: Mutex::new(None),
-            token,
             told_name: tokio::sync::Mutex::new(None),
             sender,
             pending: Mutex::new(HashMap::new()),
@@ -162,7 +156,11 @@ impl EditorConnection {
             events,
         });
         if let Some(r) = &connection.recorder {
-            r.event(number, "connect", json!({"port": port, "framing": framing.as_str()}));
+            let at = match target.port() {
+                Some(port) => json!({"port": port, "framing": framing.as_str()}),
+                None => json!({"endpoint": target.endpoint.to_string(), "framing": framing.as_str()}),
+            };
+            r.event(number, "connect", at);
         }
         let reader = connection.clone();
         tokio::spawn(async move {
@@ -321,7 +319,11 @@ impl EditorConnection {
         if !self.closed.is_cancelled() {
             lock(&self.pending).insert(request.id.clone(), Pending { reply: tx, progress, internal });
         }
-        let request = request.with_token(self.token.as_deref());
+        let mut request = request.with_token(self.target.token.as_deref());
+        if let Some(root) = &self.target.project_root {
+            // uLoopMCP 3 checks it before anything else (`docs/uloop-3-wire.md` §5).
+            request.extra.insert("x-uloop".into(), json!({ "expectedProjectRoot": root }));
+        }
         let out = Outgoing::message(&Message::Request(request), None);
         if let Some(r) = &self.recorder {
             r.frame(self.number, Direction::ToEditor, &out.body);
@@ -404,6 +406,39 @@ impl EditorConnection {
             Ok(Ok(Reply::Response(r))) => r.outcome.map_err(ExchangeError::Editor),
             Ok(Ok(Reply::Result(raw))) => Ok(raw.to_value()),
         }
+    }
+}
+
+/// Opens a connection to `endpoint`: TCP, a Unix domain socket (checked
+/// again just before: never one that cannot be trusted), or a named pipe.
+async fn dial(endpoint: &Endpoint, options: Options) -> Result<Connection, String> {
+    match endpoint {
+        Endpoint::Tcp(addr) => {
+            tokio::net::TcpStream::connect(addr).await.map(|s| Connection::tcp(s, options)).map_err(|e| e.to_string())
+        }
+        #[cfg(unix)]
+        Endpoint::Unix(path) => {
+            editor_link::endpoint::check_socket(path).map_err(|why| why.to_string())?;
+            tokio::net::UnixStream::connect(path).await.map(|s| Connection::unix(s, options)).map_err(|e| e.to_string())
+        }
+        #[cfg(windows)]
+        Endpoint::Pipe(name) => {
+            use tokio::net::windows::named_pipe::ClientOptions;
+            /// All instances of the pipe are busy (uLoopMCP 3 waits with one
+            /// at a time, a new one made after each connect).
+            const ERROR_PIPE_BUSY: i32 = 231;
+            loop {
+                match ClientOptions::new().open(name) {
+                    Ok(pipe) => return Ok(Connection::pipe(pipe, options)),
+                    Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY) => {
+                        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+                    }
+                    Err(e) => return Err(e.to_string()),
+                }
+            }
+        }
+        #[allow(unreachable_patterns)]
+        other => Err(format!("{other}: not supported on this platform")),
     }
 }
 

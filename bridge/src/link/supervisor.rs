@@ -20,21 +20,21 @@ impl Link {
     /// The background task: find, connect, serve until closed, repeat.
     pub(super) async fn keep_connected(self: Arc<Self>) {
         let mut absent_delay = self.config.reload_retry.max(Duration::from_millis(50));
-        let mut watch = FolderWatch::new(&self.config.locator.published_files());
+        let mut watch = FolderWatch::new(&self.published_files());
         loop {
             if self.stopping.is_cancelled() {
                 break;
             }
-            let found = self.config.locator.candidates();
+            let found = self.targets();
             let mut tried = found.notes.clone();
             let mut connected = None;
-            for candidate in &found.ports {
-                match self.connect(candidate).await {
+            for target in &found.targets {
+                match self.connect(target).await {
                     Ok(c) => {
                         connected = Some(c);
                         break;
                     }
-                    Err(why) => tried.push(format!("port {} ({}): {why}", candidate.port, candidate.source)),
+                    Err(why) => tried.push(format!("{} ({}): {why}", target.label(), target.source)),
                 }
             }
             let Some(connection) = connected else {
@@ -53,7 +53,7 @@ impl Link {
                 };
                 if watch.is_none() {
                     // The folders may exist by now (a project opened the first time).
-                    watch = FolderWatch::new(&self.config.locator.published_files());
+                    watch = FolderWatch::new(&self.published_files());
                 }
                 if self.pause(delay, fast, watch.as_ref()).await {
                     break;
@@ -78,7 +78,7 @@ impl Link {
     /// one; otherwise, while the Editor reloads (`fast`), the files are
     /// looked at every millisecond: a `stat` each, not a read.
     async fn pause(&self, delay: Duration, fast: bool, watch: Option<&FolderWatch>) -> bool {
-        let files = self.config.locator.published_files();
+        let files = self.published_files();
         let seen = stamps(&files);
         let changed = async {
             match watch {
@@ -121,7 +121,7 @@ impl Link {
             memory.tried.clear();
             memory.discovery_reloading = false;
         }
-        tracing::info!(port = connection.port, framing = %connection.framing, "connected to the Unity Editor");
+        tracing::info!(endpoint = %connection.target.endpoint, framing = %connection.framing, "connected to the Unity Editor");
         self.phase.send_replace(Phase::Connected { connection: connection.clone(), since: SystemTime::now() });
         let _ = self.events.send(LinkEvent::Connected);
     }

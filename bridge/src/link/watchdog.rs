@@ -13,6 +13,7 @@ use tokio::sync::broadcast;
 use super::{
     Link,
     socket::{CloseReason, EditorConnection, ExchangeError, lock},
+    target::Target,
 };
 use editor_link::framing::Framing;
 
@@ -37,25 +38,27 @@ impl Link {
             } else {
                 // uLoopMCP answers one request at a time per connection: ask
                 // on a second connection whether the Editor is there at all.
-                self.probe(connection.port, connection.token.clone(), connection.framing).await
+                self.probe(&connection.target, connection.framing).await
             };
             if alive {
                 *lock(&connection.last_inbound) = Instant::now();
             } else if !connection.closed.is_cancelled() {
-                tracing::warn!(port = connection.port, "the Editor stopped answering; reconnecting");
+                tracing::warn!(endpoint = %connection.target.endpoint, "the Editor stopped answering; reconnecting");
                 connection.close(CloseReason::Silent);
                 return;
             }
         }
     }
 
-    async fn probe(&self, port: u16, token: Option<String>, framing: Framing) -> bool {
+    async fn probe(&self, target: &Target, framing: Framing) -> bool {
         let (events, _) = broadcast::channel(1);
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        let Ok(probe) = EditorConnection::open(port, token, framing, number, &self.config, None, events).await else {
+        let Ok(probe) = EditorConnection::open(target, framing, number, &self.config, None, events).await else {
             return false;
         };
-        let ok = answered(&probe.exchange(self.fresh_id(), "ping", json!({}), self.config.ping_deadline).await);
+        // uLoopMCP 3 has no ping: its get-version says as much.
+        let method = if target.uloop3 { "get-version" } else { "ping" };
+        let ok = answered(&probe.exchange(self.fresh_id(), method, json!({}), self.config.ping_deadline).await);
         probe.close(CloseReason::Stopped);
         ok
     }

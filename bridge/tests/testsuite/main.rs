@@ -8,3 +8,4 @@ mod mcp;
 mod promises;
 mod service;
 mod stdio;
+mod uloop3;

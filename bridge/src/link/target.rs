@@ -1,0 +1,248 @@
+//! Where the Editor may be reached: the ports the project's discovery files
+//! (or `--port`) name, and uLoopMCP 3's local socket or pipe (`--endpoint`,
+//! or the one its name is made from the project's canonical root,
+//! `docs/uloop-3-wire.md` §2), each a [`Target`] with what goes with it: a
+//! token, the session a discovery file named, and for uLoopMCP 3 the root
+//! every request names in `x-uloop`.
+//!
+//! uLoopMCP 3 sends no token and its sockets live in `/tmp/uloop`, which
+//! every user of the machine shares: a socket another user owns or could
+//! have put there ([`check_socket`]) is refused, never connected to, and the
+//! reason is in what the link tried (`bridge-status`, errors) and the log.
+
+use std::{
+    net::{Ipv4Addr, SocketAddr},
+    path::{Path, PathBuf},
+};
+
+use editor_link::{
+    discovery::{Candidate, Source},
+    endpoint::{Endpoint, canonical_project_root, uloop3_endpoint},
+};
+
+use super::{Link, socket::lock};
+
+/// uLoopMCP 3's lock files under the project (`docs/uloop-3-wire.md` §8):
+/// while one is there the Editor compiles, reloads or starts its server,
+/// and its socket is (or will be) gone for a while.
+pub(super) const ULOOP3_LOCKS: [&str; 3] =
+    ["Temp/compiling.lock", "Temp/domainreload.lock", "Temp/serverstarting.lock"];
+
+/// One place an Editor may listen, and what to send it there.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Target {
+    pub endpoint: Endpoint,
+    /// Where it came from, for messages.
+    pub source: String,
+    /// The session the discovery file names, when it names one.
+    pub session_id: Option<String>,
+    /// Sent as `x-token` with every request (extension `token`).
+    pub token: Option<String>,
+    /// A uLoopMCP 3 Editor (a local socket or pipe): header framing only,
+    /// no `set-client-name`, no `ping`.
+    pub uloop3: bool,
+    /// uLoopMCP 3: the canonical project root, sent with every request as
+    /// `x-uloop.expectedProjectRoot`. `None` when the project is not known
+    /// (`--endpoint` outside a project): nothing is sent, and the Editor
+    /// checks nothing.
+    pub project_root: Option<String>,
+}
+
+impl Target {
+    fn tcp(candidate: &Candidate) -> Target {
+        Target {
+            endpoint: Endpoint::Tcp(SocketAddr::from((Ipv4Addr::LOCALHOST, candidate.port))),
+            source: candidate.source.to_string(),
+            session_id: candidate.session_id.clone(),
+            token: candidate.token.clone(),
+            uloop3: false,
+            project_root: None,
+        }
+    }
+
+    /// The TCP port, for a TCP endpoint.
+    pub fn port(&self) -> Option<u16> {
+        match &self.endpoint {
+            Endpoint::Tcp(addr) => Some(addr.port()),
+            _ => None,
+        }
+    }
+
+    /// How messages name it: `port 8700` on this machine, else the endpoint.
+    pub fn label(&self) -> String {
+        match &self.endpoint {
+            Endpoint::Tcp(addr) if addr.ip().is_loopback() => format!("port {}", addr.port()),
+            other => other.to_string(),
+        }
+    }
+}
+
+/// What a look for the Editor found.
+#[derive(Debug, Default)]
+pub(super) struct Found {
+    /// In order.
+    pub targets: Vec<Target>,
+    /// The Editor is reloading (a discovery file, or uLoopMCP 3's lock files
+    /// with its socket gone): look again at the fast pace.
+    pub reloading: bool,
+    /// What was looked at and why it was passed over.
+    pub notes: Vec<String>,
+    /// A uLoopMCP 3 socket refused as untrusted, and why.
+    pub refused: Option<String>,
+}
+
+impl Link {
+    /// Where to look for the Editor now: `--endpoint` alone when given;
+    /// otherwise the ports discovery finds and, when the project is known
+    /// and no port was given, uLoopMCP 3's endpoint for it, tried after the
+    /// ports the project's files publish and before the default port.
+    pub(super) fn targets(&self) -> Found {
+        let locator = &self.config.locator;
+        let root = || locator.project.as_deref().and_then(|p| canonical_project_root(p).ok());
+        let mut found = Found::default();
+        if let Some(endpoint) = &self.config.endpoint {
+            match endpoint {
+                Endpoint::Tcp(_) => found.targets.push(Target {
+                    endpoint: endpoint.clone(),
+                    source: "--endpoint".into(),
+                    session_id: None,
+                    token: locator.explicit_token.clone(),
+                    uloop3: false,
+                    project_root: None,
+                }),
+                local => self.local_target(local.clone(), "--endpoint", root(), &mut found),
+            }
+            self.remember_refusal(&found);
+            return found;
+        }
+        let discovered = locator.candidates();
+        found.reloading = discovered.reloading;
+        found.notes = discovered.notes;
+        let mut uloop3 = match (&locator.explicit_port, &locator.project) {
+            (None, Some(project)) => Some(project),
+            _ => None,
+        };
+        for candidate in &discovered.ports {
+            if matches!(candidate.source, Source::DefaultPort | Source::LegacyScan) {
+                if let Some(project) = uloop3.take() {
+                    self.derived_target(project, &mut found);
+                }
+            }
+            found.targets.push(Target::tcp(candidate));
+        }
+        if let Some(project) = uloop3 {
+            self.derived_target(project, &mut found);
+        }
+        self.remember_refusal(&found);
+        found
+    }
+
+    /// uLoopMCP 3's endpoint for `project`.
+    fn derived_target(&self, project: &Path, found: &mut Found) {
+        match canonical_project_root(project) {
+            Ok(root) => self.local_target(uloop3_endpoint(&root), "uLoopMCP 3, from the project", Some(root), found),
+            Err(e) => found.notes.push(format!("uLoopMCP 3: the project's canonical root cannot be told: {e}")),
+        }
+    }
+
+    /// A local socket or pipe, if it is there and can be trusted.
+    fn local_target(&self, endpoint: Endpoint, source: &str, root: Option<String>, found: &mut Found) {
+        let target = Target {
+            endpoint: endpoint.clone(),
+            source: source.to_owned(),
+            session_id: None,
+            token: None,
+            uloop3: true,
+            project_root: root,
+        };
+        match &endpoint {
+            Endpoint::Unix(path) => match trust(path) {
+                Ok(()) => found.targets.push(target),
+                Err(Refusal::Missing) => {
+                    found.notes.push(format!("{endpoint} ({source}): not there"));
+                    if let Some(lock) = self.uloop3_busy() {
+                        found.reloading = true;
+                        found.notes.push(format!("{lock}: the Editor is compiling, reloading or starting"));
+                    }
+                }
+                Err(Refusal::Untrusted(why)) => {
+                    let why = format!("{endpoint} ({source}): refused, not connected to: {why}");
+                    found.notes.push(why.clone());
+                    found.refused = Some(why);
+                }
+            },
+            // A pipe is tried: opening it tells whether it is there.
+            Endpoint::Pipe(_) => found.targets.push(target),
+            Endpoint::Tcp(_) => found.targets.push(Target { uloop3: false, project_root: None, ..target }),
+        }
+    }
+
+    /// The first of uLoopMCP 3's lock files in the project, if any.
+    fn uloop3_busy(&self) -> Option<String> {
+        let project = self.config.locator.project.as_deref()?;
+        ULOOP3_LOCKS.iter().find(|lock| project.join(lock).exists()).map(|lock| (*lock).to_owned())
+    }
+
+    /// Logs a refusal once (the link looks again and again).
+    fn remember_refusal(&self, found: &Found) {
+        let mut memory = lock(&self.memory);
+        if memory.refused != found.refused {
+            if let Some(why) = &found.refused {
+                tracing::warn!("{why}");
+            }
+            memory.refused.clone_from(&found.refused);
+        }
+    }
+
+    /// What to watch for the Editor coming back: the project's discovery
+    /// files, and uLoopMCP 3's socket and lock files.
+    pub(super) fn published_files(&self) -> Vec<PathBuf> {
+        let locator = &self.config.locator;
+        let mut files = locator.published_files();
+        let socket = match &self.config.endpoint {
+            Some(Endpoint::Unix(path)) => Some(path.clone()),
+            Some(_) => None,
+            None if locator.explicit_port.is_none() => {
+                match locator
+                    .project
+                    .as_deref()
+                    .and_then(|p| canonical_project_root(p).ok())
+                    .map(|r| uloop3_endpoint(&r))
+                {
+                    Some(Endpoint::Unix(path)) => Some(path),
+                    _ => None,
+                }
+            }
+            None => None,
+        };
+        if let Some(socket) = socket {
+            files.push(socket);
+            if let Some(project) = &locator.project {
+                files.extend(ULOOP3_LOCKS.iter().map(|lock| project.join(lock)));
+            }
+        }
+        files
+    }
+}
+
+/// Why a socket is not used.
+enum Refusal {
+    Missing,
+    Untrusted(String),
+}
+
+#[cfg(unix)]
+fn trust(path: &Path) -> Result<(), Refusal> {
+    use editor_link::endpoint::{Untrusted, check_socket};
+    match check_socket(path) {
+        Ok(()) => Ok(()),
+        Err(Untrusted::Missing { .. }) => Err(Refusal::Missing),
+        Err(why) => Err(Refusal::Untrusted(why.to_string())),
+    }
+}
+
+#[cfg(not(unix))]
+fn trust(path: &Path) -> Result<(), Refusal> {
+    let _ = path;
+    Err(Refusal::Untrusted("Unix domain sockets are not supported on this platform".into()))
+}
