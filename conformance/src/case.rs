@@ -116,6 +116,14 @@ pub enum Catalogue {
     /// `Ver: "2.1.1"` and no `ProtocolVersion`.
     #[serde(rename = "uloop-2.1.1")]
     Uloop211,
+    /// uLoopMCP 3 ("Unity CLI Loop", branch `v3-beta` at c50f54c,
+    /// `docs/uloop-3-wire.md`): 14 tools, `get-version` and
+    /// `get-tool-details` as internal commands never listed, only `-32603`,
+    /// `x-uloop.expectedProjectRoot` compared byte for byte; the Editor says
+    /// `Ver: "3.0.0-beta.1"`, lists no `ping`, and listens on a Unix socket
+    /// (Windows: a named pipe), not a TCP port.
+    #[serde(rename = "uloop-3")]
+    Uloop3,
 }
 
 impl Catalogue {
@@ -124,10 +132,18 @@ impl Catalogue {
         match self {
             Catalogue::Package => "package",
             Catalogue::Uloop211 => "uloop-2.1.1",
+            Catalogue::Uloop3 => "uloop-3",
         }
     }
 
-    pub fn all() -> [Catalogue; 2] {
+    pub fn all() -> [Catalogue; 3] {
+        [Catalogue::Package, Catalogue::Uloop211, Catalogue::Uloop3]
+    }
+
+    /// The catalogues with MCP output snapshots (`fixtures/snapshots/mcp/`):
+    /// those of the Editors the bridge reaches. Not uLoopMCP 3's yet: the
+    /// bridge under test does not speak to it.
+    pub fn with_snapshots() -> [Catalogue; 2] {
         [Catalogue::Package, Catalogue::Uloop211]
     }
 
@@ -136,6 +152,7 @@ impl Catalogue {
         match self {
             Catalogue::Package => fake_unity::EditorKind::Package,
             Catalogue::Uloop211 => fake_unity::EditorKind::Uloop211,
+            Catalogue::Uloop3 => fake_unity::EditorKind::Uloop3,
         }
     }
 
@@ -144,6 +161,7 @@ impl Catalogue {
         match self {
             Catalogue::Package => "the package's tool catalogue (§6's reference)",
             Catalogue::Uloop211 => "uLoopMCP 2.1.1's tool catalogue (its recorded get-tool-details and answers)",
+            Catalogue::Uloop3 => "uLoopMCP 3's tool catalogue and wire (v3-beta c50f54c, docs/uloop-3-wire.md)",
         }
     }
 }

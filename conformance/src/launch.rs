@@ -22,6 +22,8 @@ use std::{
 
 use serde_json::{Value, json};
 
+use editor_link::endpoint::Endpoint;
+
 use crate::target::{Remote, RemoteKind, fixture_copy};
 
 /// How long a headless host may take to start listening.
@@ -127,7 +129,7 @@ pub fn start_mono_with(package: &Path, out: &Path, extra: &[std::ffi::OsString])
     Ok(Launched {
         remote: Remote {
             kind: RemoteKind::Mono,
-            addr: SocketAddr::from(([127, 0, 0, 1], port)),
+            endpoint: Endpoint::Tcp(SocketAddr::from(([127, 0, 0, 1], port))),
             control,
             project: Some(project.path().to_path_buf()),
             token: None,
@@ -212,7 +214,7 @@ pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> 
                 return Ok(Launched {
                     remote: Remote {
                         kind: RemoteKind::Unity,
-                        addr: SocketAddr::from(([127, 0, 0, 1], file.port)),
+                        endpoint: Endpoint::Tcp(SocketAddr::from(([127, 0, 0, 1], file.port))),
                         control: None,
                         project: Some(project.path().to_path_buf()),
                         token: None,

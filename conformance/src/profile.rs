@@ -57,6 +57,14 @@ pub const PROTOCOL_1: &[Extension] = &[
     Extension::DiscoveryFile,
 ];
 
+/// The `Ver`s of uLoopMCP 3 whose catalogue is `Catalogue::Uloop3`:
+/// c50f54c's, and 3.0.0-beta.2's, which is c50f54c released
+/// (`docs/uloop-3-wire.md` §1, §10).
+pub const ULOOP3_VERSIONS: &[&str] = &["3.0.0-beta.1", "3.0.0-beta.2"];
+
+/// uLoopMCP 3's internal bridge commands: answered, never listed.
+pub const ULOOP3_INTERNAL_COMMANDS: &[&str] = &["get-version", "get-tool-details"];
+
 /// How long the newline-framing probe waits for an answer.
 const PROBE_WAIT: Duration = Duration::from_millis(1500);
 
@@ -80,7 +88,9 @@ impl Offers {
                 .collect(),
             ..Offers::default()
         };
-        if offers.tools.contains("get-version") {
+        // uLoopMCP 3 answers `get-version` without listing it (an internal
+        // command); its `get-tool-details` says `Ver`, as every result does.
+        if offers.tools.contains("get-version") || details.get("Ver").is_some() {
             if let Ok(version) = link.result("get-version", json!({})).await {
                 offers.read_version(&version);
             }
@@ -104,10 +114,18 @@ impl Offers {
 
     /// What `get-version` says: ProtocolVersion 1 and its Capabilities, or
     /// uLoopMCP's package version.
+    /// uLoopMCP 3 at c50f54c says `Ver: "3.0.0-beta.1"` (so did the tag
+    /// v3.0.0-beta.1, whose catalogue differs: it listed `ping` and the
+    /// internal commands as development tools, which c50f54c never lists).
     pub fn read_version(&mut self, version: &Value) {
         if version["ProtocolVersion"] != 1 {
+            let uloop3 = ULOOP3_VERSIONS.iter().any(|v| version["Ver"] == *v) && !self.tools.contains("ping");
             if version.get("ProtocolVersion").is_none() && version["Ver"] == "2.1.1" {
                 self.catalogue = Some(Catalogue::Uloop211);
+            } else if version.get("ProtocolVersion").is_none() && uloop3 {
+                self.catalogue = Some(Catalogue::Uloop3);
+                // Answered, though never listed.
+                self.tools.extend(ULOOP3_INTERNAL_COMMANDS.iter().map(|c| (*c).to_owned()));
             }
             return;
         }
@@ -130,6 +148,7 @@ impl Offers {
             match self.catalogue {
                 Some(Catalogue::Package) => "the package's",
                 Some(Catalogue::Uloop211) => "uLoopMCP 2.1.1's",
+                Some(Catalogue::Uloop3) => "uLoopMCP 3's",
                 None => "its own (no reference here)",
             }
         )
@@ -172,6 +191,13 @@ fn why_not(requires: &Requires, offers: &Offers, profile: Profile, forced: &BTre
             Profile::Core => {
                 return Some(format!(
                     "not applicable: it checks the {extension} extension, outside the core profile (--extension {extension} adds it)"
+                ));
+            }
+            _ if offers.catalogue == Some(Catalogue::Uloop3)
+                && matches!(extension, Extension::DiscoveryFile | Extension::Token) =>
+            {
+                return Some(format!(
+                    "not applicable: it checks the {extension} extension, and uLoopMCP 3 has no discovery file and no token: it listens on a Unix socket (Windows: a named pipe) named after its project"
                 ));
             }
             _ if !offers.extensions.contains(extension) => {
@@ -270,6 +296,16 @@ mod tests {
         assert_eq!(read(json!({"UnityVersion": "6000.0.65f1", "Ver": "2.2.0"})), None, "another version, no reference");
         assert_eq!(read(json!({"ProtocolVersion": 1, "Ver": "2.1.1"})), Some(Catalogue::Package));
         assert_eq!(read(json!({"ProtocolVersion": 2, "Ver": "2.1.1"})), None);
+        // uLoopMCP 3 at c50f54c (fake-unity's model, docs/uloop-3-wire.md §7).
+        let v3 = json!({"UnityVersion": "6000.0.65f1", "IsEditor": true, "Ver": "3.0.0-beta.1"});
+        assert_eq!(read(v3.clone()), Some(Catalogue::Uloop3));
+        let mut offers = Offers::default();
+        offers.read_version(&v3);
+        assert!(offers.tools.contains("get-version") && offers.tools.contains("get-tool-details"), "{offers:?}");
+        // The tag v3.0.0-beta.1 says the same Ver but lists ping: another catalogue.
+        let mut tagged = Offers { tools: ["ping".to_owned()].into(), ..Offers::default() };
+        tagged.read_version(&v3);
+        assert_eq!(tagged.catalogue, None);
     }
 
     #[test]

@@ -21,6 +21,7 @@ use std::{
     process::{Child, Command, Stdio},
 };
 
+use editor_link::endpoint::Endpoint;
 use fake_unity::{Defect, EditorKind};
 use futures_util::StreamExt;
 
@@ -65,9 +66,11 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         }
         D::StrictParams => &["3.params-case-insensitive", "3.params-absent-or-null"],
         D::RejectsExtraFields => &["3.extra-fields-ignored"],
-        D::IgnoresExpectations => &["3.error.project_mismatch", "3.error.session_changed"],
-        D::ErrorsWithoutData => &["3.error.*", "6.disabled-tool", "6.security-blocked"],
-        D::NoVer => &["3.result-ver", "6.result-fields.*", "6.uloop-2.1.1.answer-fields.*"],
+        D::IgnoresExpectations => {
+            &["3.error.project_mismatch", "3.error.session_changed", "6.uloop-3.project-identity"]
+        }
+        D::ErrorsWithoutData => &["3.error.*", "6.disabled-tool", "6.security-blocked", "6.uloop-3.error-shape"],
+        D::NoVer => &["3.result-ver", "6.result-fields.*", "6.uloop-2.1.1.answer-fields.*", "6.uloop-3.get-version"],
         D::AllInterfaces => &["1.loopback-only"],
         D::ListsInternalTools => &["6.internal-tools-hidden", "6.uloop-2.1.1.tool-list"],
         D::IntegerEnumDefaults => &["6.enum-default-names"],
@@ -104,6 +107,7 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         D::IgnoresToken => &["1.token-required"],
         D::DiscoveryWorldReadable => &["7.discovery-token-private"],
         D::EntityIdsAsNumbers => &["6.object-identity"],
+        D::ListsInternalCommands => &["6.uloop-3.tool-list"],
     }
 }
 
@@ -333,14 +337,31 @@ pub struct ServedFake {
     child: Child,
     pub remote: Remote,
     _project: tempfile::TempDir,
+    /// The folder of uLoopMCP 3's socket (not the shared `/tmp/uloop`).
+    _socket_dir: Option<tempfile::TempDir>,
 }
 
 impl ServedFake {
     pub fn start(program: &Path, editor: EditorKind, defect: Defect) -> Result<ServedFake, String> {
         let project = crate::target::fixture_copy()?;
+        // uLoopMCP 3 listens on a socket (a pipe on Windows) named after its
+        // project unless told where: a folder of its own.
+        let socket_dir = match editor {
+            EditorKind::Uloop3 => Some(tempfile::tempdir().map_err(|e| format!("a folder for the socket: {e}"))?),
+            EditorKind::Package | EditorKind::Uloop211 => None,
+        };
+        let endpoint_args: Vec<String> = match &socket_dir {
+            Some(_) if cfg!(windows) => {
+                vec!["--endpoint".into(), format!("pipe:uloop-conformance-{}-{defect}", std::process::id())]
+            }
+            Some(dir) => vec!["--endpoint".into(), format!("unix:{}", dir.path().join("uloop-3.sock").display())],
+            None => Vec::new(),
+        };
         let mut child = Command::new(program)
             .args(["fake", "serve", "--port", "0", "--editor", &editor.to_string()])
-            .args(["--defect", &defect.to_string(), "--project"])
+            .args(["--defect", &defect.to_string()])
+            .args(&endpoint_args)
+            .arg("--project")
             .arg(project.path())
             .stdin(Stdio::null())
             .stdout(Stdio::piped())
@@ -359,20 +380,25 @@ impl ServedFake {
                 return Err(format!("fake serve --defect {defect} printed no listening line"));
             }
         };
-        let port = listening["port"].as_u64().and_then(|p| u16::try_from(p).ok());
-        let Some(port) = port else {
+        // Its endpoint (`tcp://127.0.0.1:PORT`, `unix:PATH`), else its port.
+        let port = listening["port"].as_u64().and_then(|p| u16::try_from(p).ok()).filter(|p| *p != 0);
+        let endpoint = listening["endpoint"]
+            .as_str()
+            .and_then(|e| e.parse::<Endpoint>().ok())
+            .or_else(|| port.map(|port| Endpoint::Tcp(std::net::SocketAddr::from(([127, 0, 0, 1], port)))));
+        let Some(endpoint) = endpoint else {
             let _ = child.kill();
             let _ = child.wait();
-            return Err(format!("its listening line has no port: {line}"));
+            return Err(format!("its listening line has no endpoint or port: {line}"));
         };
         let remote = Remote {
             kind: RemoteKind::Tcp,
-            addr: std::net::SocketAddr::from(([127, 0, 0, 1], port)),
+            endpoint,
             control: listening["control"].as_str().map(str::to_owned),
             project: Some(project.path().to_path_buf()),
             token: None,
         };
-        Ok(ServedFake { child, remote, _project: project })
+        Ok(ServedFake { child, remote, _project: project, _socket_dir: socket_dir })
     }
 }
 
@@ -401,6 +427,7 @@ fn baseline_of(editor: EditorKind, cases: &[Case]) -> Result<Baseline, String> {
     match editor {
         EditorKind::Package => Ok(Baseline::default()),
         EditorKind::Uloop211 => Baseline::parse(include_str!("../../fixtures/baselines/uloop-2.1.1.txt"), cases),
+        EditorKind::Uloop3 => Baseline::parse(include_str!("../../fixtures/baselines/uloop-3.txt"), cases),
     }
 }
 

@@ -15,12 +15,16 @@ use bytes::{Bytes, BytesMut};
 use editor_link::{
     connection::{Connection, Options, Outgoing, Received, Receiver, Sender},
     discovery::DiscoveryFile,
+    endpoint::Endpoint,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing, encode_frame},
     jsonrpc::{Id, TOKEN_MEMBER},
 };
 use fake_unity::{ControlClient, Defect, EditorKind, FakeUnity};
 use serde_json::{Value, json};
-use tokio::net::TcpStream;
+use tokio::{
+    io::{AsyncRead, AsyncWrite},
+    net::TcpStream,
+};
 
 use crate::{
     bridge::{BridgeCommand, McpProcess},
@@ -40,17 +44,20 @@ pub enum Target {
     /// A fake Editor in this process, playing `editor` (optionally with a
     /// deliberate defect).
     Fake { editor: EditorKind, defect: Option<Defect> },
-    /// Any Editor listening at this address.
+    /// Any Editor listening at this endpoint: a TCP address (uLoopMCP 2.x,
+    /// the package), a Unix domain socket or a named pipe (uLoopMCP 3).
+    /// (Named `Tcp` from before there were others.)
     Tcp(Remote),
 }
 
-/// An Editor over TCP: one already running, or one the suite starts
-/// ([`crate::launch`]) and reaches the same way.
+/// An Editor reached over the wire: one already running, or one the suite
+/// starts ([`crate::launch`]) and reaches the same way.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Remote {
     /// Which Editor it is.
     pub kind: RemoteKind,
-    pub addr: SocketAddr,
+    /// Where it listens: `tcp://HOST:PORT`, `unix:PATH` or `pipe:NAME`.
+    pub endpoint: Endpoint,
     /// Its control API (`fake-unity serve` prints it), for the cases that
     /// reload the Editor.
     pub control: Option<String>,
@@ -64,7 +71,7 @@ pub struct Remote {
 /// What a [`Remote`] Editor is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RemoteKind {
-    /// `tcp://HOST:PORT`: any Editor already running.
+    /// `tcp://HOST:PORT`, `unix:PATH` or `pipe:NAME`: any Editor already running.
     Tcp,
     /// `mono`: our C# server headless under mono (started by the suite).
     Mono,
@@ -73,6 +80,19 @@ pub enum RemoteKind {
 }
 
 impl Remote {
+    /// Any Editor already running at `endpoint`, nothing else known yet.
+    pub fn at(endpoint: Endpoint) -> Remote {
+        Remote { kind: RemoteKind::Tcp, endpoint, control: None, project: None, token: None }
+    }
+
+    /// Its TCP address, when it listens on one.
+    pub fn tcp_addr(&self) -> Option<SocketAddr> {
+        match &self.endpoint {
+            Endpoint::Tcp(addr) => Some(*addr),
+            _ => None,
+        }
+    }
+
     /// Why cases that control the Editor cannot run, if they cannot.
     pub fn cannot_control(&self) -> Option<&'static str> {
         match (&self.control, &self.project) {
@@ -133,6 +153,15 @@ impl Target {
     pub fn gives_each_case_its_own_editor(&self) -> bool {
         matches!(self, Target::Fake { .. })
     }
+
+    /// Whether the Editor is uLoopMCP 3, or another that listens on a Unix
+    /// socket or named pipe (only uLoopMCP 3 does) rather than a TCP port.
+    pub fn is_uloop3(&self) -> bool {
+        match self {
+            Target::Fake { editor, .. } => *editor == EditorKind::Uloop3,
+            Target::Tcp(remote) => !matches!(remote.endpoint, Endpoint::Tcp(_)),
+        }
+    }
 }
 
 impl fmt::Display for Target {
@@ -143,9 +172,9 @@ impl fmt::Display for Target {
             Target::Fake { editor: EditorKind::Package, defect: Some(d) } => write!(f, "fake (defect {d})"),
             Target::Fake { editor, defect: Some(d) } => write!(f, "fake:{editor} (defect {d})"),
             Target::Tcp(remote) => match remote.kind {
-                RemoteKind::Tcp => write!(f, "tcp://{}", remote.addr),
-                RemoteKind::Mono => write!(f, "mono (the package's C# server, headless, at tcp://{})", remote.addr),
-                RemoteKind::Unity => write!(f, "unity (a Unity Editor in batch mode, at tcp://{})", remote.addr),
+                RemoteKind::Tcp => write!(f, "{}", remote.endpoint),
+                RemoteKind::Mono => write!(f, "mono (the package's C# server, headless, at {})", remote.endpoint),
+                RemoteKind::Unity => write!(f, "unity (a Unity Editor in batch mode, at {})", remote.endpoint),
             },
         }
     }
@@ -161,34 +190,46 @@ impl FromStr for Target {
                 let name = &other["fake:".len()..];
                 <EditorKind as clap::ValueEnum>::from_str(name, false)
                     .map(|editor| Target::Fake { editor, defect: None })
-                    .map_err(|_| format!("unknown Editor {name:?} (expected fake:package or fake:uloop-2.1.1)"))
+                    .map_err(|_| {
+                        format!("unknown Editor {name:?} (expected fake:package, fake:uloop-2.1.1 or fake:uloop-3)")
+                    })
             }
             // Started before the run, which fills in where they listen.
             "mono" | "unity" => Ok(Target::Tcp(Remote {
                 kind: if s == "mono" { RemoteKind::Mono } else { RemoteKind::Unity },
-                addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+                endpoint: Endpoint::Tcp(SocketAddr::from(([127, 0, 0, 1], 0))),
                 control: None,
                 project: None,
                 token: None,
             })),
-            other => match other.strip_prefix("tcp://") {
-                Some(addr) => addr
-                    .parse()
-                    .map(|addr| {
-                        Target::Tcp(Remote { kind: RemoteKind::Tcp, addr, control: None, project: None, token: None })
-                    })
-                    .map_err(|e| format!("invalid address {addr:?}: {e}")),
-                None => Err(format!(
-                    "unknown target {other:?} (expected fake, fake:uloop-2.1.1, mono, unity or tcp://HOST:PORT)"
-                )),
-            },
+            // uLoopMCP 3 listens on a Unix socket (Windows: a named pipe).
+            other if other.starts_with("unix:") && cfg!(windows) => {
+                Err(format!("{other}: a Unix domain socket; on Windows uLoopMCP 3 listens on a named pipe (pipe:NAME)"))
+            }
+            other if other.starts_with("pipe:") && !cfg!(windows) => {
+                Err(format!("{other}: named pipes are Windows'; here uLoopMCP 3 listens on a Unix socket (unix:PATH)"))
+            }
+            other if other.starts_with("tcp://") || other.starts_with("unix:") || other.starts_with("pipe:") => {
+                other.parse::<Endpoint>().map(|endpoint| Target::Tcp(Remote::at(endpoint)))
+            }
+            other => Err(format!(
+                "unknown target {other:?} (expected fake, fake:uloop-2.1.1, fake:uloop-3, mono, unity, \
+                 tcp://HOST:PORT, unix:PATH or pipe:NAME)"
+            )),
         }
     }
 }
 
 /// One case's view of the target.
 pub struct Session {
-    addr: SocketAddr,
+    /// Where the Editor listens (a remote Editor's may move: [`Session::editor_endpoint`]).
+    endpoint: Endpoint,
+    /// What `x-uloop.expectedProjectRoot` says in every request (uLoopMCP
+    /// 3, whose CLI always sends it): the project's canonical root.
+    identity: Option<String>,
+    /// Tools the Editor does not have, which a case calling them is not
+    /// applicable for ([`Lacks`]).
+    lacks: Lacks,
     /// The fake's control API, when the target has one.
     pub control: Option<ControlClient>,
     /// The project folder, when known (for its discovery file).
@@ -207,11 +248,13 @@ struct EmbeddedFake {
     editor: EditorKind,
     defect: Option<Defect>,
     project: tempfile::TempDir,
+    /// The socket it listens on (uLoopMCP 3), in a folder of its own.
+    local: Option<(Endpoint, tempfile::TempDir)>,
 }
 
 impl fmt::Debug for Session {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Session").field("addr", &self.addr).finish_non_exhaustive()
+        f.debug_struct("Session").field("endpoint", &self.endpoint).finish_non_exhaustive()
     }
 }
 
@@ -246,8 +289,16 @@ impl Target {
                     ),
                     None => None,
                 };
+                // uLoopMCP 3: each request says which project it means, as
+                // its CLI does, when the project is known.
+                let identity = match (&remote.endpoint, &remote.project) {
+                    (Endpoint::Tcp(_), _) | (_, None) => None,
+                    (_, Some(project)) => editor_link::endpoint::canonical_project_root(project).ok(),
+                };
                 Ok(Session {
-                    addr: remote.addr,
+                    endpoint: remote.endpoint.clone(),
+                    identity,
+                    lacks: Lacks::of(self),
                     control,
                     project: remote.project.clone(),
                     token: remote.token.clone(),
@@ -258,31 +309,56 @@ impl Target {
             }
             Target::Fake { editor, defect } => {
                 let project = fixture_copy().map_err(Finding::Harness)?;
-                let fake = start_fake(project.path(), *editor, *defect, |_| {}).await?;
-                let addr = SocketAddr::from(([127, 0, 0, 1], fake.port()));
+                let local = local_socket(*editor)?;
+                let endpoint = local.as_ref().map(|(endpoint, _)| endpoint.clone());
+                let fake = start_fake(project.path(), *editor, *defect, endpoint, |_| {}).await?;
+                let identity = (*editor == EditorKind::Uloop3)
+                    .then(|| editor_link::endpoint::canonical_project_root(&fake.editor().project).ok())
+                    .flatten();
                 Ok(Session {
-                    addr,
+                    endpoint: fake.endpoint(),
+                    identity,
+                    lacks: Lacks::of(self),
                     control: Some(fake.control()),
                     project: Some(fake.editor().project.clone()),
                     token: None,
                     log,
                     bridge: bridge.clone(),
-                    fake: Some(EmbeddedFake { fake, editor: *editor, defect: *defect, project }),
+                    fake: Some(EmbeddedFake { fake, editor: *editor, defect: *defect, project, local }),
                 })
             }
         }
     }
 }
 
+/// Where an embedded uLoopMCP 3 listens: a socket in a temporary folder of
+/// its own (not `/tmp/uloop`, which every user of the machine shares), or
+/// a named pipe of a random name on Windows. `None` for a TCP Editor.
+fn local_socket(editor: EditorKind) -> Result<Option<(Endpoint, tempfile::TempDir)>, Finding> {
+    if editor != EditorKind::Uloop3 {
+        return Ok(None);
+    }
+    let dir = tempfile::tempdir().map_err(|e| Finding::Harness(format!("a folder for the socket: {e}")))?;
+    let endpoint = if cfg!(windows) {
+        let name = dir.path().file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        Endpoint::Pipe(format!(r"\\.\pipe\uloop-conformance-{}-{name}", std::process::id()))
+    } else {
+        Endpoint::Unix(dir.path().join("uloop-3.sock"))
+    };
+    Ok(Some((endpoint, dir)))
+}
+
 /// Starts a fake Editor on `project` as the suite configures it (fast
-/// reloads, a fixed seed), adjusted by `adjust`.
+/// reloads, a fixed seed; a local socket at `local`), adjusted by `adjust`.
 async fn start_fake(
     project: &std::path::Path,
     editor: EditorKind,
     defect: Option<Defect>,
+    local: Option<Endpoint>,
     adjust: impl FnOnce(&mut fake_unity::Config),
 ) -> Result<FakeUnity, Finding> {
     let mut config = fake_unity::Config::new(project);
+    config.endpoint = local;
     config.editor = editor;
     config.seed = Some(1);
     config.defect = defect;
@@ -295,10 +371,7 @@ async fn start_fake(
 impl Session {
     /// Starts the bridge under test in front of the Editor.
     pub async fn mcp(&self) -> Result<McpProcess, Finding> {
-        let port = match &self.fake {
-            Some(embedded) => embedded.fake.port(),
-            None => self.addr.port(),
-        };
+        let port = self.editor_port();
         // The bridge reads the token from the project, as for users, unless one was given.
         McpProcess::spawn(&self.bridge, self.project.as_deref(), port, self.token.clone(), self.log.clone())
     }
@@ -307,10 +380,7 @@ impl Session {
     /// (`UNITY_MCP_DEV=1`, the bridge's `--dev`: `debug-sleep` among them).
     /// A bridge that does not know the variable offers what it offers.
     pub async fn mcp_with_internal_tools(&self) -> Result<McpProcess, Finding> {
-        let port = match &self.fake {
-            Some(embedded) => embedded.fake.port(),
-            None => self.addr.port(),
-        };
+        let port = self.editor_port();
         let env = [("UNITY_MCP_DEV", "1")];
         McpProcess::spawn_with_env(
             &self.bridge,
@@ -322,6 +392,16 @@ impl Session {
         )
     }
 
+    /// The Editor's TCP port as first known (0 on a local socket: the `mcp`
+    /// cases do not run there, see `runner::bridge_cannot_reach_uloop3`).
+    fn editor_port(&self) -> u16 {
+        match (&self.fake, &self.endpoint) {
+            (Some(embedded), _) => embedded.fake.port(),
+            (None, Endpoint::Tcp(addr)) => addr.port(),
+            (None, _) => 0,
+        }
+    }
+
     /// Replaces the embedded fake by one started with `adjust` applied to its
     /// configuration (a fault scenario, a held port); a harness finding on
     /// any other target.
@@ -329,8 +409,9 @@ impl Session {
         let embedded =
             self.fake.take().ok_or_else(|| Finding::Harness("only the embedded fake can be restarted".into()))?;
         embedded.fake.quit().await;
-        let fake = start_fake(embedded.project.path(), embedded.editor, embedded.defect, adjust).await?;
-        self.addr = SocketAddr::from(([127, 0, 0, 1], fake.port()));
+        let local = embedded.local.as_ref().map(|(endpoint, _)| endpoint.clone());
+        let fake = start_fake(embedded.project.path(), embedded.editor, embedded.defect, local, adjust).await?;
+        self.endpoint = fake.endpoint();
         self.control = Some(fake.control());
         self.fake = Some(EmbeddedFake { fake, ..embedded });
         Ok(())
@@ -342,9 +423,24 @@ impl Session {
         self.fake.is_some()
     }
 
-    /// The Editor's current address.
-    pub async fn editor_addr(&self) -> SocketAddr {
-        match &self.fake {
+    /// The Editor's current TCP address; not applicable, saying so, for an
+    /// Editor that has none (uLoopMCP 3 listens on a Unix socket or pipe).
+    pub async fn editor_addr(&self) -> Result<SocketAddr, Finding> {
+        match self.editor_endpoint().await {
+            Endpoint::Tcp(addr) => Ok(addr),
+            other => Err(no_tcp_port(&other)),
+        }
+    }
+
+    /// Where the Editor listens now: its Unix socket or named pipe (the
+    /// same path across reloads), or its current TCP address.
+    pub async fn editor_endpoint(&self) -> Endpoint {
+        let addr = match (&self.fake, &self.endpoint) {
+            (Some(embedded), _) => return embedded.fake.endpoint(),
+            (None, Endpoint::Tcp(addr)) => *addr,
+            (None, local) => return local.clone(),
+        };
+        Endpoint::Tcp(match &self.fake {
             Some(embedded) => SocketAddr::from(([127, 0, 0, 1], embedded.fake.port())),
             // A remote Editor with a known project: the port it publishes
             // (it moves when a reload finds the old one taken), once it is
@@ -367,25 +463,51 @@ impl Session {
                             .ports
                             .iter()
                             .find(|c| matches!(c.source, Source::DiscoveryFile | Source::UloopSettings));
-                        break published.map_or(self.addr, |c| SocketAddr::new(self.addr.ip(), c.port));
+                        break published.map_or(addr, |c| SocketAddr::new(addr.ip(), c.port));
                     }
                 }
-                None => self.addr,
+                None => addr,
             },
-        }
+        })
     }
 
-    /// Connects to the Editor's current port.
+    /// Connects to the Editor where it listens now (its current port, or
+    /// its socket), with the token and `x-uloop` a client sends.
     pub async fn link(&self, framing: Framing) -> Result<EditorClient, Finding> {
-        let addr = self.editor_addr().await;
-        Ok(EditorClient::connect(addr, framing, self.log.clone()).await?.with_token(self.token()))
+        let endpoint = self.editor_endpoint().await;
+        Ok(EditorClient::connect(endpoint, framing, self.log.clone(), self.lacks)
+            .await?
+            .with_token(self.token())
+            .with_identity(self.identity.clone()))
     }
 
     /// Connects without the token, as a client that cannot read the
     /// discovery file (`1.token-required`).
     pub async fn link_without_token(&self, framing: Framing) -> Result<EditorClient, Finding> {
-        let addr = self.editor_addr().await;
-        EditorClient::connect(addr, framing, self.log.clone()).await
+        let endpoint = self.editor_endpoint().await;
+        Ok(EditorClient::connect(endpoint, framing, self.log.clone(), self.lacks)
+            .await?
+            .with_identity(self.identity.clone()))
+    }
+
+    /// Connects without `x-uloop`, as a client that does not say which
+    /// project it means (uLoopMCP 3 then checks nothing).
+    pub async fn link_without_identity(&self, framing: Framing) -> Result<EditorClient, Finding> {
+        let endpoint = self.editor_endpoint().await;
+        Ok(EditorClient::connect(endpoint, framing, self.log.clone(), self.lacks).await?.with_token(self.token()))
+    }
+
+    /// What `x-uloop.expectedProjectRoot` says in each request (uLoopMCP 3
+    /// with its project known), if anything.
+    pub fn identity(&self) -> Option<&str> {
+        self.identity.as_deref()
+    }
+
+    /// A raw byte stream to the Editor, for cases that break the framing
+    /// below the frame layer.
+    pub async fn raw_stream(&self) -> Result<Stream, Finding> {
+        let endpoint = self.editor_endpoint().await;
+        connect_stream(&endpoint).await.map_err(|e| Finding::Unreachable(format!("cannot connect to {endpoint}: {e}")))
     }
 
     /// Starts the bridge under test against the Editor at `port` (say, a
@@ -447,25 +569,65 @@ pub struct EditorClient {
     receiver: Receiver,
     log: WireLog,
     next_id: u64,
-    addr: SocketAddr,
+    endpoint: Endpoint,
     /// Put into every request this client sends (extension `token`).
     token: Option<String>,
+    /// `x-uloop.expectedProjectRoot` put into every request (uLoopMCP 3).
+    identity: Option<String>,
+    /// Tools the Editor lacks: a request for one is not sent.
+    lacks: Lacks,
+    /// The last bytes sent, where a request's method is looked for.
+    sent_tail: Vec<u8>,
 }
 
 impl EditorClient {
-    async fn connect(addr: SocketAddr, framing: Framing, log: WireLog) -> Result<EditorClient, Finding> {
-        let stream = tokio::time::timeout(READ_TIMEOUT, TcpStream::connect(addr))
+    async fn connect(
+        endpoint: Endpoint,
+        framing: Framing,
+        log: WireLog,
+        lacks: Lacks,
+    ) -> Result<EditorClient, Finding> {
+        let options = Options::client(framing, DEFAULT_RESPONSE_LIMIT);
+        let connecting = async {
+            Ok::<_, std::io::Error>(match &endpoint {
+                Endpoint::Tcp(addr) => Connection::tcp(TcpStream::connect(addr).await?, options),
+                #[cfg(unix)]
+                Endpoint::Unix(path) => Connection::unix(tokio::net::UnixStream::connect(path).await?, options),
+                #[cfg(windows)]
+                Endpoint::Pipe(name) => {
+                    Connection::pipe(tokio::net::windows::named_pipe::ClientOptions::new().open(name)?, options)
+                }
+                #[allow(unreachable_patterns)]
+                other => return Err(std::io::Error::other(format!("{other}: not on this platform"))),
+            })
+        };
+        let connection = tokio::time::timeout(READ_TIMEOUT, connecting)
             .await
-            .map_err(|_| Finding::Unreachable(format!("timed out after {READ_TIMEOUT:?} connecting to {addr}")))?
-            .map_err(|e| Finding::Unreachable(format!("cannot connect to {addr}: {e}")))?;
-        log.push(format!("connect {addr} ({framing} framing)"));
-        let Connection { sender, receiver, .. } =
-            Connection::tcp(stream, Options::client(framing, DEFAULT_RESPONSE_LIMIT));
-        Ok(EditorClient { framing, sender, receiver, log, next_id: 1, addr, token: None })
+            .map_err(|_| Finding::Unreachable(format!("timed out after {READ_TIMEOUT:?} connecting to {endpoint}")))?
+            .map_err(|e| Finding::Unreachable(format!("cannot connect to {endpoint}: {e}")))?;
+        log.push(format!("connect {endpoint} ({framing} framing)"));
+        let Connection { sender, receiver, .. } = connection;
+        Ok(EditorClient {
+            framing,
+            sender,
+            receiver,
+            log,
+            next_id: 1,
+            endpoint,
+            token: None,
+            identity: None,
+            lacks,
+            sent_tail: Vec::new(),
+        })
     }
 
     fn with_token(mut self, token: Option<String>) -> Self {
         self.token = token;
+        self
+    }
+
+    fn with_identity(mut self, identity: Option<String>) -> Self {
+        self.identity = identity;
         self
     }
 
@@ -475,17 +637,27 @@ impl EditorClient {
     }
 
     /// `body` as this client sends a request: a JSON object with a `method`
-    /// gets the token as its first member, every other byte unchanged (ids
-    /// and numbers keep their exact text). Anything else is returned as it
-    /// is: a batch, a body that is not JSON, a notification-less fragment.
+    /// gets the token (and, to uLoopMCP 3, `x-uloop` with the project's
+    /// root, as its CLI sends) as its first members, unless it has them,
+    /// every other byte unchanged (ids and numbers keep their exact text).
+    /// Anything else is returned as it is: a batch, a body that is not
+    /// JSON, a notification-less fragment.
     pub fn signed(&self, body: &[u8]) -> Vec<u8> {
-        let Some(token) = &self.token else { return body.to_vec() };
-        let is_request = serde_json::from_slice::<Value>(body)
-            .is_ok_and(|v| v.get("method").is_some() && v.get(TOKEN_MEMBER).is_none());
-        let Some(open) = body.iter().position(|b| *b == b'{').filter(|_| is_request) else {
+        let Ok(Value::Object(request)) = serde_json::from_slice::<Value>(body) else { return body.to_vec() };
+        if !request.contains_key("method") {
+            return body.to_vec();
+        }
+        let mut members = Vec::new();
+        if let Some(token) = self.token.as_ref().filter(|_| !request.contains_key(TOKEN_MEMBER)) {
+            members.push(format!("{}:{}", json!(TOKEN_MEMBER), json!(token)));
+        }
+        if let Some(root) = self.identity.as_ref().filter(|_| !request.contains_key(ULOOP_MEMBER)) {
+            members.push(format!("{}:{}", json!(ULOOP_MEMBER), json!({"expectedProjectRoot": root})));
+        }
+        let Some(open) = body.iter().position(|b| *b == b'{').filter(|_| !members.is_empty()) else {
             return body.to_vec();
         };
-        let member = format!("{}:{},", json!(TOKEN_MEMBER), json!(token));
+        let member = format!("{},", members.join(","));
         let empty = body[open + 1..].iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'}');
         let member = if empty { member.trim_end_matches(',').to_owned() } else { member };
         [&body[..=open], member.as_bytes(), &body[open + 1..]].concat()
@@ -494,21 +666,35 @@ impl EditorClient {
     /// The same connection as bytes, for checks of the exact bytes sent.
     pub fn into_raw(self) -> RawClient {
         let (read, buffered) = self.receiver.into_inner();
-        RawClient { read, sender: self.sender, buffered: buffered.to_vec(), log: self.log, token: self.token }
+        RawClient {
+            read,
+            sender: self.sender,
+            buffered: buffered.to_vec(),
+            log: self.log,
+            token: self.token,
+            lacks: self.lacks,
+            sent_tail: self.sent_tail,
+        }
     }
 
-    /// The Editor's port this client is connected to.
-    pub fn peer_port(&self) -> u16 {
-        self.addr.port()
+    /// The Editor's TCP port this client is connected to; not applicable
+    /// for an Editor on a Unix socket or pipe (uLoopMCP 3).
+    pub fn peer_port(&self) -> Result<u16, Finding> {
+        match &self.endpoint {
+            Endpoint::Tcp(addr) => Ok(addr.port()),
+            other => Err(no_tcp_port(other)),
+        }
     }
 
-    /// The Editor's address this client is connected to.
-    pub fn peer_addr(&self) -> SocketAddr {
-        self.addr
+    /// Where the Editor this client is connected to listens.
+    pub fn peer_endpoint(&self) -> &Endpoint {
+        &self.endpoint
     }
 
-    /// Sends bytes exactly as given.
+    /// Sends bytes exactly as given (unless they call a tool the Editor
+    /// lacks: [`Lacks`]).
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Finding> {
+        self.lacks.check(&mut self.sent_tail, bytes)?;
         self.log.push(format!("> {}", redacted(excerpt(bytes), self.token.as_deref())));
         sent(&self.sender, Outgoing::raw(Bytes::copy_from_slice(bytes))).await
     }
@@ -632,6 +818,86 @@ impl EditorClient {
     }
 }
 
+/// The tools an Editor does not have, for which a case is not applicable.
+///
+/// The core cases call `ping` (it echoes its `Message`) and a few call
+/// `debug-sleep`, the internal tools every uLoopMCP 2.x Editor has.
+/// uLoopMCP 3 (v3-beta c50f54c) has neither (`docs/uloop-3-wire.md` §10),
+/// nor the package's `unity-search`, `get-provider-details`,
+/// `get-menu-items`, `execute-menu-item` (§7): a request for one is not
+/// sent, and the case, wherever it calls it (a helper, a raw frame written
+/// a byte at a time), is not applicable, saying which tool is missing.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Lacks(&'static [&'static str]);
+
+/// What uLoopMCP 3 lacks of the tools the cases call.
+pub const ULOOP3_LACKS: &[&str] = &[
+    "ping",
+    "set-client-name",
+    "debug-sleep",
+    "focus-window",
+    "unity-search",
+    "get-provider-details",
+    "get-menu-items",
+    "execute-menu-item",
+];
+
+impl Lacks {
+    /// What the target's Editor lacks.
+    pub fn of(target: &Target) -> Lacks {
+        if target.is_uloop3() { Lacks(ULOOP3_LACKS) } else { Lacks::default() }
+    }
+
+    /// Not applicable when `bytes`, after what was sent before (`tail`),
+    /// complete a request for a tool the Editor lacks.
+    fn check(self, tail: &mut Vec<u8>, bytes: &[u8]) -> Result<(), Finding> {
+        if self.0.is_empty() {
+            return Ok(());
+        }
+        tail.extend_from_slice(bytes);
+        let text = String::from_utf8_lossy(tail).replace([' ', '\t', '\r', '\n'], "");
+        let missing = self.0.iter().find(|tool| text.contains(&format!("\"method\":\"{tool}\"")));
+        if let Some(tool) = missing {
+            return Err(Finding::NotApplicable(format!(
+                "not applicable: this case calls {tool}, which uLoopMCP 3 does not have (v3-beta c50f54c: docs/uloop-3-wire.md §7, §10)"
+            )));
+        }
+        let keep = tail.len().saturating_sub(256);
+        tail.drain(..keep);
+        Ok(())
+    }
+}
+
+/// The member of a request uLoopMCP reads the client's expectations from.
+pub const ULOOP_MEMBER: &str = "x-uloop";
+
+/// Why a case about a TCP port does not apply to an Editor at `endpoint`.
+pub fn no_tcp_port(endpoint: &Endpoint) -> Finding {
+    Finding::NotApplicable(format!(
+        "not applicable: this case checks the Editor's TCP port, and it has none: it listens on {endpoint} (uLoopMCP 3)"
+    ))
+}
+
+/// A byte stream to an Editor, over whatever it listens on.
+pub trait ByteStream: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> ByteStream for T {}
+
+/// A connection as bytes, for the cases that write below the frames.
+pub type Stream = Box<dyn ByteStream>;
+
+/// Connects to `endpoint` as bytes.
+pub async fn connect_stream(endpoint: &Endpoint) -> std::io::Result<Stream> {
+    match endpoint {
+        Endpoint::Tcp(addr) => Ok(Box::new(TcpStream::connect(addr).await?)),
+        #[cfg(unix)]
+        Endpoint::Unix(path) => Ok(Box::new(tokio::net::UnixStream::connect(path).await?)),
+        #[cfg(windows)]
+        Endpoint::Pipe(name) => Ok(Box::new(tokio::net::windows::named_pipe::ClientOptions::new().open(name)?)),
+        #[allow(unreachable_patterns)]
+        other => Err(std::io::Error::other(format!("{other}: not on this platform"))),
+    }
+}
+
 /// Sends `out` and waits until it is written: a violation when the Editor
 /// stopped reading or closed the connection first.
 async fn sent(sender: &Sender, out: Outgoing) -> Result<(), Finding> {
@@ -673,6 +939,8 @@ pub struct RawClient {
     log: WireLog,
     /// Left out of the log.
     token: Option<String>,
+    lacks: Lacks,
+    sent_tail: Vec<u8>,
 }
 
 impl std::fmt::Debug for RawClient {
@@ -683,6 +951,7 @@ impl std::fmt::Debug for RawClient {
 
 impl RawClient {
     pub async fn send(&mut self, bytes: &[u8]) -> Result<(), Finding> {
+        self.lacks.check(&mut self.sent_tail, bytes)?;
         self.log.push(format!("> {}", redacted(excerpt(bytes), self.token.as_deref())));
         sent(&self.sender, Outgoing::raw(Bytes::copy_from_slice(bytes))).await
     }

@@ -116,6 +116,10 @@ pub enum Defect {
     /// §6: get-hierarchy sends `entityId` as a JSON number (a JavaScript
     /// client rounds one past 2^53), not as decimal text.
     EntityIdsAsNumbers,
+    /// §6: uLoopMCP 3's internal commands (`get-version`,
+    /// `get-tool-details`) are listed by `get-tool-details` as tools, which
+    /// v3-beta c50f54c never does (its v3.0.0-beta.1 tag listed them).
+    ListsInternalCommands,
 }
 
 // Names (kebab-case of the variant) and descriptions (the doc comments)
@@ -201,7 +205,8 @@ impl Defect {
             | Defect::RewordedDescriptions
             | Defect::IgnoresLogFilter
             | Defect::WrongTestCounts
-            | Defect::EntityIdsAsNumbers => {}
+            | Defect::EntityIdsAsNumbers
+            | Defect::ListsInternalCommands => {}
         }
     }
 
@@ -236,7 +241,7 @@ mod tests {
 
     #[test]
     fn every_defect_is_named_and_described() {
-        assert_eq!(Defect::all().len(), 49);
+        assert_eq!(Defect::all().len(), 50);
         assert_eq!(Defect::IdsAsStrings.to_string(), "ids-as-strings");
         for &defect in Defect::all() {
             assert_eq!(defect.to_string().parse::<Defect>().unwrap(), defect);

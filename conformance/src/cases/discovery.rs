@@ -153,12 +153,8 @@ fn discovery_fields(s: Session) -> CheckFuture {
         // Linking first waits for a remote Editor an earlier case reloaded.
         let mut link = s.link(Framing::Header).await?;
         let file = s.discovery()?;
-        ensure!(
-            link.peer_port() == file.port,
-            "the file names port {}, the Editor answers on {}",
-            file.port,
-            link.peer_port()
-        );
+        let port = link.peer_port()?;
+        ensure!(port == file.port, "the file names port {}, the Editor answers on {port}", file.port);
         link.result("ping", json!({})).await?;
         let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
         let named = std::fs::canonicalize(&file.project_path).ok();

@@ -10,6 +10,7 @@ mod properties;
 mod robustness;
 mod security;
 mod tools;
+mod uloop3_catalogue;
 mod uloop_catalogue;
 
 use crate::case::Case;
@@ -52,6 +53,7 @@ pub fn catalogue() -> Vec<Case> {
     cases.extend(jsonrpc::cases());
     cases.extend(tools::cases());
     cases.extend(uloop_catalogue::cases());
+    cases.extend(uloop3_catalogue::cases());
     cases.extend(behaviour::cases());
     cases.extend(security::cases());
     cases.extend(robustness::cases());

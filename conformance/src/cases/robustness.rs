@@ -10,7 +10,7 @@ use crate::{
     case::{Case, CheckFuture, CheckResult, Level, Needs, Requires, check},
     ensure,
     finding::Finding,
-    target::Session,
+    target::{Session, connect_stream},
 };
 
 pub fn cases() -> Vec<Case> {
@@ -92,7 +92,8 @@ pub fn cases() -> Vec<Case> {
 
 fn reset_connections(s: Session) -> CheckFuture {
     Box::pin(async move {
-        let addr = s.editor_addr().await;
+        // A reset (RST) is TCP's: an Editor on a Unix socket or pipe has no port to reset.
+        let addr = s.editor_addr().await?;
         for n in 0..50 {
             let stream = TcpStream::connect(addr)
                 .await
@@ -116,9 +117,7 @@ const HELD_BACK_AFTER: Duration = Duration::from_secs(3);
 
 fn non_reading_client(s: Session) -> CheckFuture {
     Box::pin(async move {
-        let mut flood = TcpStream::connect(s.editor_addr().await)
-            .await
-            .map_err(|e| Finding::Unreachable(format!("cannot connect: {e}")))?;
+        let mut flood = s.raw_stream().await?;
         let message = "x".repeat(4096);
         let token = s.token();
         let (mut sent, mut requests, mut held_back) = (0usize, 0u64, false);
@@ -275,16 +274,16 @@ fn concurrent_clients(s: Session) -> CheckFuture {
 
 fn probe_connections(s: Session) -> CheckFuture {
     Box::pin(async move {
-        let addr = s.link(Framing::Header).await?.peer_addr();
+        let endpoint = s.link(Framing::Header).await?.peer_endpoint().clone();
         // Connect and close at once, ten at a time.
         for _ in 0..10 {
-            let probes: Vec<_> = (0..10).map(|_| tokio::net::TcpStream::connect(addr)).collect();
+            let probes: Vec<_> = (0..10).map(|_| connect_stream(&endpoint)).collect();
             for probe in futures_util::future::join_all(probes).await {
                 drop(probe.map_err(|e| Finding::Violation(format!("a probe connection was refused: {e}")))?);
             }
         }
         // One stays open and silent, as a port scanner's does.
-        let _silent = tokio::net::TcpStream::connect(addr)
+        let _silent = connect_stream(&endpoint)
             .await
             .map_err(|e| Finding::Violation(format!("a probe connection was refused: {e}")))?;
         tokio::time::sleep(Duration::from_millis(100)).await;

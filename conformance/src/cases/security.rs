@@ -160,7 +160,7 @@ fn other_local_address() -> Option<IpAddr> {
 fn loopback_only(s: Session) -> CheckFuture {
     Box::pin(async move {
         let link = s.link(Framing::Header).await?;
-        let port = link.peer_port();
+        let port = link.peer_port()?;
         drop(link);
         let Some(ip) = other_local_address() else {
             return Err(Finding::Harness("this machine has no address besides loopback to try".into()));

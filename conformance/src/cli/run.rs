@@ -16,9 +16,11 @@ use crate::{
 #[derive(clap::Args, Debug)]
 pub struct Args {
     /// `fake` (embedded, playing this project's package), `fake:uloop-2.1.1`
-    /// (embedded, playing the uLoopMCP 2.1.1 Editor server); `mono`: the Unity package's C# server, built and
+    /// (embedded, playing the uLoopMCP 2.1.1 Editor server), `fake:uloop-3`
+    /// (embedded, playing uLoopMCP 3 on a Unix socket or named pipe); `mono`: the Unity package's C# server, built and
     /// started headless under mono; `unity`: a Unity Editor started in batch
-    /// mode (with --unity PATH); or `tcp://HOST:PORT` for any running Editor.
+    /// mode (with --unity PATH); `tcp://HOST:PORT` for any running Editor, or
+    /// `unix:PATH` (Windows: `pipe:NAME`) for a running uLoopMCP 3 Editor.
     #[arg(long, default_value = "fake")]
     pub target: Target,
     /// With `--target unity`: the Unity Editor executable.
@@ -32,7 +34,9 @@ pub struct Args {
     /// reload it can run (`fake-unity serve` prints it as `control`).
     #[arg(long, value_name = "URL")]
     pub control: Option<String>,
-    /// With `--target tcp://…`: the Editor's project folder (its discovery file).
+    /// With `--target tcp://…`: the Editor's project folder (its discovery
+    /// file); with `unix:PATH` or `pipe:NAME`: uLoopMCP 3's project, whose
+    /// canonical root each request names in `x-uloop`.
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
     /// With `--target tcp://…`: the token every request must carry, for an
@@ -108,7 +112,9 @@ pub fn command(args: Args) -> ExitCode {
     };
     let target = match (args.target, args.defect) {
         (Target::Fake { .. }, _) if args.control.is_some() || args.project.is_some() => {
-            eprintln!("unity-conformance: --control and --project are for --target tcp://HOST:PORT");
+            eprintln!(
+                "unity-conformance: --control and --project are for --target tcp://HOST:PORT, unix:PATH or pipe:NAME"
+            );
             return ExitCode::from(2);
         }
         (Target::Fake { editor, .. }, defect) => Target::Fake { editor, defect },

@@ -81,7 +81,7 @@ fn duplicate_id(mut s: Session) -> CheckFuture {
             s.restart_fake(|config| config.scenario.faults = vec![late]).await?;
             None
         } else {
-            let upstream = s.editor_addr().await.to_string();
+            let upstream = s.editor_addr().await?.to_string();
             let scenario = Scenario { faults: vec![late], ..Scenario::default() };
             let config = ProxyConfig { upstream, port: 0, control_port: 0, scenario, seed: None, time_scale: 1.0 };
             Some(Proxy::start(config).await.map_err(|e| Finding::Harness(format!("fake-unity proxy: {e}")))?)

@@ -164,7 +164,7 @@ async fn run(mut s: Session, name: &str) -> Result<(), Finding> {
                 "not applicable: {why} (in front of this Editor the scenario runs through fake-unity proxy, which carries out wire faults only)"
             )));
         }
-        let upstream = s.editor_addr().await.to_string();
+        let upstream = s.editor_addr().await?.to_string();
         let config = ProxyConfig { upstream, port: 0, control_port: 0, scenario, seed: None, time_scale: TIME_SCALE };
         Rig::Proxy(Proxy::start(config).await.map_err(|e| Finding::Harness(format!("fake-unity proxy: {e}")))?)
     };

@@ -49,11 +49,18 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let types_as_strings = call.editor.has_defect(Defect::SchemaTypesAsStrings);
     let reworded = call.editor.has_defect(Defect::RewordedDescriptions);
     let outside_enum = call.editor.has_defect(Defect::EnumDefaultsOutsideEnum);
+    let lists_internal_commands = call.editor.has_defect(Defect::ListsInternalCommands);
     let tools: Vec<Value> = crate::tools::offered(&call.editor, include_dev)
         .into_iter()
         .filter_map(|t| match &t.dialect {
             // uLoopMCP 3's internal commands have no listing.
             Dialect::Uloop(binding) if !binding.listing.is_null() => Some(binding.listing.clone()),
+            // Unless a defect lists them (as v3's listing shapes a tool).
+            Dialect::Uloop(_) if lists_internal_commands => Some(json!({
+                "name": t.name,
+                "parameterSchema": {"Properties": {}, "Required": []},
+                "displayDevelopmentOnly": false,
+            })),
             Dialect::Uloop(_) | Dialect::Package => None,
         })
         .map(|mut listing| {
