@@ -110,7 +110,7 @@ impl Link {
                     uloop3: false,
                     project_root: None,
                 }),
-                local => self.local_target(local.clone(), "--endpoint", root(), &mut found),
+                local => self.local_target(local, "--endpoint", root(), &mut found),
             }
             self.remember_refusal(&found);
             return found;
@@ -140,13 +140,13 @@ impl Link {
     /// uLoopMCP 3's endpoint for `project`.
     fn derived_target(&self, project: &Path, found: &mut Found) {
         match canonical_project_root(project) {
-            Ok(root) => self.local_target(uloop3_endpoint(&root), "uLoopMCP 3, from the project", Some(root), found),
+            Ok(root) => self.local_target(&uloop3_endpoint(&root), "uLoopMCP 3, from the project", Some(root), found),
             Err(e) => found.notes.push(format!("uLoopMCP 3: the project's canonical root cannot be told: {e}")),
         }
     }
 
     /// A local socket or pipe, if it is there and can be trusted.
-    fn local_target(&self, endpoint: Endpoint, source: &str, root: Option<String>, found: &mut Found) {
+    fn local_target(&self, endpoint: &Endpoint, source: &str, root: Option<String>, found: &mut Found) {
         let target = Target {
             endpoint: endpoint.clone(),
             source: source.to_owned(),
@@ -155,7 +155,7 @@ impl Link {
             uloop3: true,
             project_root: root,
         };
-        match &endpoint {
+        match endpoint {
             Endpoint::Unix(path) => match trust(path) {
                 Ok(()) => found.targets.push(target),
                 Err(Refusal::Missing) => {
@@ -171,8 +171,15 @@ impl Link {
                     found.refused = Some(why);
                 }
             },
-            // A pipe is tried: opening it tells whether it is there.
-            Endpoint::Pipe(_) => found.targets.push(target),
+            // A pipe is tried: opening it tells whether it is there (looking
+            // at it any other way would open it too).
+            Endpoint::Pipe(_) => {
+                if let Some(lock) = self.uloop3_busy() {
+                    found.reloading = true;
+                    found.notes.push(format!("{lock}: the Editor is compiling, reloading or starting"));
+                }
+                found.targets.push(target);
+            }
             Endpoint::Tcp(_) => found.targets.push(Target { uloop3: false, project_root: None, ..target }),
         }
     }
@@ -243,6 +250,92 @@ fn trust(path: &Path) -> Result<(), Refusal> {
 
 #[cfg(not(unix))]
 fn trust(path: &Path) -> Result<(), Refusal> {
-    let _ = path;
-    Err(Refusal::Untrusted("Unix domain sockets are not supported on this platform".into()))
+    match path.exists() {
+        false => Err(Refusal::Missing),
+        true => Err(Refusal::Untrusted("Unix domain sockets are not supported on this platform".into())),
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use std::os::unix::fs::PermissionsExt;
+
+    use editor_link::discovery::Locator;
+
+    use super::*;
+    use crate::link::LinkConfig;
+
+    fn unity_project() -> tempfile::TempDir {
+        let project = tempfile::tempdir().unwrap();
+        for dir in ["Assets", "ProjectSettings", "Temp"] {
+            std::fs::create_dir_all(project.path().join(dir)).unwrap();
+        }
+        project
+    }
+
+    fn link(configure: impl FnOnce(&mut LinkConfig)) -> std::sync::Arc<Link> {
+        let mut config = LinkConfig::new(Locator::default());
+        configure(&mut config);
+        let link = Link::start(config, None);
+        link.stop();
+        link
+    }
+
+    #[tokio::test]
+    async fn the_project_names_uloop_3_s_socket_after_the_published_ports() {
+        let project = unity_project();
+        let link = link(|c| c.locator.project = Some(project.path().to_owned()));
+        let root = canonical_project_root(project.path()).unwrap();
+        let socket = uloop3_endpoint(&root);
+        let found = link.targets();
+        let labels: Vec<String> = found.targets.iter().map(Target::label).collect();
+        assert_eq!(labels, ["port 8700"], "no socket there: only the default port");
+        let absent = format!("{socket} (uLoopMCP 3, from the project): not there");
+        assert!(found.notes.contains(&absent), "{:?}", found.notes);
+        assert!(!found.reloading);
+        assert!(link.published_files().iter().any(|f| Endpoint::Unix(f.clone()) == socket));
+
+        // Its socket gone and a lock file there: a reload, looked for fast.
+        std::fs::write(project.path().join("Temp/domainreload.lock"), "").unwrap();
+        assert!(link.targets().reloading);
+
+        // An explicit port: only that.
+        let explicit = super::tests::link(|c| {
+            c.locator.project = Some(project.path().to_owned());
+            c.locator.explicit_port = Some(9999);
+        });
+        let found = explicit.targets();
+        assert_eq!(found.targets.iter().map(Target::label).collect::<Vec<_>>(), ["port 9999"]);
+        assert!(!found.notes.iter().any(|n| n.contains("uLoopMCP 3")), "{:?}", found.notes);
+    }
+
+    #[tokio::test]
+    async fn an_explicit_socket_is_used_only_where_it_can_be_trusted() {
+        let project = unity_project();
+        let sockets = tempfile::tempdir().unwrap();
+        let path = sockets.path().join("x.sock");
+        let _listener = std::os::unix::net::UnixListener::bind(&path).unwrap();
+        let link = link(|c| {
+            c.locator.project = Some(project.path().to_owned());
+            c.endpoint = Some(Endpoint::Unix(path.clone()));
+        });
+        std::fs::set_permissions(sockets.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        let found = link.targets();
+        assert_eq!(found.targets.len(), 1, "{found:?}");
+        let target = &found.targets[0];
+        assert!(target.uloop3 && target.port().is_none());
+        assert_eq!(target.project_root, Some(canonical_project_root(project.path()).unwrap()));
+        assert_eq!(target.label(), format!("unix:{}", path.display()));
+
+        std::fs::set_permissions(sockets.path(), std::fs::Permissions::from_mode(0o777)).unwrap();
+        let found = link.targets();
+        assert!(found.targets.is_empty(), "{found:?}");
+        let refused = found.refused.unwrap();
+        assert!(refused.contains("refused, not connected to") && refused.contains("writable by others"), "{refused}");
+
+        // Outside a project: no x-uloop (the Editor then checks nothing).
+        let anywhere = super::tests::link(|c| c.endpoint = Some(Endpoint::Unix(path.clone())));
+        std::fs::set_permissions(sockets.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert_eq!(anywhere.targets().targets[0].project_root, None);
+    }
 }

@@ -177,6 +177,43 @@ async fn a_domain_reload_mid_session_is_followed() {
     assert_eq!(fake.control().get("/stats").await.unwrap()["reloads"], 1);
 }
 
+/// A call in flight when the reload closes its connection: uLoopMCP 3 has
+/// no resume journal and sends no word before it goes, so a call that
+/// changes something is answered honestly: it may have run.
+#[tokio::test]
+async fn a_mutating_call_cut_off_by_a_reload_may_have_run() {
+    let project = project();
+    let (_dir, socket) = sockets();
+    let fake = editor(project.path(), &socket).await;
+    let endpoint = endpoint_arg(&socket);
+    let (client, _) = bridge(project.path(), &["--endpoint", &endpoint]).await;
+    call(&client, "get-logs", json!({"MaxCount": 1})).await;
+    let slow = fake
+        .add_fault(
+            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 60_000, progress: false }))
+                .method("clear-console"),
+        )
+        .unwrap();
+    let cleared = tokio::spawn({
+        let client = client.clone();
+        async move { call(&client, "clear-console", json!({"TimeoutSeconds": 60})).await }
+    });
+    let deadline = Instant::now() + WAIT;
+    while fake.control().get("/stats").await.unwrap()["runs"]["clear-console"].as_u64().unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "the call never started");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    fake.reload(ReloadOptions::default()).await.unwrap();
+    let result = cleared.await.unwrap();
+    assert_eq!(result["isError"], true, "{result}");
+    assert!(text(&result).contains("may or may not have run"), "{result}");
+    drop(slow);
+    let logs = call(&client, "get-logs", json!({"MaxCount": 1})).await;
+    assert_eq!(logs["structuredContent"]["Ver"], "3.0.0-beta.1", "{logs}");
+    let stats = fake.control().get("/stats").await.unwrap();
+    assert_eq!(stats["calls"]["clear-console"], 1, "never sent twice: {stats}");
+}
+
 /// A socket in a folder anyone may write to (no sticky bit) could have been
 /// put there by anyone: refused, never connected to, and the reason shown.
 #[tokio::test]
@@ -201,7 +238,7 @@ async fn an_untrusted_socket_is_refused_and_never_connected_to() {
 
     // Made private again, it is used.
     std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
-    eventually("the bridge to connect", || fake.editor().clients().len() > 0).await;
+    eventually("the bridge to connect", || !fake.editor().clients().is_empty()).await;
     let logs = call(&client, "get-logs", json!({"MaxCount": 1})).await;
     assert_eq!(logs["structuredContent"]["Ver"], "3.0.0-beta.1", "{logs}");
 }
