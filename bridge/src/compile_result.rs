@@ -7,7 +7,9 @@
 //! BOM), read when neither `Temp/compiling.lock` nor `Temp/domainreload.lock`
 //! has existed for [`SETTLE`] and the link is connected again. A client that
 //! asked to wait gets a ready Editor, or at its deadline an answer saying
-//! the reload was not over.
+//! the reload was not over. uLoopMCP 3 does the same with its own folder
+//! (`Temp/UnityCliLoop/compile-results`) and a third lock,
+//! `Temp/serverstarting.lock` ([`Layout`]).
 
 use std::{
     path::{Path, PathBuf},

@@ -4,7 +4,7 @@
 //! (`x-resume`) on the same Editor process, sent again when they only read,
 //! and reported honestly otherwise; a watchdog for an Editor that goes silent.
 //!
-//! - [`socket`] — one TCP connection: framing, matching answers to requests,
+//! - [`socket`] — one connection (TCP, Unix socket or named pipe): framing, matching answers to requests,
 //!   and how far each request got.
 //! - [`call`] — one call, answered once, by its deadline, honestly.
 //! - [`lanes`] — a connection per call for an Editor that answers one
