@@ -315,7 +315,11 @@ impl Link {
                 Err(_) if delivery.reached() => {
                     // The connection ended after the Editor may have read it.
                     let info = connection.info();
-                    let cut = CutOff::of(&connection.reason());
+                    let cut = match CutOff::of(&connection.reason()) {
+                        // uLoopMCP 3 says nothing before a reload: its lock file does.
+                        CutOff::Lost if connection.target.uloop3 && self.uloop3_reloading() => CutOff::Reload,
+                        cut => cut,
+                    };
                     if !options.read_only && !info.can_resume() {
                         // Nothing can take it up again: say so now.
                         return Err(CallError::CutOff(cut));

@@ -190,6 +190,12 @@ impl Link {
         ULOOP3_LOCKS.iter().find(|lock| project.join(lock).exists()).map(|lock| (*lock).to_owned())
     }
 
+    /// uLoopMCP 3's domain reload lock is there: a connection that closed
+    /// now was closed by a reload.
+    pub(super) fn uloop3_reloading(&self) -> bool {
+        self.config.locator.project.as_deref().is_some_and(|p| p.join("Temp/domainreload.lock").exists())
+    }
+
     /// Logs a refusal once (the link looks again and again).
     fn remember_refusal(&self, found: &Found) {
         let mut memory = lock(&self.memory);

@@ -207,6 +207,7 @@ async fn a_mutating_call_cut_off_by_a_reload_may_have_run() {
     let result = cleared.await.unwrap();
     assert_eq!(result["isError"], true, "{result}");
     assert!(text(&result).contains("may or may not have run"), "{result}");
+    assert!(text(&result).contains("domain reload"), "the lock file said why: {result}");
     drop(slow);
     let logs = call(&client, "get-logs", json!({"MaxCount": 1})).await;
     assert_eq!(logs["structuredContent"]["Ver"], "3.0.0-beta.1", "{logs}");
