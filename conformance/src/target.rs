@@ -981,6 +981,38 @@ mod tests {
     use super::*;
 
     #[test]
+    fn uloop_3_targets_are_endpoints() {
+        let target: Target = "fake:uloop-3".parse().unwrap();
+        assert_eq!(target, Target::Fake { editor: EditorKind::Uloop3, defect: None });
+        assert!(target.is_uloop3() && !Target::Fake { editor: EditorKind::Uloop211, defect: None }.is_uloop3());
+        let tcp: Target = "tcp://127.0.0.1:8700".parse().unwrap();
+        assert!(!tcp.is_uloop3());
+        assert_eq!(tcp.to_string(), "tcp://127.0.0.1:8700");
+        if cfg!(unix) {
+            let unix: Target = "unix:/tmp/t/v3.sock".parse().unwrap();
+            assert_eq!(unix, Target::Tcp(Remote::at(Endpoint::Unix("/tmp/t/v3.sock".into()))));
+            assert!(unix.is_uloop3());
+            assert_eq!(unix.to_string(), "unix:/tmp/t/v3.sock");
+            assert!("pipe:uloop-x".parse::<Target>().unwrap_err().contains("named pipes are Windows'"));
+        }
+        assert!("unix:".parse::<Target>().is_err());
+    }
+
+    #[test]
+    fn a_request_for_a_tool_the_editor_lacks_is_not_sent_however_it_is_cut() {
+        let lacks = Lacks(ULOOP3_LACKS);
+        let frame = br#"Content-Length: 52\r\n\r\n{"jsonrpc":"2.0","id":1,"method": "ping","params":{}}"#;
+        let mut tail = Vec::new();
+        let refused = frame.chunks(3).map(|chunk| lacks.check(&mut tail, chunk)).find(Result::is_err);
+        let Some(Err(Finding::NotApplicable(why))) = refused else { panic!("{refused:?}") };
+        assert!(why.contains("calls ping, which uLoopMCP 3 does not have"), "{why}");
+        let mut tail = Vec::new();
+        let version = br#"{"jsonrpc":"2.0","id":1,"method":"get-version","params":{}}"#;
+        assert!(lacks.check(&mut tail, version).is_ok());
+        assert!(Lacks::default().check(&mut Vec::new(), frame).is_ok(), "other Editors lack nothing");
+    }
+
+    #[test]
     fn the_fixture_project_is_told_by_its_assembly_definitions() {
         assert!(is_fixture_project(&fixture_project()));
         let copy = tempfile::tempdir().unwrap();

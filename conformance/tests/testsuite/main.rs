@@ -7,6 +7,7 @@ mod defects;
 mod hostile_snippets;
 mod sessions;
 mod snapshots;
+mod uloop3;
 mod unity_package;
 
 /// The bridge embedded in the `unity-conformance` binary, as the `mcp` cases start it.

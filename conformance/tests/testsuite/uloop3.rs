@@ -1,0 +1,80 @@
+//! The suite against uLoopMCP 3 (fake-unity's `uloop-3` model): embedded
+//! (`--target fake:uloop-3`) and over a Unix socket (`--target unix:PATH`
+//! in front of `fake-unity serve --editor uloop-3 --endpoint unix:PATH`),
+//! each held to its committed baseline.
+
+use assert_cmd::Command as Cmd;
+
+use crate::cli::{not_passed, statuses};
+
+const BASELINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../fixtures/baselines/uloop-3.txt");
+
+/// What every run against uLoopMCP 3 must show: no unexpected failure, the
+/// baseline neither stale nor short, v3's own cases passing, and what does
+/// not apply saying what is missing.
+fn check_v3_run(stdout: &str, report: &std::path::Path, listens_on: &str) {
+    assert!(stdout.contains("catalogue: uLoopMCP 3's"), "{stdout}");
+    assert!(stdout.contains(" 0 failed, 0 warnings, ") && stdout.contains(" 0 errors, "), "{}", not_passed(stdout));
+    assert!(stdout.contains(" 0 stale baseline entries"), "{}", not_passed(stdout));
+    let statuses = statuses(report);
+    let status = |id: &str| statuses.get(id).unwrap_or_else(|| panic!("{id} not in the report")).clone();
+    for id in ["6.uloop-3.project-identity", "6.uloop-3.tool-list", "6.uloop-3.get-version", "6.uloop-3.error-shape"] {
+        assert_eq!(status(id).0, "pass", "{id}: {}", status(id).1);
+    }
+    let baseline = std::fs::read_to_string(BASELINE).unwrap();
+    for id in baseline.lines().filter_map(|l| l.split('#').next()).map(str::trim).filter(|l| !l.is_empty()) {
+        assert_eq!(status(id).0, "expected-failure", "{id}: {}", status(id).1);
+    }
+    let (loopback, why) = status("1.loopback-only");
+    assert!(loopback == "skip" && why.contains(&format!("it has none: it listens on {listens_on}")), "{why}");
+    let (ping, why) = status("3.id-echo");
+    assert!(ping == "skip" && why.contains("calls ping, which uLoopMCP 3 does not have"), "{why}");
+    let (discovery, why) = status("7.discovery-fields");
+    assert!(discovery == "skip" && why.contains("uLoopMCP 3 has no discovery file"), "{why}");
+    for (id, (status, detail)) in statuses.iter().filter(|(id, _)| id.starts_with("mcp.")) {
+        assert!(
+            status == "skip" && detail == "not applicable: the bridge under test cannot reach a uLoopMCP 3 Editor yet",
+            "{id}: {status} {detail}"
+        );
+    }
+}
+
+#[test]
+fn the_suite_passes_against_the_embedded_uloop_3_model_less_its_baseline() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let run = Cmd::cargo_bin("unity-conformance")
+        .unwrap()
+        .args(["run", "--target", "fake:uloop-3", "--baseline", BASELINE, "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_eq!(run.status.code(), Some(0), "{}", not_passed(&stdout));
+    // Each embedded Editor listens on a socket of a temporary folder (a pipe on Windows).
+    check_v3_run(&stdout, &json, if cfg!(windows) { "pipe:" } else { "unix:/" });
+}
+
+#[cfg(unix)]
+#[test]
+fn the_suite_runs_over_a_unix_socket_against_a_served_uloop_3() {
+    let sockets = tempfile::tempdir().unwrap();
+    let socket = sockets.path().join("v3.sock").to_string_lossy().into_owned();
+    let endpoint = format!("unix:{socket}");
+    let fake = crate::cli::Served::start(&["--editor", "uloop-3", "--endpoint", &endpoint]);
+    assert!(std::path::Path::new(&socket).exists(), "fake-unity serve --editor uloop-3 made no socket at {socket}");
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let run = Cmd::cargo_bin("unity-conformance")
+        .unwrap()
+        .args(["run", "--target", &endpoint, "--control", &fake.control, "--project"])
+        .arg(fake.project.path())
+        .args(["--baseline", BASELINE, "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_eq!(run.status.code(), Some(0), "{}", not_passed(&stdout));
+    assert!(stdout.contains(&format!("against {endpoint}: ")), "{stdout}");
+    check_v3_run(&stdout, &json, &endpoint);
+}
