@@ -37,6 +37,53 @@ def structured(result):
     return result.structured_content or {}
 
 
+# uLoopMCP 3's catalogue (fake-unity --editor uloop-3, modelled on v3-beta
+# c50f54c) and the bridge's own two tools; calls checked against the fixture
+# project as that model serves it.
+ULOOP3_TOOLS = sorted([
+    "bridge-status", "wait-for-editor-ready", "clear-console", "compile", "control-play-mode",
+    "execute-dynamic-code", "find-game-objects", "get-hierarchy", "get-logs", "record-input", "replay-input",
+    "run-tests", "screenshot", "simulate-keyboard", "simulate-mouse-input", "simulate-mouse-ui",
+])
+ULOOP3_CALLS = [
+    ("wait-for-editor-ready", {"timeout_seconds": 10}, lambda s: s.get("ready") is True),
+    ("bridge-status", {}, lambda s: s.get("connected") is True and str(s.get("endpoint", "")).startswith("unix:/tmp/uloop/UnityCliLoop-")
+     and s.get("port") is None),
+    ("get-logs", {}, lambda s: s.get("TotalCount") == 7 and s.get("Ver") == "3.0.0-beta.1"),
+    ("find-game-objects", {"NamePattern": "Player"}, lambda s: [r.get("name") for r in s.get("results", [])][:1] == ["Player"]),
+    ("compile", {}, lambda s: s.get("Success") is True and s.get("ErrorCount") == 0),
+    ("control-play-mode", {"Action": "Pause"}, lambda s: s.get("IsPaused") is True),
+    ("execute-dynamic-code", {"Code": "return 1+1;"}, lambda s: s.get("Result") == "2"),
+    ("clear-console", {}, lambda s: s.get("ClearedLogCount") == 7),
+]
+
+
+async def run_uloop3(bridge, project, mode, expect_version):
+    """The bridge in front of a uLoopMCP 3 Editor, found from the project
+    folder (its socket under /tmp/uloop)."""
+    params = StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn,rmcp=error"])
+    async with Client(params, read_timeout_seconds=60, mode=mode) as client:
+        ERA["version"] = client.protocol_version
+        check(client.protocol_version == expect_version,
+              "mode %s: protocol version %s, expected %s" % (mode, client.protocol_version, expect_version))
+        tools = await client.list_tools()
+        names = sorted(t.name for t in tools.tools)
+        check(names == ULOOP3_TOOLS, "tool list %s" % names)
+        for name, arguments, ok in ULOOP3_CALLS:
+            result = await client.call_tool(name, arguments)
+            check(not result.is_error, "%s is not an error: %s" % (name, result.content))
+            check(ok(structured(result)), "%s returned %s" % (name, json.dumps(structured(result))[:300]))
+        failing = await client.call_tool("run-tests", {})
+        check(failing.is_error and structured(failing).get("FailedCount") == 1, "a failing test run is an error result")
+        invalid = await client.call_tool("get-logs", {"MaxCount": "many"})
+        check(invalid.is_error and "MaxCount" in invalid.content[0].text, "invalid arguments are an error result")
+        try:
+            await client.call_tool("focus-window", {})  # 2.x's, gone from v3
+            check(False, "a tool v3 does not have must be a JSON-RPC error")
+        except Exception as e:  # the SDK raises MCPError for JSON-RPC errors
+            check("Unknown tool" in str(e), "unknown tool error: %s" % e)
+
+
 async def run(bridge, project, mode, expect_version, prefix=(), cwd=None):
     params = StdioServerParameters(command=bridge, args=list(prefix) + ["--project", project, "--log-level", "warn,rmcp=error"],
                                    cwd=cwd)
@@ -117,10 +164,16 @@ def main():
     parser.add_argument("--prefix-arg", action="append", default=[],
                         help="an argument before the bridge's own (the package launcher's: npx's, uvx's); repeatable")
     parser.add_argument("--cwd", help="the folder the bridge (or its launcher) is started in")
+    parser.add_argument("--editor", default="package", choices=["package", "uloop-3"],
+                        help="the Editor fake-unity plays: this project's package (default) or uLoopMCP 3")
     args = parser.parse_args()
-    asyncio.run(run(args.bridge, args.project, args.mode, args.expect_version, args.prefix_arg, args.cwd))
-    print("python mcp client (mode %s, spoke %s): %d checks passed, %d failed"
-          % (args.mode, ERA["version"], CHECKS["passed"], CHECKS["failed"]))
+    if args.editor == "uloop-3":
+        asyncio.run(run_uloop3(args.bridge, args.project, args.mode, args.expect_version))
+    else:
+        asyncio.run(run(args.bridge, args.project, args.mode, args.expect_version, args.prefix_arg, args.cwd))
+    print("python mcp client (mode %s, spoke %s%s): %d checks passed, %d failed"
+          % (args.mode, ERA["version"], ", uLoopMCP 3" if args.editor == "uloop-3" else "",
+             CHECKS["passed"], CHECKS["failed"]))
     return 1 if CHECKS["failed"] else 0
 
 
