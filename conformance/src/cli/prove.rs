@@ -17,8 +17,8 @@ pub struct Args {
     /// name both have is both unless written `fake:NAME` or `bridge:NAME`).
     #[arg(long, value_name = "NAME")]
     pub defect: Vec<String>,
-    /// Also serve each fake defect by a process of its own and run the
-    /// whole suite (but the `mcp` cases) against it over TCP: it must fail.
+    /// Also serve each fake defect by a process of its own and run the cases
+    /// it claims (but the `mcp` ones) against it over TCP: one must fail.
     #[arg(long)]
     pub over_tcp: bool,
     /// How many proofs run side by side: cases against their own embedded
@@ -126,20 +126,19 @@ pub fn command(args: &Args) -> ExitCode {
                     editor => format!("{} as {editor}", Broken::Fake(defect)),
                 };
                 match outcome {
-                    Ok(not_passed) => match not_passed.iter().find(|r| r.status == Status::Fail) {
+                    Ok((not_passed, ran)) => match not_passed.iter().find(|r| r.status == Status::Fail) {
                         Some(first) => {
                             shown += 1;
                             let _ = writeln!(
                                 stdout,
-                                "SHOWN   {name:<34} over TCP: {} cases did not pass, the first to fail {}",
+                                "SHOWN   {name:<34} over TCP: {} of {ran} cases did not pass, the first to fail {}",
                                 not_passed.len(),
                                 first.id
                             );
                         }
                         None => {
                             failed += 1;
-                            let _ =
-                                writeln!(stdout, "MISSED  {name:<34} over TCP: the whole suite ran without a failure");
+                            let _ = writeln!(stdout, "MISSED  {name:<34} over TCP: {ran} cases ran without a failure");
                         }
                     },
                     Err(e) => {

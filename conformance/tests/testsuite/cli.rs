@@ -203,9 +203,7 @@ pub(crate) fn statuses(report: &std::path::Path) -> std::collections::HashMap<St
 
 /// Against a separate fake-unity process over TCP: without its control API
 /// the cases that reload it or read its project are not applicable (and say
-/// why); with it, every case runs but the fault scenarios `fake-unity proxy`
-/// cannot carry out in front of it (Editor faults); an unreachable target is
-/// a harness error (exit 2).
+/// why); an unreachable target is a harness error (exit 2).
 #[test]
 fn a_tcp_target_is_tested_over_the_wire() {
     use unity_conformance::case::Needs;
@@ -250,6 +248,24 @@ fn a_tcp_target_is_tested_over_the_wire() {
         }
     }
 
+    let target = fake.target();
+    drop(fake);
+    conformance().args(["run", "--target", &target, "--filter", "3.id-echo"]).assert().code(2);
+}
+
+/// With the control API and the project, every case runs over TCP but the
+/// fault scenarios `fake-unity proxy` cannot carry out in front of it (Editor
+/// faults). A test of its own, against an Editor of its own, so that it runs
+/// beside the bare run above (each is a whole suite, one case at a time).
+#[test]
+fn a_tcp_target_with_its_control_api_runs_every_case() {
+    use unity_conformance::case::Needs;
+    let fake = Served::start(&[]);
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let cases = unity_conformance::cases::catalogue();
+    let case = |id: &str| cases.iter().find(|c| c.id == id).unwrap_or_else(|| panic!("{id} not in the catalogue"));
+    let needs = |id: &str| case(id).needs;
     let run = conformance().arg("run").args(fake.with_control()).arg("--json").arg(&json).output().unwrap();
     let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
     assert_eq!(run.status.code(), Some(0), "{}", not_passed(&stdout));
@@ -277,10 +293,6 @@ fn a_tcp_target_is_tested_over_the_wire() {
             .contains(&format!("{} passed, 0 failed, 0 warnings, {skipped} skipped, 0 errors", cases.len() - skipped)),
         "{stdout}"
     );
-
-    let target = fake.target();
-    drop(fake);
-    conformance().args(["run", "--target", &target, "--filter", "3.id-echo"]).assert().code(2);
 }
 
 /// A baseline turns known failures into expected ones; an entry that passes
