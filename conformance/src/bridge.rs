@@ -110,7 +110,7 @@ impl McpProcess {
         let mut cmd = Command::new(&command.program);
         cmd.args(&command.args).env("UNITY_MCP_BRIDGE_LOG", "info,rmcp=error");
         // What the user's environment may set that changes what the bridge offers.
-        cmd.env_remove("UNITY_MCP_DEV").envs(env.iter().copied());
+        cmd.env_remove("UNITY_MCP_DEV").env_remove("UNITY_MCP_ENDPOINT").envs(env.iter().copied());
         match token {
             Some(token) => cmd.env("UNITY_MCP_TOKEN", token),
             None => cmd.env_remove("UNITY_MCP_TOKEN"),

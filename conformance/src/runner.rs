@@ -83,7 +83,6 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
         }
         _ => None,
     }
-    .or_else(|| bridge_cannot_reach_uloop3(target, case))
     .or_else(|| scope.not_applicable(case));
     let (status, finding) = if let Some(why) = not_applicable {
         (Status::Skip, Some(Finding::NotApplicable(why)))
@@ -119,15 +118,6 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
         wire: log.lines(),
         finding,
     }
-}
-
-/// TEMPORARY, until the bridge speaks uLoopMCP 3: why an `mcp` case (the
-/// bridge started in front of the Editor) does not apply to a uLoopMCP 3
-/// Editor (`fake:uloop-3`, `unix:PATH`, `pipe:NAME`). Remove this function
-/// and its one call in [`run_case`] once the bridge reaches v3.
-pub fn bridge_cannot_reach_uloop3(target: &Target, case: &Case) -> Option<String> {
-    (case.id.starts_with("mcp.") && target.is_uloop3())
-        .then(|| "not applicable: the bridge under test cannot reach a uLoopMCP 3 Editor yet".to_owned())
 }
 
 /// Runs `cases` and hands each result to `each` in the catalogue's order,

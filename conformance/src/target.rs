@@ -372,16 +372,9 @@ impl Session {
     /// Starts the bridge under test in front of the Editor.
     pub async fn mcp(&self) -> Result<McpProcess, Finding> {
         let port = self.editor_port();
+        let local = self.local_endpoint().await;
+        let env: Vec<(&str, &str)> = local.iter().map(|e| ("UNITY_MCP_ENDPOINT", e.as_str())).collect();
         // The bridge reads the token from the project, as for users, unless one was given.
-        McpProcess::spawn(&self.bridge, self.project.as_deref(), port, self.token.clone(), self.log.clone())
-    }
-
-    /// [`Session::mcp`] with the Editor's internal tools offered too
-    /// (`UNITY_MCP_DEV=1`, the bridge's `--dev`: `debug-sleep` among them).
-    /// A bridge that does not know the variable offers what it offers.
-    pub async fn mcp_with_internal_tools(&self) -> Result<McpProcess, Finding> {
-        let port = self.editor_port();
-        let env = [("UNITY_MCP_DEV", "1")];
         McpProcess::spawn_with_env(
             &self.bridge,
             self.project.as_deref(),
@@ -392,8 +385,37 @@ impl Session {
         )
     }
 
-    /// The Editor's TCP port as first known (0 on a local socket: the `mcp`
-    /// cases do not run there, see `runner::bridge_cannot_reach_uloop3`).
+    /// The Editor's Unix socket or named pipe, as the bridge's `--endpoint`
+    /// takes it (`UNITY_MCP_ENDPOINT`): the suite's v3 Editors listen in a
+    /// folder of their own, not where the bridge would look from the project.
+    /// `None` for an Editor on TCP (the bridge finds it as a user's would).
+    async fn local_endpoint(&self) -> Option<String> {
+        match self.editor_endpoint().await {
+            Endpoint::Tcp(_) => None,
+            local => Some(local.to_string()),
+        }
+    }
+
+    /// [`Session::mcp`] with the Editor's internal tools offered too
+    /// (`UNITY_MCP_DEV=1`, the bridge's `--dev`: `debug-sleep` among them).
+    /// A bridge that does not know the variable offers what it offers.
+    pub async fn mcp_with_internal_tools(&self) -> Result<McpProcess, Finding> {
+        let port = self.editor_port();
+        let local = self.local_endpoint().await;
+        let mut env = vec![("UNITY_MCP_DEV", "1")];
+        env.extend(local.iter().map(|e| ("UNITY_MCP_ENDPOINT", e.as_str())));
+        McpProcess::spawn_with_env(
+            &self.bridge,
+            self.project.as_deref(),
+            port,
+            self.token.clone(),
+            self.log.clone(),
+            &env,
+        )
+    }
+
+    /// The Editor's TCP port as first known (0 on a local socket, which the
+    /// bridge is given as its endpoint: [`Session::local_endpoint`]).
     fn editor_port(&self) -> u16 {
         match (&self.fake, &self.endpoint) {
             (Some(embedded), _) => embedded.fake.port(),

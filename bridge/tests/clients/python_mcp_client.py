@@ -17,6 +17,7 @@ when every check passed; the last line is a summary.
 import argparse
 import asyncio
 import json
+import re
 import sys
 
 from mcp import Client, StdioServerParameters
@@ -47,8 +48,10 @@ ULOOP3_TOOLS = sorted([
 ])
 ULOOP3_CALLS = [
     ("wait-for-editor-ready", {"timeout_seconds": 10}, lambda s: s.get("ready") is True),
-    ("bridge-status", {}, lambda s: s.get("connected") is True and str(s.get("endpoint", "")).startswith("unix:/tmp/uloop/UnityCliLoop-")
-     and s.get("port") is None),
+    # Its socket (macOS, Linux) or its named pipe (Windows), named from the project.
+    ("bridge-status", {}, lambda s: s.get("connected") is True and s.get("port") is None
+     and re.fullmatch(r"unix:/tmp/uloop/UnityCliLoop-[0-9a-f]{16}\.sock|pipe:\\\\\.\\pipe\\uloop-UnityCliLoop-[0-9a-f]{16}",
+                      str(s.get("endpoint"))) is not None),
     ("get-logs", {}, lambda s: s.get("TotalCount") == 7 and s.get("Ver") == "3.0.0-beta.1"),
     ("find-game-objects", {"NamePattern": "Player"}, lambda s: [r.get("name") for r in s.get("results", [])][:1] == ["Player"]),
     ("compile", {}, lambda s: s.get("Success") is True and s.get("ErrorCount") == 0),
@@ -60,7 +63,7 @@ ULOOP3_CALLS = [
 
 async def run_uloop3(bridge, project, mode, expect_version):
     """The bridge in front of a uLoopMCP 3 Editor, found from the project
-    folder (its socket under /tmp/uloop)."""
+    folder (its socket under /tmp/uloop, or on Windows its named pipe)."""
     params = StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn,rmcp=error"])
     async with Client(params, read_timeout_seconds=60, mode=mode) as client:
         ERA["version"] = client.protocol_version

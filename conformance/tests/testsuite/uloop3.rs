@@ -31,12 +31,13 @@ fn check_v3_run(stdout: &str, report: &std::path::Path, listens_on: &str) {
     assert!(ping == "skip" && why.contains("calls ping, which uLoopMCP 3 does not have"), "{why}");
     let (discovery, why) = status("7.discovery-fields");
     assert!(discovery == "skip" && why.contains("uLoopMCP 3 has no discovery file"), "{why}");
-    for (id, (status, detail)) in statuses.iter().filter(|(id, _)| id.starts_with("mcp.")) {
-        assert!(
-            status == "skip" && detail == "not applicable: the bridge under test cannot reach a uLoopMCP 3 Editor yet",
-            "{id}: {status} {detail}"
-        );
+    // The bridge in front of it, given its endpoint: a session, calls, a
+    // reload under a call; cases of tools v3 lacks say which.
+    for id in ["mcp.tools-list.editor-tools", "mcp.tools-call.result", "mcp.reload.in-flight", "mcp.cancellation"] {
+        assert_eq!(status(id).0, "pass", "{id}: {}", status(id).1);
     }
+    let (beside, why) = status("mcp.tools-call.beside-a-slow-call");
+    assert!(beside == "skip" && why.contains("it calls debug-sleep, which this Editor does not list"), "{why}");
 }
 
 #[test]
