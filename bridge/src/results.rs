@@ -322,6 +322,9 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
         CallError::NotSent { seconds, why: NotSent::Blocked } => format!(
             "{tool} was not sent within {seconds} s: Unity is connected but is not reading (hung or busy), so it did not run. Check with the bridge-status tool, then call it again."
         ),
+        CallError::NotSent { seconds, why: NotSent::Busy { connections } } => format!(
+            "{tool} was not sent within {seconds} s: Unity is connected, but it answers one request at a time per connection and all {connections} connections the bridge may open to it were busy with other calls, so {tool} did not run. Let those calls finish (or cancel them), then call it again."
+        ),
         CallError::NoAnswer { seconds, after: None } => format!(
             "No answer from Unity within {seconds} s for {tool}. The request reached Unity, so it may have run, or may still be running: Unity may be busy (a long compile or test run, a modal dialog, an unfocused Editor window that is not updating) or hung. Check its effect (for example with get-logs) or bridge-status before calling it again; to wait longer, pass a larger TimeoutSeconds."
         ),
@@ -473,6 +476,7 @@ mod tests {
         let errors = [
             no_editor,
             CallError::NotSent { seconds: 2.0, why: NotSent::Blocked },
+            CallError::NotSent { seconds: 2.0, why: NotSent::Busy { connections: 8 } },
             CallError::NoAnswer { seconds: 2.0, after: None },
             CallError::NoAnswer { seconds: 2.0, after: Some(CutOff::Lost) },
             CallError::CutOff(CutOff::Restarted),

@@ -93,6 +93,10 @@ pub enum NotSent {
     /// An Editor was connected, but the request could not be written to it
     /// (it was not reading).
     Blocked,
+    /// An Editor that answers one request at a time per connection was
+    /// connected, but every connection the bridge may open to it was busy
+    /// with another call.
+    Busy { connections: usize },
 }
 
 /// Why a call did not return a result.
@@ -156,6 +160,9 @@ impl fmt::Display for CallError {
             CallError::NotSent { seconds, why: NotSent::Blocked } => {
                 write!(f, "not sent within {seconds} s: the Editor was not reading")
             }
+            CallError::NotSent { seconds, why: NotSent::Busy { connections } } => {
+                write!(f, "not sent within {seconds} s: all {connections} connections to the Editor were busy")
+            }
             CallError::NoAnswer { seconds, after: None } => write!(f, "no answer from Unity within {seconds} s"),
             CallError::NoAnswer { seconds, after: Some(cut) } => {
                 write!(f, "{} and no Editor took the call up within {seconds} s", cut.describe())
@@ -210,6 +217,13 @@ fn next_step(reached: &Reached, now: &super::EditorInfo, read_only: bool) -> Nex
 fn gave_up_waiting(wait: super::Wait, started: Instant, reached: Option<&Reached>) -> CallError {
     match wait {
         super::Wait::Cancelled => CallError::Cancelled,
+        // Waiting for a lane comes after any reconnection, so nothing was
+        // sent on this attempt: an earlier one that reached the Editor still
+        // makes it "may have run".
+        super::Wait::Busy { connections } => match reached {
+            Some(r) => CallError::NoAnswer { seconds: seconds_since(started), after: Some(r.cut) },
+            None => CallError::NotSent { seconds: seconds_since(started), why: NotSent::Busy { connections } },
+        },
         super::Wait::Deadline { tried } => {
             let seconds = seconds_since(started);
             match reached {

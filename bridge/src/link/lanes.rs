@@ -161,7 +161,7 @@ impl Link {
                 _ = freed => {}
                 _ = primary.closed.cancelled() => return Ok(None),
                 _ = tokio::time::sleep_until(deadline.into()) => {
-                    return Err(Wait::Deadline { tried: vec![format!("all {MAX_LANES} connections to the Editor were busy")] });
+                    return Err(Wait::Busy { connections: MAX_LANES });
                 }
                 _ = cancel.cancelled() => return Err(Wait::Cancelled),
             }

@@ -234,6 +234,11 @@ pub(crate) enum Wait {
     Deadline {
         tried: Vec<String>,
     },
+    /// The deadline passed with the Editor connected but every connection
+    /// the bridge may open to it busy with another call (lanes.rs).
+    Busy {
+        connections: usize,
+    },
     Cancelled,
 }
 
@@ -443,13 +448,13 @@ impl Link {
     /// Waits until connected (through reloads), up to the deadline.
     pub async fn wait_connected(&self, deadline: Instant, cancel: &CancellationToken) -> Result<(), CallError> {
         let started = Instant::now();
-        match self.connection(deadline, cancel).await {
+        let waited = self.connection(deadline, cancel).await;
+        let seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
+        match waited {
             Ok(_) => Ok(()),
             Err(Wait::Cancelled) => Err(CallError::Cancelled),
-            Err(Wait::Deadline { tried }) => Err(CallError::NotSent {
-                seconds: (started.elapsed().as_secs_f64() * 10.0).round() / 10.0,
-                why: NotSent::NoEditor { tried },
-            }),
+            Err(Wait::Busy { connections }) => Err(CallError::NotSent { seconds, why: NotSent::Busy { connections } }),
+            Err(Wait::Deadline { tried }) => Err(CallError::NotSent { seconds, why: NotSent::NoEditor { tried } }),
         }
     }
 }

@@ -67,13 +67,15 @@ def main():
     parser.add_argument("--project", required=True)
     parser.add_argument("--era", help="the Inspector's --protocol-era (Inspector 2.x): legacy, auto or modern")
     parser.add_argument("--expect-protocol", help="the MCP revision every session must speak")
+    parser.add_argument("--editor", default="package", choices=["package", "uloop-3"],
+                        help="the Editor fake-unity plays: this project's package (default) or uLoopMCP 3")
     args = parser.parse_args()
 
     listed = inspector(args, "--method", "tools/list")
     names = sorted(t["name"] for t in listed.get("tools", []))
     check(len(names) == 16 and "get-logs" in names and "bridge-status" in names, "tools/list gave %s" % names)
 
-    expectations = [
+    package = [
         ("bridge-status", {}, lambda s: s.get("connected") is True),
         ("wait-for-editor-ready", {"timeout_seconds": 10}, lambda s: s.get("ready") is True),
         ("get-logs", {"LogType": "Error"}, lambda s: s.get("TotalCount") == 2),
@@ -92,6 +94,20 @@ def main():
         ("screenshot", {"ResolutionScale": 0.5}, lambda s: s.get("ScreenshotCount") == 1),
         ("clear-console", {}, lambda s: s.get("Success") is True),
     ]
+    # uLoopMCP 3 (fake-unity's model of v3-beta c50f54c), found by the
+    # bridge from the project folder: its own catalogue.
+    uloop3 = [
+        ("bridge-status", {}, lambda s: s.get("connected") is True and s.get("port") is None
+         and str(s.get("endpoint", "")).startswith(("unix:/tmp/uloop/UnityCliLoop-", "pipe:"))),
+        ("get-logs", {"LogType": "Error"}, lambda s: s.get("TotalCount") == 2 and s.get("Ver") == "3.0.0-beta.1"),
+        ("find-game-objects", {"NamePattern": "Player"}, lambda s: [r.get("name") for r in s.get("results", [])][:1] == ["Player"]),
+        ("compile", {}, lambda s: s.get("ErrorCount") == 0),
+        ("execute-dynamic-code", {"Code": "return 1 + 1;"}, lambda s: s.get("Result") == "2"),
+        ("clear-console", {}, lambda s: s.get("Success") is True),
+    ]
+    if args.editor == "uloop-3":
+        check("record-input" in names and "get-menu-items" not in names, "tools/list gave %s (uLoopMCP 3's)" % names)
+    expectations = uloop3 if args.editor == "uloop-3" else package
     for tool, arguments, ok in expectations:
         result = call(args, tool, **arguments)
         structured = result.get("structuredContent", {})
@@ -101,8 +117,9 @@ def main():
     invalid = call(args, "get-logs", LogType="Fatal")
     check(invalid.get("isError") is True, "an invalid enum value is an error result: %s" % json.dumps(invalid)[:300])
 
-    print("mcp inspector cli (era %s, spoke %s): %d checks passed, %d failed"
-          % (args.era or "default", args.expect_protocol or "unchecked", CHECKS["passed"], CHECKS["failed"]))
+    print("mcp inspector cli (era %s, spoke %s%s): %d checks passed, %d failed"
+          % (args.era or "default", args.expect_protocol or "unchecked", ", uLoopMCP 3" if args.editor == "uloop-3" else "",
+             CHECKS["passed"], CHECKS["failed"]))
     return 1 if CHECKS["failed"] else 0
 
 

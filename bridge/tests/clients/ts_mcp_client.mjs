@@ -6,7 +6,12 @@
 // `subscriptions/listen` for list changes and closes it.
 //
 //   node ts_mcp_client.mjs --modules DIR/node_modules --bridge PATH/unity-mcp-bridge --project DIR \
-//       [--mode legacy|auto|2026-07-28] [--expect-version VERSION]
+//       [--mode legacy|auto|2026-07-28] [--expect-version VERSION] [--editor uloop-3]
+//
+// `--editor uloop-3`: fake-unity plays uLoopMCP 3 (v3-beta c50f54c, on its
+// Unix socket or named pipe, found by the bridge from the project folder):
+// its catalogue, and calls checked against the fixture project as that model
+// serves it.
 //
 // The SDK's default is `legacy` (initialize); `auto` probes with
 // server/discover (on a short-lived sibling process) and falls back; a
@@ -24,6 +29,7 @@ const { values: args } = parseArgs({
     project: { type: 'string' },
     mode: { type: 'string', default: 'legacy' },
     'expect-version': { type: 'string', default: '2025-11-25' },
+    editor: { type: 'string', default: 'package' },
   },
 });
 // The SDK is installed outside the source tree (target/mcp-clients).
@@ -47,6 +53,45 @@ function check(condition, what) {
 
 const clip = (value) => JSON.stringify(value ?? null).slice(0, 300);
 
+const ULOOP3_TOOLS = [
+  'bridge-status', 'clear-console', 'compile', 'control-play-mode', 'execute-dynamic-code', 'find-game-objects',
+  'get-hierarchy', 'get-logs', 'record-input', 'replay-input', 'run-tests', 'screenshot', 'simulate-keyboard',
+  'simulate-mouse-input', 'simulate-mouse-ui', 'wait-for-editor-ready',
+];
+const ULOOP3_CALLS = [
+  ['wait-for-editor-ready', { timeout_seconds: 10 }, (s) => s.ready === true],
+  ['bridge-status', {}, (s) => s.connected === true && s.port === null
+    && /^(unix:\/tmp\/uloop\/UnityCliLoop-[0-9a-f]{16}\.sock|pipe:\\\\\.\\pipe\\uloop-UnityCliLoop-[0-9a-f]{16})$/.test(s.endpoint)],
+  ['get-logs', { LogType: 'Error' }, (s) => s.TotalCount === 2 && s.Ver === '3.0.0-beta.1'],
+  ['find-game-objects', { NamePattern: 'Player' }, (s) => s.results?.[0]?.name === 'Player'],
+  ['compile', {}, (s) => s.Success === true && s.ErrorCount === 0],
+  ['control-play-mode', { Action: 'Play' }, (s) => s.IsPlaying === true],
+  ['execute-dynamic-code', { Code: 'return "from " + "typescript";' }, (s) => s.Result === 'from typescript'],
+  ['screenshot', {}, (s) => s.ScreenshotCount === 1],
+  ['clear-console', {}, (s) => s.Success === true],
+];
+
+async function runUloop3(client) {
+  const { tools } = await client.listTools();
+  const names = tools.map((t) => t.name).sort();
+  check(JSON.stringify(names) === JSON.stringify(ULOOP3_TOOLS), `tool list ${names}`);
+  for (const [name, toolArgs, ok] of ULOOP3_CALLS) {
+    const result = await client.callTool({ name, arguments: toolArgs });
+    check(!result.isError, `${name} is not an error: ${clip(result.content)}`);
+    check(ok(result.structuredContent ?? {}), `${name} returned ${clip(result.structuredContent)}`);
+  }
+  const failing = await client.callTool({ name: 'run-tests', arguments: {} });
+  check(failing.isError === true && failing.structuredContent?.FailedCount === 1, `a failing test run: ${clip(failing)}`);
+  const invalid = await client.callTool({ name: 'get-logs', arguments: { MaxCount: 'many' } });
+  check(invalid.isError === true && invalid.content[0].text.includes('MaxCount'), `invalid arguments: ${clip(invalid)}`);
+  try {
+    await client.callTool({ name: 'focus-window', arguments: {} }); // 2.x's, gone from v3
+    check(false, 'a tool v3 does not have must be a JSON-RPC error');
+  } catch (e) {
+    check(String(e).includes('Unknown tool'), `unknown tool error: ${e}`);
+  }
+}
+
 async function run() {
   const mode = args.mode === 'legacy' || args.mode === 'auto' ? args.mode : { pin: args.mode };
   const client = new Client({ name: 'ts-sdk-v2-test', version: '1.0.0' }, { versionNegotiation: { mode } });
@@ -64,6 +109,10 @@ async function run() {
     // Pinned, the SDK may take the server's identity from server/discover's _meta or not at all.
     if (server !== undefined || typeof mode === 'string') {
       check(server?.name === 'unity-mcp-bridge', `server name ${server?.name}`);
+    }
+    if (args.editor === 'uloop-3') {
+      await runUloop3(client);
+      return;
     }
 
     const { tools } = await client.listTools();
@@ -142,5 +191,6 @@ try {
 } catch (e) {
   check(false, `the session failed: ${e?.stack ?? e}`);
 }
-console.log(`typescript sdk ${sdkVersion} client (mode ${args.mode}, spoke ${spoke}): ${checks.passed} checks passed, ${checks.failed} failed`);
+const against = args.editor === 'uloop-3' ? ', uLoopMCP 3' : '';
+console.log(`typescript sdk ${sdkVersion} client (mode ${args.mode}, spoke ${spoke}${against}): ${checks.passed} checks passed, ${checks.failed} failed`);
 process.exit(checks.failed ? 1 : 0);

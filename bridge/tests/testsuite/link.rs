@@ -442,3 +442,41 @@ async fn on_an_editor_that_answers_in_order_no_call_waits_behind_another() {
     assert!(connections() <= before + 8, "{} connections", connections());
     assert_eq!(link.status().calls_in_flight, 0);
 }
+
+/// Every lane busy with a long call: one more call waits for a lane until its
+/// deadline and is answered "not sent" — the Editor is there, but busy — never
+/// "no Editor found".
+#[tokio::test]
+async fn a_call_that_finds_every_lane_busy_is_told_so_and_not_sent() {
+    let setup = fake_with(|config| config.editor = fake_unity::EditorKind::Uloop211).await;
+    let link = link_for(setup.project.path(), |_| {});
+    link.call("get-logs", json!({}), within(10)).await.unwrap();
+    let long: Vec<_> = (0..8).map(|_| within(60)).collect();
+    let cancels: Vec<_> = long.iter().map(|o| o.cancel.clone()).collect();
+    let sleeping: Vec<_> = long
+        .into_iter()
+        .map(|options| {
+            let link = link.clone();
+            tokio::spawn(async move { link.call("debug-sleep", json!({"SleepSeconds": 30}), options).await })
+        })
+        .collect();
+    let deadline = Instant::now() + WAIT;
+    while link.status().calls_in_flight < 8 {
+        assert!(Instant::now() < deadline, "only {} of the 8 long calls went out", link.status().calls_in_flight);
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let refused = link.call("get-logs", json!({}), within(1)).await;
+    match refused {
+        Err(error @ CallError::NotSent { why: NotSent::Busy { connections: 8 }, .. }) => {
+            assert!(!error.may_have_run());
+            assert!(error.to_string().contains("all 8 connections to the Editor were busy"), "{error}");
+        }
+        other => panic!("expected not sent, every connection busy: {other:?}"),
+    }
+    for cancel in cancels {
+        cancel.cancel();
+    }
+    for call in sleeping {
+        assert!(matches!(call.await.unwrap(), Err(CallError::Cancelled)));
+    }
+}
