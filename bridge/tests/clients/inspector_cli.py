@@ -114,8 +114,14 @@ def main():
         check(not result.get("isError"), "%s is not an error: %s" % (tool, json.dumps(result)[:300]))
         check(ok(structured), "%s returned %s" % (tool, json.dumps(structured)[:300]))
 
-    invalid = call(args, "get-logs", LogType="Fatal")
-    check(invalid.get("isError") is True, "an invalid enum value is an error result: %s" % json.dumps(invalid)[:300])
+    if args.editor == "uloop-3":
+        # v3 declares LogType a plain string (any value is Unity's to judge):
+        # a count that is not a number is what its schema refuses.
+        invalid = call(args, "get-logs", MaxCount="many")
+        check(invalid.get("isError") is True, "a value of the wrong type is an error result: %s" % json.dumps(invalid)[:300])
+    else:
+        invalid = call(args, "get-logs", LogType="Fatal")
+        check(invalid.get("isError") is True, "an invalid enum value is an error result: %s" % json.dumps(invalid)[:300])
 
     print("mcp inspector cli (era %s, spoke %s%s): %d checks passed, %d failed"
           % (args.era or "default", args.expect_protocol or "unchecked", ", uLoopMCP 3" if args.editor == "uloop-3" else "",

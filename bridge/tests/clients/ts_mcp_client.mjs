@@ -65,7 +65,8 @@ const ULOOP3_CALLS = [
   ['get-logs', { LogType: 'Error' }, (s) => s.TotalCount === 2 && s.Ver === '3.0.0-beta.1'],
   ['find-game-objects', { NamePattern: 'Player' }, (s) => s.results?.[0]?.name === 'Player'],
   ['compile', {}, (s) => s.Success === true && s.ErrorCount === 0],
-  ['control-play-mode', { Action: 'Play' }, (s) => s.IsPlaying === true],
+  // Paused, not playing: EditMode tests (run-tests below) refuse to run in play mode, as in Unity.
+  ['control-play-mode', { Action: 'Pause' }, (s) => s.IsPaused === true],
   ['execute-dynamic-code', { Code: 'return "from " + "typescript";' }, (s) => s.Result === 'from typescript'],
   ['screenshot', {}, (s) => s.ScreenshotCount === 1],
   ['clear-console', {}, (s) => s.Success === true],
