@@ -75,11 +75,16 @@ pub fn select(cases: Vec<Case>, include: &[String], exclude: &[String]) -> Vec<C
 pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, case: &Case) -> CaseResult {
     let started = Instant::now();
     let log = WireLog::default();
+    // Each reason checked in turn (a case may need the control API and the
+    // fixture project both): the first that holds is said.
     let not_applicable = match target {
-        Target::Tcp(remote) if case.needs == Needs::Control => remote.cannot_control().map(str::to_owned),
-        Target::Tcp(remote) if case.requires.fixture_project => remote.not_the_fixture_project(),
-        Target::Tcp(remote) if case.needs == Needs::Project && remote.project.is_none() => {
-            Some("not applicable: this case compares the Editor with its project's files (--project DIR)".to_owned())
+        Target::Tcp(remote) => {
+            let control = (case.needs == Needs::Control).then(|| remote.cannot_control().map(str::to_owned));
+            let fixture = case.requires.fixture_project.then(|| remote.not_the_fixture_project());
+            let project = (case.needs == Needs::Project && remote.project.is_none()).then(|| {
+                "not applicable: this case compares the Editor with its project's files (--project DIR)".to_owned()
+            });
+            control.flatten().or(fixture.flatten()).or(project)
         }
         _ => None,
     }

@@ -328,3 +328,29 @@ fn a_baseline_expects_known_failures_and_goes_stale() {
     let (code, _) = run(&["--baseline", baseline.to_str().unwrap()]);
     assert_eq!(code, Some(2));
 }
+
+/// A case that needs the control API and the fixture project both is not
+/// applicable on another project even when the control API is given (the
+/// first reason that holds is said; once only the first was looked at).
+#[test]
+fn a_case_of_the_fixture_project_is_not_applicable_on_another_even_with_control() {
+    let fake = Served::start(&[]);
+    let other = tempfile::tempdir().unwrap();
+    for dir in ["Assets", "ProjectSettings"] {
+        std::fs::create_dir_all(other.path().join(dir)).unwrap();
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let run = conformance()
+        .args(["run", "--target", &fake.target(), "--control", &fake.control, "--project"])
+        .arg(other.path())
+        .args(["--filter", "mcp.snapshot.stateless-edit-compile-fix", "--json"])
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert_eq!(run.status.code(), Some(0), "{}", not_passed(&stdout));
+    let (status, detail) = statuses(&json).remove("mcp.snapshot.stateless-edit-compile-fix").unwrap();
+    assert_eq!(status, "skip", "{detail}");
+    assert!(detail.contains("is not fixtures/unity-project"), "{detail}");
+}
