@@ -18,9 +18,12 @@
 //!
 //! - [`bridge`] — the bridge under test as a child process, and the raw MCP
 //!   stdio client the `mcp` cases drive it with.
-//! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`, our
-//!   C# headless under mono, a real Unity), a case's [`target::Session`] and
-//!   the raw wire client the cases use ([`target::EditorClient`]).
+//! - [`target`] — what is tested (the embedded fake, `tcp://HOST:PORT`,
+//!   `unix:PATH`, our C# headless under mono, a real Unity) and a case's
+//!   [`target::Session`];
+//! - [`editor_client`] — the wire clients a session hands a case
+//!   ([`editor_client::EditorClient`], [`editor_client::RawClient`]) and what
+//!   a uLoopMCP 3 Editor lacks.
 //! - [`launch`] — the Editors the suite starts itself: the mono headless
 //!   host and Unity in batch mode.
 //!
@@ -61,6 +64,7 @@ pub mod case;
 pub mod cases;
 pub mod cli;
 pub mod did_it_run;
+pub mod editor_client;
 pub mod finding;
 pub mod launch;
 pub mod profile;

@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use crate::{
     bridge::BridgeCommand,
     case::{Case, Catalogue, Extension, Requires},
-    target::{Read, Target},
+    editor_client::Read,
+    target::Target,
     wire_log::WireLog,
 };
 

@@ -13,7 +13,7 @@ use editor_link::framing::Framing;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::target::{Read, Session};
+use crate::{editor_client::Read, target::Session};
 
 /// The corpus file, in the repository.
 pub fn corpus_path() -> std::path::PathBuf {

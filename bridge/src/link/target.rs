@@ -18,9 +18,10 @@ use std::{
 use editor_link::{
     discovery::{Candidate, Source},
     endpoint::{Endpoint, canonical_project_root, uloop3_endpoint},
+    lock,
 };
 
-use super::{Link, socket::lock};
+use super::Link;
 
 /// uLoopMCP 3's lock files under the project (`docs/uloop-3-wire.md` §8):
 /// while one is there the Editor compiles, reloads or starts its server,

@@ -301,7 +301,7 @@ fn ping_body(id: &str, message: &str) -> Vec<u8> {
     json!({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"Message": message}}).to_string().into_bytes()
 }
 
-async fn expect_echo(link: &mut crate::target::EditorClient, id: &str, message: &str) -> CheckResult {
+async fn expect_echo(link: &mut crate::editor_client::EditorClient, id: &str, message: &str) -> CheckResult {
     let response = link.response(&json!(id)).await?;
     let expected = format!("Unity MCP Bridge received: {message}");
     ensure!(response["result"]["Message"] == expected.as_str(), "answered {response}");

@@ -7,9 +7,10 @@ use serde_json::{Value, json};
 
 use crate::{
     case::{Case, CheckFuture, CheckResult, Extension, Level, Needs, Requires, check},
+    editor_client::{EditorClient, Read},
     ensure,
     reference::{TOOLS, ToolRef},
-    target::{EditorClient, Read, Session},
+    target::Session,
 };
 
 const REF: &str = "docs/editor-link-protocol.md §3";

@@ -7,9 +7,10 @@ use serde_json::json;
 
 use crate::{
     case::{Case, CheckFuture, Level, Needs, Requires, check},
+    editor_client::Read,
     ensure,
     finding::Finding,
-    target::{Read, Session},
+    target::Session,
 };
 
 pub fn cases() -> Vec<Case> {
@@ -84,7 +85,7 @@ pub fn cases() -> Vec<Case> {
 /// closes. Other notifications may come first (§4 lets an Editor send
 /// `list_changed` whenever its tools change: one from the reload before may
 /// still be on its way); an answer may not.
-async fn shutdown_then_close(link: &mut crate::target::EditorClient, reason: &str) -> crate::case::CheckResult {
+async fn shutdown_then_close(link: &mut crate::editor_client::EditorClient, reason: &str) -> crate::case::CheckResult {
     let mut others = 0;
     let note = loop {
         let next = link.receive(Duration::from_secs(5)).await;

@@ -100,7 +100,7 @@ async fn try_input(s: &Session, framing: Framing, input: &Input) -> Result<Optio
         .collect();
     while !waiting.is_empty() {
         let answer = match link.receive(ANSWER_WAIT).await {
-            crate::target::Read::Message(answer) => answer,
+            crate::editor_client::Read::Message(answer) => answer,
             other => return Ok(Some(format!("{other:?} with {} answers missing", waiting.len()))),
         };
         if answer.get("method").is_some() {

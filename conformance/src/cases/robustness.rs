@@ -8,9 +8,10 @@ use tokio::{io::AsyncWriteExt, net::TcpStream};
 
 use crate::{
     case::{Case, CheckFuture, CheckResult, Level, Needs, Requires, check},
+    editor_client::connect_stream,
     ensure,
     finding::Finding,
-    target::{Session, connect_stream},
+    target::Session,
 };
 
 pub fn cases() -> Vec<Case> {

@@ -19,10 +19,11 @@ use serde_json::{Value, json};
 
 use crate::{
     case::{Case, Catalogue, CheckFuture, Level, Needs, Requires, check},
+    editor_client::EditorClient,
     ensure,
     finding::Finding,
     profile::ULOOP3_VERSIONS,
-    target::{EditorClient, Session},
+    target::Session,
 };
 
 const REF: &str = "uLoopMCP 3, v3-beta c50f54c (docs/uloop-3-wire.md §5-§7); docs/editor-link-protocol.md §3, §6";
@@ -108,7 +109,7 @@ pub fn cases() -> Vec<Case> {
 async fn call_with_uloop(link: &mut EditorClient, id: &str, uloop: Option<Value>) -> Result<Value, Finding> {
     let mut request = json!({"jsonrpc": "2.0", "id": id, "method": "get-version", "params": {}});
     if let Some(uloop) = uloop {
-        request[crate::target::ULOOP_MEMBER] = uloop;
+        request[crate::editor_client::ULOOP_MEMBER] = uloop;
     }
     link.send_json(&request).await?;
     link.response(&json!(id)).await
