@@ -170,11 +170,11 @@ pub async fn call_within(client: &Peer<RoleClient>, name: &str, arguments: Value
     }
 }
 
-fn text(result: &Value) -> String {
+pub fn text(result: &Value) -> String {
     result["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
 }
 
-async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
+pub async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
     let deadline = Instant::now() + WAIT;
     while !condition() {
         assert!(Instant::now() < deadline, "timed out after {WAIT:?} waiting for {what}");

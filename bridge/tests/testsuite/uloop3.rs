@@ -13,7 +13,7 @@ use editor_link::endpoint::{Endpoint, canonical_project_root};
 use fake_unity::{Config, EditorKind, FakeUnity, Fault, ReloadOptions, RuleSpec};
 use serde_json::{Value, json};
 
-use crate::e2e::{WAIT, bridge, call, project};
+use crate::e2e::{WAIT, bridge, call, eventually, project, text};
 
 /// A uLoopMCP 3 Editor on `project`, listening on `socket`.
 async fn editor(project: &Path, socket: &Path) -> FakeUnity {
@@ -24,6 +24,16 @@ async fn editor(project: &Path, socket: &Path) -> FakeUnity {
     config.state.editor.reload_downtime_ms = 300;
     config.state.compile.duration_ms = 20;
     FakeUnity::start(config).await.unwrap()
+}
+
+/// `clear-console` made to work for a minute from now on (the guard
+/// removes the fault when dropped).
+fn slow_clear_console(fake: &FakeUnity) -> fake_unity::FaultGuard {
+    fake.add_fault(
+        RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 60_000, progress: false }))
+            .method("clear-console"),
+    )
+    .unwrap()
 }
 
 /// A folder for the socket, as private as `/tmp/uloop` should be.
@@ -37,18 +47,6 @@ fn sockets() -> (tempfile::TempDir, PathBuf) {
 
 fn endpoint_arg(socket: &Path) -> String {
     format!("unix:{}", socket.display())
-}
-
-fn text(result: &Value) -> String {
-    result["content"].as_array().unwrap().iter().filter_map(|c| c["text"].as_str()).collect::<Vec<_>>().join("\n")
-}
-
-async fn eventually(what: &str, mut condition: impl FnMut() -> bool) {
-    let deadline = Instant::now() + WAIT;
-    while !condition() {
-        assert!(Instant::now() < deadline, "timed out after {WAIT:?} waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }
 
 #[tokio::test]
@@ -101,12 +99,7 @@ async fn a_call_beside_a_slow_call_is_not_held_behind_it() {
     let (client, _) = bridge(project.path(), &["--endpoint", &endpoint]).await;
     call(&client, "get-logs", json!({"MaxCount": 1})).await;
 
-    let _slow = fake
-        .add_fault(
-            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 60_000, progress: false }))
-                .method("clear-console"),
-        )
-        .unwrap();
+    let _slow = slow_clear_console(&fake);
     let slow = tokio::spawn({
         let client = client.clone();
         async move { call(&client, "clear-console", json!({"TimeoutSeconds": 120})).await }
@@ -188,12 +181,7 @@ async fn a_mutating_call_cut_off_by_a_reload_may_have_run() {
     let endpoint = endpoint_arg(&socket);
     let (client, _) = bridge(project.path(), &["--endpoint", &endpoint]).await;
     call(&client, "get-logs", json!({"MaxCount": 1})).await;
-    let slow = fake
-        .add_fault(
-            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 60_000, progress: false }))
-                .method("clear-console"),
-        )
-        .unwrap();
+    let slow = slow_clear_console(&fake);
     let cleared = tokio::spawn({
         let client = client.clone();
         async move { call(&client, "clear-console", json!({"TimeoutSeconds": 60})).await }
