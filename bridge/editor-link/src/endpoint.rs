@@ -15,7 +15,9 @@
 //!
 //! v3 has no token: whoever can put a socket at that path can pose as the
 //! Editor. [`check_socket`] refuses a socket another user owns or could
-//! have put there.
+//! have put there; [`check_pipe`] refuses a pipe served by a process of
+//! another user (any user can create a pipe of that name first: the Editor
+//! makes its pipe with the default security, and a pipe's name is not owned).
 
 use std::{
     fmt, io,
@@ -137,6 +139,140 @@ pub enum Untrusted {
         "{dir}: owned by another user (uid {owner}) or writable by others, so another user could have put the socket there"
     )]
     SharedFolder { dir: String, owner: u32 },
+    #[error("{name}: served by process {pid} of another user ({server}; you are {me}), so it may not be your Editor")]
+    PipeOfAnotherUser { name: String, pid: u32, server: String, me: String },
+    #[error(
+        "{name}: cannot tell which user serves it ({why}), so it may not be your Editor; an Editor run as administrator needs the bridge run as administrator too"
+    )]
+    PipeServerUnknown { name: String, why: String },
+}
+
+/// The verdict on a named pipe from what Windows said of it: the pid of the
+/// process serving it, that process's user and ours (SIDs as text, `S-1-5-…`).
+/// Apart from [`check_pipe`] so that every branch is tested on every platform.
+pub fn pipe_verdict(
+    name: &str,
+    pid: io::Result<u32>,
+    server: impl FnOnce(u32) -> io::Result<String>,
+    me: io::Result<String>,
+) -> Result<(), Untrusted> {
+    let unknown =
+        |what: &str, e: io::Error| Untrusted::PipeServerUnknown { name: name.into(), why: format!("{what}: {e}") };
+    let pid = pid.map_err(|e| unknown("its server's process id", e))?;
+    let me = me.map_err(|e| unknown("this process's user", e))?;
+    let server = server(pid).map_err(|e| unknown(&format!("the user of process {pid}"), e))?;
+    match server == me {
+        true => Ok(()),
+        false => Err(Untrusted::PipeOfAnotherUser { name: name.into(), pid, server, me }),
+    }
+}
+
+/// Whether the named pipe just opened (`pipe`, named `name`) is served by a
+/// process of this user: Windows says which process serves a pipe's
+/// instance, and that process's token says its user.
+#[cfg(windows)]
+pub fn check_pipe(pipe: &impl std::os::windows::io::AsRawHandle, name: &str) -> Result<(), Untrusted> {
+    let handle = pipe.as_raw_handle();
+    pipe_verdict(name, pipe_owner::server_pid(handle), pipe_owner::process_user, pipe_owner::current_user())
+}
+
+/// The Win32 calls behind [`check_pipe`]. Unsafe code, allowed here only:
+/// windows-sys is bindings and no crate we depend on wraps these four calls.
+/// Each handle is closed once (by [`Handle`]'s drop), each buffer outlives
+/// the calls that read it, and `LocalFree` frees what
+/// `ConvertSidToStringSidW` allocated.
+#[cfg(windows)]
+#[allow(unsafe_code)]
+mod pipe_owner {
+    use std::{io, os::windows::io::RawHandle};
+    use windows_sys::Win32::{
+        Foundation::{CloseHandle, HANDLE, LocalFree},
+        Security::{
+            Authorization::ConvertSidToStringSidW, GetTokenInformation, PSID, TOKEN_QUERY, TOKEN_USER, TokenUser,
+        },
+        System::{
+            Pipes::GetNamedPipeServerProcessId,
+            Threading::{GetCurrentProcess, OpenProcess, OpenProcessToken, PROCESS_QUERY_LIMITED_INFORMATION},
+        },
+    };
+
+    /// A handle this module opened, closed on drop.
+    struct Handle(HANDLE);
+    impl Drop for Handle {
+        fn drop(&mut self) {
+            // SAFETY: opened by this module, closed only here.
+            unsafe { CloseHandle(self.0) };
+        }
+    }
+
+    pub(super) fn server_pid(pipe: RawHandle) -> io::Result<u32> {
+        let mut pid = 0u32;
+        // SAFETY: `pipe` is the open client end of a pipe, borrowed for the call.
+        match unsafe { GetNamedPipeServerProcessId(pipe as HANDLE, &mut pid) } {
+            0 => Err(io::Error::last_os_error()),
+            _ => Ok(pid),
+        }
+    }
+
+    pub(super) fn process_user(pid: u32) -> io::Result<String> {
+        // SAFETY: no pointers; a null handle is an error.
+        let process = unsafe { OpenProcess(PROCESS_QUERY_LIMITED_INFORMATION, 0, pid) };
+        if process.is_null() {
+            return Err(io::Error::last_os_error());
+        }
+        token_user(&Handle(process))
+    }
+
+    pub(super) fn current_user() -> io::Result<String> {
+        // SAFETY: a pseudo-handle, never closed.
+        token_user_of(unsafe { GetCurrentProcess() })
+    }
+
+    fn token_user(process: &Handle) -> io::Result<String> {
+        token_user_of(process.0)
+    }
+
+    /// The user (its SID as text) of `process`'s token.
+    fn token_user_of(process: HANDLE) -> io::Result<String> {
+        let mut token: HANDLE = std::ptr::null_mut();
+        // SAFETY: `process` is open; `token` receives a handle we close.
+        if unsafe { OpenProcessToken(process, TOKEN_QUERY, &mut token) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let token = Handle(token);
+        let mut len = 0u32;
+        // SAFETY: asks the size only (a null buffer of length 0).
+        unsafe { GetTokenInformation(token.0, TokenUser, std::ptr::null_mut(), 0, &mut len) };
+        if len == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // u64s: aligned for TOKEN_USER's pointer.
+        let mut buffer = vec![0u64; (len as usize).div_ceil(8)];
+        // SAFETY: `buffer` holds `len` bytes.
+        if unsafe { GetTokenInformation(token.0, TokenUser, buffer.as_mut_ptr().cast(), len, &mut len) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: Windows wrote a TOKEN_USER at the buffer's start; its SID
+        // points into the buffer, alive until the end of this function.
+        let sid = unsafe { (*buffer.as_ptr().cast::<TOKEN_USER>()).User.Sid };
+        sid_text(sid)
+    }
+
+    fn sid_text(sid: PSID) -> io::Result<String> {
+        let mut text: *mut u16 = std::ptr::null_mut();
+        // SAFETY: `sid` is valid; Windows allocates `text`, freed below.
+        if unsafe { ConvertSidToStringSidW(sid, &mut text) } == 0 {
+            return Err(io::Error::last_os_error());
+        }
+        // SAFETY: `text` is NUL-terminated; read up to the NUL, then freed once.
+        let shown = unsafe {
+            let len = (0..).take_while(|&i| *text.add(i) != 0).count();
+            let shown = String::from_utf16_lossy(std::slice::from_raw_parts(text, len));
+            LocalFree(text.cast());
+            shown
+        };
+        Ok(shown)
+    }
 }
 
 /// Whether the Unix socket at `path` can be trusted to be an Editor of this
@@ -177,6 +313,42 @@ pub fn check_socket(path: &Path) -> Result<(), Untrusted> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pipe_is_trusted_only_when_its_server_is_of_this_user() {
+        let me = || Ok::<_, io::Error>("S-1-5-21-1-2-3-1001".to_owned());
+        let denied = || io::Error::from(io::ErrorKind::PermissionDenied);
+        assert_eq!(pipe_verdict("p", Ok(7), |_| me(), me()), Ok(()));
+        let other = pipe_verdict("p", Ok(7), |_| Ok("S-1-5-21-1-2-3-1002".into()), me()).unwrap_err();
+        assert!(matches!(&other, Untrusted::PipeOfAnotherUser { pid: 7, .. }), "{other}");
+        assert!(
+            other.to_string().contains("process 7 of another user (S-1-5-21-1-2-3-1002; you are S-1-5-21-1-2-3-1001)")
+        );
+        // Every step Windows may refuse is a refusal, never a pass.
+        for verdict in [
+            pipe_verdict("p", Err(denied()), |_| me(), me()),
+            pipe_verdict("p", Ok(7), |_| Err(denied()), me()),
+            pipe_verdict("p", Ok(7), |_| me(), Err(denied())),
+        ] {
+            assert!(matches!(verdict, Err(Untrusted::PipeServerUnknown { .. })), "{verdict:?}");
+        }
+        let why = pipe_verdict("p", Ok(7), |_| Err(denied()), me()).unwrap_err().to_string();
+        assert!(why.contains("the user of process 7") && why.contains("administrator"), "{why}");
+    }
+
+    /// The Win32 route itself (run by the Windows CI job): a pipe this
+    /// process serves is served by this process, of this user.
+    #[cfg(windows)]
+    #[tokio::test]
+    async fn a_pipe_this_user_serves_is_trusted() {
+        use tokio::net::windows::named_pipe::{ClientOptions, ServerOptions};
+        let name = format!(r"\\.\pipe\editor-link-test-{}", std::process::id());
+        let _server = ServerOptions::new().first_pipe_instance(true).create(&name).unwrap();
+        let client = ClientOptions::new().open(&name).unwrap();
+        use std::os::windows::io::AsRawHandle;
+        assert_eq!(pipe_owner::server_pid(client.as_raw_handle()).unwrap(), std::process::id());
+        assert_eq!(check_pipe(&client, &name), Ok(()));
+    }
 
     #[test]
     fn endpoint_names_are_those_uloop_3_computes() {

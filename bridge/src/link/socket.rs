@@ -429,7 +429,11 @@ async fn dial(endpoint: &Endpoint, options: Options) -> Result<Connection, Strin
             const ERROR_PIPE_BUSY: i32 = 231;
             loop {
                 match ClientOptions::new().open(name) {
-                    Ok(pipe) => return Ok(Connection::pipe(pipe, options)),
+                    Ok(pipe) => {
+                        // Only now can Windows say who serves it.
+                        editor_link::endpoint::check_pipe(&pipe, name).map_err(|why| why.to_string())?;
+                        return Ok(Connection::pipe(pipe, options));
+                    }
                     Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY) => {
                         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                     }
