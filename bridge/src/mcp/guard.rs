@@ -17,7 +17,8 @@ use super::{
     CLIENT_CAPABILITIES_KEY, PROTOCOL_VERSION_KEY, STATELESS_VERSION, SUPPORTED_VERSIONS,
     calls::{Calls, ToolCall},
     out::Out,
-    session::InFlight,
+    session::{InFlight, SERVER_INFO_KEY, server_info},
+    tasks,
 };
 use editor_link::framing::{Frame, FrameDecoder, Framing};
 
@@ -112,10 +113,9 @@ const REMOVED_IN_STATELESS: &[&str] = &[
     "logging/setLevel",
     "resources/subscribe",
     "resources/unsubscribe",
-    "tasks/get",
+    // 2025-11-25's; the tasks extension has no tasks/result or tasks/list.
     "tasks/result",
     "tasks/list",
-    "tasks/cancel",
 ];
 
 type Refusal = (i64, String, Option<Value>);
@@ -205,6 +205,11 @@ impl Guard {
                     // rmcp's stateless lifecycle, and notifications may follow.
                     self.stateless_seen = true;
                 }
+                let stateless = meta.get(PROTOCOL_VERSION_KEY).and_then(Value::as_str) == Some(STATELESS_VERSION);
+                if let Some(task_method) = TaskMethod::of(method).filter(|_| stateless) {
+                    self.task_request(task_method, id, meta, obj.get("params"), out);
+                    return None;
+                }
             }
             (Era::Handshake, Some("server/discover"), Some(id)) => {
                 out.error(
@@ -285,7 +290,69 @@ impl Guard {
     }
 }
 
+/// The tasks extension's methods.
+#[derive(Clone, Copy, Debug)]
+enum TaskMethod {
+    Get,
+    Update,
+    Cancel,
+}
+
+impl TaskMethod {
+    fn of(method: &str) -> Option<TaskMethod> {
+        match method {
+            "tasks/get" => Some(TaskMethod::Get),
+            "tasks/update" => Some(TaskMethod::Update),
+            "tasks/cancel" => Some(TaskMethod::Cancel),
+            _ => None,
+        }
+    }
+}
+
 impl Guard {
+    /// `tasks/get`, `tasks/update`, `tasks/cancel` (2026-07-28), answered
+    /// here from the session's tasks: -32021 for a request that does not
+    /// declare the extension, -32602 for a task that is not (or no longer)
+    /// kept.
+    fn task_request(
+        &self,
+        method: TaskMethod,
+        id: &Value,
+        meta: &serde_json::Map<String, Value>,
+        params: Option<&Value>,
+        out: &Out,
+    ) {
+        if !tasks::declared(meta) {
+            let required = json!({"requiredCapabilities": {"extensions": {tasks::TASKS_EXTENSION: {}}}});
+            out.error(Some(id), -32021, "Missing required client capability", Some(required));
+            return;
+        }
+        let Some(task) = params.and_then(|p| p.get("taskId")).and_then(Value::as_str) else {
+            out.error(Some(id), -32602, "Invalid params: taskId must be a string", None);
+            return;
+        };
+        let calls = &self.calls;
+        let found = match method {
+            TaskMethod::Get => calls.tasks.get(task).map(Value::Object),
+            TaskMethod::Cancel => calls.tasks.cancel(task).then(|| json!({})),
+            // The bridge asks clients nothing: answers to nothing are accepted.
+            TaskMethod::Update => calls.tasks.knows(task).then(|| json!({})),
+        };
+        match found {
+            Some(mut result) => {
+                result["resultType"] = "complete".into();
+                result["_meta"] = json!({SERVER_INFO_KEY: server_info()});
+                out.line(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            }
+            None => out.error(
+                Some(id),
+                -32602,
+                &format!("Failed to retrieve task: Task not found ({task}: not kept by this bridge; results are kept 30 minutes after a task ends, and tasks end with the bridge process)"),
+                None,
+            ),
+        }
+    }
+
     /// Takes a request's id; when a request with it is in flight, answers
     /// this one with an error and returns false.
     fn take(&self, id: &Value, method: &str, out: &Out) -> bool {

@@ -198,8 +198,8 @@ impl ServerHandler for Handler {
             "resultType": "complete",
             "supportedVersions": SUPPORTED_VERSIONS,
             // In 2026-07-28 list_changed reaches a client that subscribed
-            // (`subscriptions/listen`).
-            "capabilities": {"tools": {"listChanged": true}},
+            // (`subscriptions/listen`); calls may be answered with tasks.
+            "capabilities": {"tools": {"listChanged": true}, "extensions": {super::tasks::TASKS_EXTENSION: {}}},
             "instructions": info.instructions,
             "ttlMs": 0,
             "cacheScope": "private",

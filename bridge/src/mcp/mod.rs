@@ -22,6 +22,8 @@
 //! - [`handler`] — what rmcp serves: `initialize`, `server/discover`,
 //!   `tools/list`, list changes (and 2026-07-28's `subscriptions/listen`).
 //! - [`stdio`] — stdin and stdout as async streams, and when the process must stop.
+//! - [`tasks`] — 2026-07-28's tasks extension: calls answered with a task,
+//!   `tasks/get` and `tasks/cancel`.
 
 mod calls;
 mod guard;
@@ -29,6 +31,7 @@ mod handler;
 mod out;
 mod session;
 pub mod stdio;
+mod tasks;
 
 use std::{future::Future, sync::Arc, time::Duration};
 

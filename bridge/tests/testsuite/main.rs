@@ -8,4 +8,5 @@ mod mcp;
 mod promises;
 mod service;
 mod stdio;
+mod tasks;
 mod uloop3;
