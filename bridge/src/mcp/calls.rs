@@ -22,7 +22,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     STATELESS_VERSION,
     out::Out,
-    session::{InFlight, NotedClient, Revision, SERVER_INFO_KEY, server_info},
+    session::{InFlight, Negotiated, NotedClient, Revision, SERVER_INFO_KEY, defines_structured_content, server_info},
     tasks::{self, Ended, TaskStore},
 };
 use crate::{
@@ -48,7 +48,11 @@ pub(super) struct ToolCall {
 impl ToolCall {
     /// The call in a request the guard has checked (an object with this
     /// id), or why its params are invalid.
-    pub(super) fn read(id: &Value, message: &mut Map<String, Value>) -> Result<ToolCall, String> {
+    pub(super) fn read(
+        id: &Value,
+        message: &mut Map<String, Value>,
+        negotiated: &Negotiated,
+    ) -> Result<ToolCall, String> {
         let params = match message.get_mut("params") {
             Some(Value::Object(params)) => params,
             Some(_) => return Err("params must be an object".into()),
@@ -67,14 +71,16 @@ impl ToolCall {
         let progress_token = meta.and_then(|m| m.get("progressToken")).filter(|t| t.is_string() || t.is_i64()).cloned();
         let version = meta.and_then(|m| m.get(super::PROTOCOL_VERSION_KEY)).and_then(Value::as_str);
         let revision = match version {
-            None => Revision::Handshake,
-            Some(v) => Revision::Stateless { result_type: v >= STATELESS_VERSION },
+            None => negotiated.revision(),
+            Some(v) => {
+                Revision::Stateless { result_type: v >= STATELESS_VERSION, structured: defines_structured_content(v) }
+            }
         };
         let client = meta.and_then(|m| m.get(super::CLIENT_INFO_KEY)).and_then(|info| {
             let text = |key: &str| info.get(key).and_then(Value::as_str).map(str::to_owned);
             Some((text("name")?, text("version").unwrap_or_default(), version.unwrap_or_default().to_owned()))
         });
-        let takes_tasks = revision == (Revision::Stateless { result_type: true }) && meta.is_some_and(tasks::declared);
+        let takes_tasks = revision.result_type() && meta.is_some_and(tasks::declared);
         Ok(ToolCall { id: id.clone(), name, arguments, progress_token, revision, client, takes_tasks })
     }
 }
@@ -86,6 +92,7 @@ pub(super) struct Calls {
     out: Out,
     in_flight: InFlight,
     client: NotedClient,
+    pub(super) negotiated: Negotiated,
     pub(super) tasks: TaskStore,
 }
 
@@ -93,8 +100,14 @@ pub(super) struct Calls {
 type Outcome = std::thread::Result<Result<ToolResult, CallRefused>>;
 
 impl Calls {
-    pub(super) fn new(bridge: Arc<Bridge>, out: Out, in_flight: InFlight, client: NotedClient) -> Calls {
-        Calls { bridge, out, in_flight, client, tasks: TaskStore::default() }
+    pub(super) fn new(
+        bridge: Arc<Bridge>,
+        out: Out,
+        in_flight: InFlight,
+        client: NotedClient,
+        negotiated: Negotiated,
+    ) -> Calls {
+        Calls { bridge, out, in_flight, client, negotiated, tasks: TaskStore::default() }
     }
 
     /// Runs `call` in its own task; its id is in flight (taken by the guard,

@@ -240,7 +240,7 @@ impl Guard {
                     return None;
                 }
                 let Value::Object(message) = &mut value else { return None };
-                return match ToolCall::read(&id, message) {
+                return match ToolCall::read(&id, message, &self.calls.negotiated) {
                     Ok(call) => Some(Passed::ToolCall(call)),
                     Err(why) => {
                         self.in_flight.release(&id);
@@ -426,7 +426,7 @@ mod tests {
             editor_link::discovery::Locator { project: Some(project.path().to_owned()), ..Default::default() };
         let bridge = Bridge::start(Link::start(LinkConfig::new(locator), None), BridgeOptions::default(), None);
         let in_flight = InFlight::default();
-        let calls = Calls::new(bridge, out.clone(), in_flight.clone(), Default::default());
+        let calls = Calls::new(bridge, out.clone(), in_flight.clone(), Default::default(), Default::default());
         (Guard { initialize_seen: false, stateless_seen: false, in_flight, calls }, project)
     }
 

@@ -28,7 +28,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::{
     HANDSHAKE_VERSIONS, SUPPORTED_VERSIONS, ServeOptions,
-    session::{InFlight, NotedClient, SERVER_INFO_KEY, server_info},
+    session::{InFlight, Negotiated, NotedClient, SERVER_INFO_KEY, defines_structured_content, server_info},
 };
 use crate::bridge::Bridge;
 use editor_link::lock;
@@ -41,6 +41,8 @@ pub(super) struct Handler {
     /// The client's requests in flight (a cancelled one is released here,
     /// since rmcp sends nothing for it).
     in_flight: InFlight,
+    /// The revision `initialize` agreed on.
+    negotiated: Negotiated,
 }
 
 /// Who is told that the Editor's tools changed, in each revision's way: a
@@ -107,8 +109,15 @@ fn to_rmcp<T: serde::de::DeserializeOwned>(value: Value) -> Result<T, McpError> 
 }
 
 impl Handler {
-    pub(super) fn new(bridge: Arc<Bridge>, options: ServeOptions, in_flight: InFlight, client: NotedClient) -> Self {
-        let handler = Handler { bridge, options, list_changed: Arc::default(), noted_client: client, in_flight };
+    pub(super) fn new(
+        bridge: Arc<Bridge>,
+        options: ServeOptions,
+        in_flight: InFlight,
+        client: NotedClient,
+        negotiated: Negotiated,
+    ) -> Self {
+        let handler =
+            Handler { bridge, options, list_changed: Arc::default(), noted_client: client, in_flight, negotiated };
         let list_changed = handler.list_changed.clone();
         let bridge = Arc::downgrade(&handler.bridge);
         handler.bridge.on_tools_changed(move || {
@@ -186,6 +195,7 @@ impl ServerHandler for Handler {
         let name = request.client_info.name.clone();
         let answer = self.negotiate_initialize(&request);
         let protocol = answer.as_ref().map(|a| a.protocol_version.to_string()).unwrap_or_default();
+        self.negotiated.set(&protocol);
         tracing::info!(client = %name, version = %request.client_info.version, %protocol, "MCP client");
         // Told to Unity on every connect; initialize itself never waits for Unity.
         self.bridge.link.set_client_name(&name);
@@ -277,6 +287,10 @@ impl ServerHandler for Handler {
         let cursor = request.and_then(|r| r.cursor);
         let list_changed = self.list_changed.clone();
         let stateless = context.meta.protocol_version().is_some();
+        let structured = match context.meta.protocol_version() {
+            Some(version) => defines_structured_content(&version.to_string()),
+            None => self.negotiated.revision().structured(),
+        };
         guarded("tools/list", async move {
             let start = match &cursor {
                 None => 0,
@@ -295,9 +309,14 @@ impl ServerHandler for Handler {
                 ));
             }
             let end = (start + page_size).min(tools.len());
+            let mut page = tools[start..end].to_vec();
+            if !structured {
+                // outputSchema came with structuredContent (2025-06-18).
+                page.iter_mut().filter_map(Value::as_object_mut).for_each(|tool| drop(tool.remove("outputSchema")));
+            }
             // rmcp drops resultType for handshake-era clients, and adds the
             // cache hints (ttlMs, cacheScope) for 2026-07-28 ones.
-            let mut result = json!({"resultType": "complete", "tools": tools[start..end]});
+            let mut result = json!({"resultType": "complete", "tools": page});
             if end < tools.len() {
                 result["nextCursor"] = end.to_string().into();
             }

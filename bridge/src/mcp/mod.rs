@@ -46,7 +46,7 @@ use calls::Calls;
 use guard::GuardedTransport;
 use handler::Handler;
 use out::Out;
-use session::{InFlight, NotedClient};
+use session::{InFlight, Negotiated, NotedClient};
 pub use stdio::serve_stdio;
 
 /// The MCP revisions with an `initialize` handshake, newest first.
@@ -112,11 +112,12 @@ pub async fn serve(
     let input_closed = CancellationToken::new();
     let in_flight = InFlight::default();
     let client = NotedClient::default();
-    let calls = Calls::new(bridge.clone(), out.clone(), in_flight.clone(), client.clone());
+    let negotiated = Negotiated::default();
+    let calls = Calls::new(bridge.clone(), out.clone(), in_flight.clone(), client.clone(), negotiated.clone());
     let reader =
         tokio::spawn(guard::read_input(input, to_rmcp, out.clone(), calls, in_flight.clone(), input_closed.clone()));
 
-    let handler = Handler::new(bridge.clone(), options.clone(), in_flight.clone(), client);
+    let handler = Handler::new(bridge.clone(), options.clone(), in_flight.clone(), client, negotiated);
     let transport = GuardedTransport::new(from_guard, out.clone(), in_flight);
     let session = tokio::spawn(async move {
         match rmcp::serve_server(handler, transport).await {

@@ -144,13 +144,16 @@ impl<W: AsyncWrite + Unpin> Batch<W> {
         buf.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
         serde_json::to_writer(&mut *buf, &answer.id)?;
         buf.extend_from_slice(br#","result":{"#);
-        if answer.revision == (Revision::Stateless { result_type: true }) {
+        if answer.revision.result_type() {
             buf.extend_from_slice(br#""resultType":"complete","#);
         }
         match &answer.result {
             ToolResult::Built(value) => {
                 let mut first = true;
                 for key in ["content", "structuredContent", "isError"] {
+                    if key == "structuredContent" && !answer.revision.structured() {
+                        continue;
+                    }
                     if let Some(member) = value.get(key) {
                         if !std::mem::take(&mut first) {
                             buf.push(b',');
@@ -170,8 +173,11 @@ impl<W: AsyncWrite + Unpin> Batch<W> {
                     rest = &rest[piece.len()..];
                     self.write_if_full().await?;
                 }
-                self.buf.extend_from_slice(br#""}],"structuredContent":"#);
-                self.verbatim(result.bytes()).await?;
+                self.buf.extend_from_slice(br#""}]"#);
+                if answer.revision.structured() {
+                    self.buf.extend_from_slice(br#","structuredContent":"#);
+                    self.verbatim(result.bytes()).await?;
+                }
                 if *is_error {
                     self.buf.extend_from_slice(br#","isError":true"#);
                 }

@@ -103,10 +103,46 @@ impl NotedClient {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Revision {
     /// After `initialize`: the result as the handshake revisions have it.
-    Handshake,
+    Handshake { structured: bool },
     /// A request versioned in its `_meta`: the result names the server in
     /// its `_meta`, and has `resultType` from 2026-07-28 on.
-    Stateless { result_type: bool },
+    Stateless { result_type: bool, structured: bool },
+}
+
+impl Revision {
+    /// The revision defines `structuredContent` and `outputSchema`
+    /// (2025-06-18 and later): older clients get neither.
+    pub(super) fn structured(self) -> bool {
+        match self {
+            Revision::Handshake { structured } | Revision::Stateless { structured, .. } => structured,
+        }
+    }
+
+    /// 2026-07-28 or later: results carry `resultType`.
+    pub(super) fn result_type(self) -> bool {
+        matches!(self, Revision::Stateless { result_type: true, .. })
+    }
+}
+
+/// Whether MCP revision `version` (a date) defines `structuredContent`.
+pub(super) fn defines_structured_content(version: &str) -> bool {
+    version >= "2025-06-18"
+}
+
+/// The revision `initialize` agreed on, for the handshake-era client's calls.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Negotiated(Arc<Mutex<Option<String>>>);
+
+impl Negotiated {
+    pub(super) fn set(&self, version: &str) {
+        *lock(&self.0) = Some(version.to_owned());
+    }
+
+    /// The revision of a call made after `initialize` (the newest before it).
+    pub(super) fn revision(&self) -> Revision {
+        let structured = lock(&self.0).as_deref().is_none_or(defines_structured_content);
+        Revision::Handshake { structured }
+    }
 }
 
 /// The `_meta` key a 2026-07-28 result names its server under.

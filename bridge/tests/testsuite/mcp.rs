@@ -94,6 +94,39 @@ async fn versions_are_echoed_when_supported_and_the_newest_answered_otherwise() 
     }
 }
 
+/// `structuredContent` (and `outputSchema`) came with MCP 2025-06-18: a
+/// client of an older revision gets the result as text only, a newer one
+/// both; a relayed result and one the bridge built alike.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn structured_content_goes_only_to_revisions_that_define_it() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    for (version, structured) in
+        [("2024-11-05", false), ("2025-03-26", false), ("2025-06-18", true), ("2025-11-25", true)]
+    {
+        let mut raw = client::in_memory(project.path(), &[]);
+        raw.line(&json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "v", "version": "1"}}}).to_string()).await;
+        assert_eq!(raw.answer(&json!(1)).await["result"]["protocolVersion"], version);
+        raw.line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+        for (id, tool) in [(2, "get-logs"), (3, "bridge-status")] {
+            raw.line(
+                &json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
+                    .to_string(),
+            )
+            .await;
+            let answer = raw.answer(&json!(id)).await;
+            let text = answer["result"]["content"][0]["text"].as_str().unwrap_or_default();
+            assert!(!text.is_empty(), "{version} {tool}: {answer}");
+            assert_eq!(answer["result"].get("structuredContent").is_some(), structured, "{version} {tool}: {answer}");
+        }
+    }
+    let mut raw = client::in_memory(project.path(), &[]);
+    let mut meta = stateless_meta();
+    meta["io.modelcontextprotocol/protocolVersion"] = "2026-07-28".into();
+    raw.line(&json!({"jsonrpc": "2.0", "id": "s", "method": "tools/call", "params": {"name": "get-logs", "arguments": {}, "_meta": meta}}).to_string()).await;
+    assert!(raw.answer(&json!("s")).await["result"].get("structuredContent").is_some());
+}
+
 /// The `_meta` every MCP 2026-07-28 request carries.
 fn stateless_meta() -> Value {
     json!({
