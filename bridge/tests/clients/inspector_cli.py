@@ -8,8 +8,14 @@ the tools and calls each one, one Inspector process per request.
 
 `--era` is the Inspector's `--protocol-era` (2.x; legacy by default there);
 `--expect-protocol` checks, in the bridge's log, that every session spoke
-that revision. Exit status 0 when every check passed; the last line is a
-summary.
+that revision. Inspector 2.x in the auto or modern era declares MCP's tasks
+extension (io.modelcontextprotocol/tasks) on every call and takes tasks on
+its own (its bundled ext-tasks polls tasks/get and prints the final result):
+the bridge answers compile and run-tests with a task there, which its log
+says, and never in the handshake revisions. `--slow-run-tests`: the fake
+serves slow-run-tests.toml (run-tests 12 s longer), and the run-tests call
+must come back through its task after those 12 s. Exit status 0 when every
+check passed; the last line is a summary.
 """
 import argparse
 import json
@@ -18,8 +24,11 @@ import re
 import subprocess
 import sys
 import tempfile
+import time
 
 CHECKS = {"passed": 0, "failed": 0}
+# The tools the bridge answered with a task in the last Inspector run (its log).
+TASKS = {"last": []}
 
 
 def check(condition, what):
@@ -46,6 +55,7 @@ def inspector(args, *request):
     if args.expect_protocol:
         spoken = sorted(set(re.findall(r"MCP client .*protocol=(\S+)", logged)))
         check(spoken == [args.expect_protocol], "%s: the bridge was spoken to in %s, expected %s" % (request, spoken, args.expect_protocol))
+    TASKS["last"] = re.findall(r"tools/call answered with a task name=(\S+)", logged)
     try:
         return json.loads(done.stdout)
     except json.JSONDecodeError:
@@ -69,6 +79,8 @@ def main():
     parser.add_argument("--expect-protocol", help="the MCP revision every session must speak")
     parser.add_argument("--editor", default="package", choices=["package", "uloop-3"],
                         help="the Editor fake-unity plays: this project's package (default) or uLoopMCP 3")
+    parser.add_argument("--slow-run-tests", action="store_true",
+                        help="fake-unity serves slow-run-tests.toml: run-tests must come back through its task")
     args = parser.parse_args()
 
     listed = inspector(args, "--method", "tools/list")
@@ -108,11 +120,24 @@ def main():
     if args.editor == "uloop-3":
         check("record-input" in names and "get-menu-items" not in names, "tools/list gave %s (uLoopMCP 3's)" % names)
     expectations = uloop3 if args.editor == "uloop-3" else package
+    # Inspector 2.x takes tasks in the 2026-07-28 eras; the bridge makes
+    # compile and run-tests tasks (the other calls here are quick: plain).
+    takes_tasks = args.era in ("auto", "modern") and args.expect_protocol == "2026-07-28"
     for tool, arguments, ok in expectations:
+        started = time.monotonic()
         result = call(args, tool, **arguments)
+        took = time.monotonic() - started
         structured = result.get("structuredContent", {})
         check(not result.get("isError"), "%s is not an error: %s" % (tool, json.dumps(result)[:300]))
         check(ok(structured), "%s returned %s" % (tool, json.dumps(structured)[:300]))
+        as_task = tool in ("compile", "run-tests") and takes_tasks
+        check(TASKS["last"] == ([tool] if as_task else []),
+              "%s: answered with a task %s, expected %s" % (tool, TASKS["last"], as_task))
+        if tool == "run-tests" and args.slow_run_tests:
+            # 12 s more than usual, past any one request's patience: its task.
+            check(took >= 12 and TASKS["last"] == ["run-tests"],
+                  "the slow run-tests came back through its task: %.1f s, tasks %s" % (took, TASKS["last"]))
+            print("slow run-tests through the Inspector: %.1f s (%s)" % (took, "a task" if TASKS["last"] else "no task"))
 
     if args.editor == "uloop-3":
         # v3 declares LogType a plain string (any value is Unity's to judge):

@@ -23,6 +23,7 @@ Exit status 0 when every check passed; the last line is a summary.
 import argparse
 import asyncio
 import json
+import re
 import sys
 import time
 from typing import Any, Literal
@@ -96,10 +97,13 @@ class Tasks(ClientExtension):
     def __init__(self):
         self.handles = []  # every CreateTaskResult received
         self.polls = 0  # tasks/get sent
+        self.messages = []  # the statusMessages seen
 
     async def get(self, session, task_id):
         self.polls += 1
-        return await session.send_request(GetTaskRequest(params=TaskParams(task_id=task_id)), GetTaskResult)
+        got = await session.send_request(GetTaskRequest(params=TaskParams(task_id=task_id)), GetTaskResult)
+        self.messages.append(got.status_message)
+        return got
 
     async def resolve(self, created: CreateTaskResult, ctx: ClaimContext) -> CallToolResult:
         self.handles.append(created)
@@ -167,6 +171,9 @@ async def with_tasks(bridge, project, figures):
         check(tests.is_error and (tests.structured_content or {}).get("FailedCount") == 1,
               "the fixture's failing test makes it an error result (a completed task)")
         check(took > TIMEOUT * 2 and polls >= 10, "run-tests as a task took %.1f s, %d polls" % (took, polls))
+        # The Editor's progress, as the task's statusMessage (no progress notifications on tasks).
+        check(any(re.fullmatch(r"\d+: Working \(\d+ s\)", m or "") for m in tasks.messages),
+              "progress as statusMessage: %s" % tasks.messages[-polls:])
 
         # (c) tasks/cancel ends a long call cancelled.
         handle = await client.session.call_tool("run-tests", {}, allow_claimed=True)
