@@ -18,10 +18,11 @@ use tokio_util::sync::CancellationToken;
 use crate::{
     compile_result,
     link::{CallError, CallOptions, CutOff, Link, LinkEvent},
+    main_thread,
     results::{self, ResultPolicy, ToolResult},
     tools::{self, McpTool, ToolCache},
 };
-use editor_link::{jsonrpc::ErrorKind, tool_details::ToolDetails};
+use editor_link::{jsonrpc::ErrorKind, lock, tool_details::ToolDetails};
 
 /// The bridge's own tools.
 pub const STATUS_TOOL: &str = "bridge-status";
@@ -280,7 +281,7 @@ impl Bridge {
     ) -> Result<ToolResult, CallRefused> {
         let started = Instant::now();
         match name {
-            STATUS_TOOL => return Ok(self.status_result()),
+            STATUS_TOOL => return Ok(self.status_result().await),
             WAIT_TOOL => return self.wait_for_editor(&arguments, cancel).await,
             _ => {}
         }
@@ -296,11 +297,14 @@ impl Bridge {
             .or_else(|| tool.timeout_seconds.map(editor_link::duration::saturating_seconds))
             .unwrap_or(self.options.default_timeout);
         let deadline = editor_link::duration::instant_after(started, seconds + self.options.timeout_grace);
+        // What holds the Editor's main thread while the call waits, if anything.
+        let blocked: Arc<Mutex<Option<main_thread::Blocked>>> = Arc::default();
         let (progress_tx, forwarder) = match progress {
             Some(sink) => {
                 let (tx, rx) = mpsc::unbounded_channel();
                 let stop = CancellationToken::new();
-                let task = tokio::spawn(forward_progress(rx, sink, self.options.heartbeat, stop.clone()));
+                let beat = Heartbeat { every: self.options.heartbeat, blocked: blocked.clone() };
+                let task = tokio::spawn(forward_progress(rx, sink, beat, stop.clone()));
                 (Some(tx), Some((stop, task)))
             }
             None => (None, None),
@@ -323,7 +327,10 @@ impl Bridge {
             _ => None,
         };
         let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
-        let mut outcome = self.link.call_raw(name, Value::Object(arguments), options).await;
+        let mut outcome = tokio::select! {
+            outcome = self.link.call_raw(name, Value::Object(arguments), options) => outcome,
+            never = main_thread::watch(&self.link, blocked.clone()) => match never {},
+        };
         let mut not_back = None;
         if let (Some(file), Ok(_) | Err(CallError::CutOff(CutOff::Reload))) = (&result_file, &outcome) {
             // The client asked to wait for the domain reload: answered once
@@ -356,6 +363,14 @@ impl Bridge {
         match outcome {
             Ok(result) => Ok(results::from_editor_result(name, result, &self.options.results)),
             Err(CallError::Cancelled) => Err(CallRefused::Cancelled),
+            Err(error @ CallError::NoAnswer { .. }) => {
+                let answer = results::from_call_error(name, &error);
+                // Said at the deadline: what held the Editor, if it said.
+                match lock(&blocked).take() {
+                    Some(held) => Ok(ToolResult::error(format!("{} When the deadline passed, {held}.", answer.text()))),
+                    None => Ok(answer),
+                }
+            }
             Err(error) => {
                 if matches!(&error, CallError::Editor(e) if e.kind() == ErrorKind::MethodNotFound) {
                     // The tools changed: fetch them again, without holding this answer.
@@ -425,8 +440,19 @@ impl Bridge {
         })
     }
 
-    fn status_result(&self) -> ToolResult {
-        let status = self.status();
+    /// `bridge-status`: [`Bridge::status`], and whether the Editor's main
+    /// thread runs (asked now, where the Editor answers that: `mainThread`;
+    /// `null` where it does not).
+    async fn status_result(&self) -> ToolResult {
+        let mut status = self.status();
+        let can_press = self.link.editor_info().is_some_and(|i| i.capabilities.iter().any(|c| c == "dialog-buttons"));
+        status["mainThread"] = match main_thread::ask(&self.link).await {
+            Some(state) => match main_thread::Blocked::from_state(&state, can_press) {
+                Some(held) => held.to_json(),
+                None => json!({"blocked": false, "lastRanMsAgo": state.get("MainThreadLastRanMsAgo")}),
+            },
+            None => Value::Null,
+        };
         ToolResult::Built(json!({
             "content": [{"type": "text", "text": status.to_string()}],
             "structuredContent": status,
@@ -543,10 +569,17 @@ pub fn own_tools() -> Vec<Value> {
 /// Forwards Unity's progress for one call, with a heartbeat while it says
 /// nothing; each report's number is higher than the last. When stopped, it
 /// still sends what Unity reported before.
+/// The heartbeat of a call's progress: how often, and what holds the
+/// Editor's main thread (said instead of "waiting", when known).
+struct Heartbeat {
+    every: Duration,
+    blocked: Arc<Mutex<Option<main_thread::Blocked>>>,
+}
+
 async fn forward_progress(
     mut unity: mpsc::UnboundedReceiver<Value>,
     sink: ProgressSink,
-    heartbeat: Duration,
+    heartbeat: Heartbeat,
     stop: CancellationToken,
 ) {
     let started = Instant::now();
@@ -565,7 +598,10 @@ async fn forward_progress(
                 }
                 return;
             }
-            _ = tokio::time::sleep(heartbeat) => format!("waiting for Unity ({} s)", started.elapsed().as_secs()),
+            _ = tokio::time::sleep(heartbeat.every) => match lock(&heartbeat.blocked).as_ref() {
+                Some(held) => format!("waiting for Unity ({} s): {held}", started.elapsed().as_secs()),
+                None => format!("waiting for Unity ({} s)", started.elapsed().as_secs()),
+            },
         };
         count += 1.0;
         sink(Progress { progress: count, message }).await;
@@ -608,7 +644,12 @@ mod tests {
             Box::pin(async {})
         });
         let stop = CancellationToken::new();
-        let task = tokio::spawn(forward_progress(rx, sink, Duration::from_millis(30), stop.clone()));
+        let task = tokio::spawn(forward_progress(
+            rx,
+            sink,
+            Heartbeat { every: Duration::from_millis(30), blocked: Arc::default() },
+            stop.clone(),
+        ));
         tx.send(json!({"requestId": "x", "progress": 1, "total": 3, "message": "Compiling"})).unwrap();
         tokio::time::sleep(Duration::from_millis(80)).await;
         tx.send(json!({"requestId": "x", "progress": 2, "total": 3})).unwrap();

@@ -14,6 +14,8 @@
 //!   at a time.
 //! - [`bridge`] — the bridge as a service, independent of the MCP SDK: the
 //!   tool catalogue, calls with deadlines and progress, its own two tools.
+//! - [`main_thread`] — why a call waits: the Editor's main thread held by a
+//!   modal dialog, a compile or an import, named in progress and answers.
 //! - [`compile_result`] — a compile across its reload on an Editor without
 //!   a resume journal, answered from the result file it writes (uLoopMCP).
 //! - [`mcp`] — the MCP stdio server: the one module that knows rmcp, behind a
@@ -26,6 +28,7 @@ pub mod bridge;
 pub mod cli;
 pub mod compile_result;
 pub mod link;
+pub mod main_thread;
 pub mod mcp;
 pub mod raw_json;
 pub mod results;

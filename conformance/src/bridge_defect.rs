@@ -125,6 +125,9 @@ pub enum BridgeDefect {
     /// Answers a compile before the domain reload it causes is over (as if
     /// the client had not asked for `WaitForDomainReload`).
     NoReloadWait,
+    /// Says nothing of what holds the Editor's main thread (a bridge that
+    /// does not ask `get-editor-state`): progress and answers cut before it.
+    HidesWhatBlocks,
 }
 
 impl BridgeDefect {
@@ -582,6 +585,20 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
         }
         BridgeDefect::NoListChanged if notification == "notifications/tools/list_changed" => return None,
         BridgeDefect::NoProgress if notification == "notifications/progress" => return None,
+        BridgeDefect::HidesWhatBlocks => {
+            let cut = |text: &str| match text.find("the Editor's main thread") {
+                Some(at) => text[..at].to_owned(),
+                None => text.to_owned(),
+            };
+            if let Some(m) = message.pointer("/params/message").and_then(Value::as_str).map(cut) {
+                message["params"]["message"] = json!(m);
+            }
+            for block in message.pointer_mut("/result/content").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(t) = block["text"].as_str().map(cut) {
+                    block["text"] = json!(t);
+                }
+            }
+        }
         BridgeDefect::GivesUp if method == "tools/call" => {
             let id = message["id"].clone();
             *message = json!({"jsonrpc": "2.0", "id": id, "result": {"isError": true,

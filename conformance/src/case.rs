@@ -69,6 +69,8 @@ pub enum Extension {
     DiscoveryFile,
     /// §7 the token: in the discovery file, required in every request (`x-token`).
     Token,
+    /// §6 `get-editor-state`: the main thread's state, answered without it.
+    EditorState,
 }
 
 impl Extension {
@@ -90,6 +92,7 @@ impl Extension {
             Extension::ImageData => "image-data",
             Extension::DiscoveryFile => "discovery-file",
             Extension::Token => "token",
+            Extension::EditorState => "editor-state",
         }
     }
 }

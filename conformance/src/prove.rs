@@ -182,6 +182,7 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         D::OneCallAtATime => &["mcp.tools-call.beside-a-slow-call"],
         D::IgnoresCancellation => &["mcp.cancellation", "mcp.cancellation.frees-the-editor"],
         D::NoReloadWait => &["mcp.uloop-2.1.1.wait-for-domain-reload"],
+        D::HidesWhatBlocks => &["mcp.blocked-main-thread-named"],
     }
 }
 

@@ -1,5 +1,6 @@
 //! Integration tests of the bridge crate, compiled as one binary.
 
+mod blocked;
 mod cli;
 mod client;
 mod e2e;

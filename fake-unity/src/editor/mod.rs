@@ -9,6 +9,7 @@
 
 mod client;
 mod lifecycle;
+pub mod main_thread;
 mod stats;
 
 pub use client::Client;
@@ -228,6 +229,8 @@ pub struct Editor {
     pub hang: Arc<Stall>,
     /// The `deadListener` fault: nothing accepted.
     pub dead_listener: Arc<Stall>,
+    /// Who waits for the main thread, and what holds it.
+    pub main_thread: main_thread::MainThread,
 }
 
 pub use editor_link::lock;
@@ -277,6 +280,7 @@ impl Editor {
             },
             base: config.state,
             hang: Stall::new("hang"),
+            main_thread: main_thread::MainThread::default(),
             dead_listener: Stall::new("dead listener"),
         });
         (editor, rx)

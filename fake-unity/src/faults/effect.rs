@@ -7,14 +7,15 @@
 
 use std::time::Duration;
 
-use super::ReloadPoint;
+use super::{Blocker, ReloadPoint};
 
 /// What a fault that fired does.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     // ---- at the request it fired on ----
-    /// The main thread is busy for this long: nothing runs, not even the checks.
-    Stall(Duration),
+    /// The main thread is busy for this long: nothing runs, not even the
+    /// checks; `blocker` says what holds it, when known.
+    Stall { busy: Duration, blocker: Option<Blocker> },
     /// The tool works this much longer, inside its deadline, reporting
     /// progress every second unless it is deadlocked.
     SlowTool { extra: Duration, progress: bool },

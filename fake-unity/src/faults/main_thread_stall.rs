@@ -1,5 +1,7 @@
 //! `mainThreadStall`: every matched tool waits `ms` before anything runs, not even
 //! the checks (a throttled main thread: an unfocused Editor, a modal dialog).
+//! What holds it, when known: a modal `dialog` (its title and buttons) or a
+//! long asset import (`importing`), as `get-editor-state` reports them.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +11,27 @@ use super::{Behaviour, Effect, Fired, Scope, Trigger};
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct MainThreadStall {
     pub ms: u64,
+    /// A modal dialog holds the main thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dialog: Option<DialogSpec>,
+    /// A long asset import holds it.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub importing: bool,
+}
+
+/// A modal dialog: its title and its buttons' texts, in order.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DialogSpec {
+    pub title: String,
+    pub buttons: Vec<String>,
+}
+
+/// What holds the main thread.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Blocker {
+    Dialog { title: String, buttons: Vec<String> },
+    Import,
 }
 
 impl Behaviour for MainThreadStall {
@@ -25,6 +48,11 @@ impl Behaviour for MainThreadStall {
     }
 
     fn effect(&self, fired: &Fired) -> Option<Effect> {
-        Some(Effect::Stall(fired.duration(self.ms)))
+        let blocker = match (&self.dialog, self.importing) {
+            (Some(d), _) => Some(Blocker::Dialog { title: d.title.clone(), buttons: d.buttons.clone() }),
+            (None, true) => Some(Blocker::Import),
+            (None, false) => None,
+        };
+        Some(Effect::Stall { busy: fired.duration(self.ms), blocker })
     }
 }

@@ -67,7 +67,7 @@ pub use self::{
     half_open::HalfOpen,
     hang::Hang,
     latency::Latency,
-    main_thread_stall::MainThreadStall,
+    main_thread_stall::{Blocker, DialogSpec, MainThreadStall},
     port_held::PortHeld,
     refuse_connections::RefuseConnections,
     reload::Reload,

@@ -88,6 +88,8 @@ pub struct Extensions {
     /// A token in the discovery file that every request must carry as
     /// `x-token`, `token` in the capabilities (protocol §7).
     pub token: bool,
+    /// `get-editor-state`, answered without the main thread (protocol §6).
+    pub editor_state: bool,
 }
 
 impl Extensions {
@@ -98,6 +100,7 @@ impl Extensions {
         tool_metadata: false,
         enum_default_names: false,
         token: false,
+        editor_state: false,
     };
 }
 
@@ -137,6 +140,7 @@ impl EditorModel {
                     tool_metadata: true,
                     enum_default_names: true,
                     token: true,
+                    editor_state: true,
                 },
             },
             EditorKind::Uloop211 => EditorModel {

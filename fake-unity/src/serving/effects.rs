@@ -26,9 +26,10 @@ pub(super) struct AtRequest(pub Effect);
 
 impl AtRequest {
     /// Before anything runs, not even the checks: a busy main thread.
-    pub async fn before_checks(&self) {
-        if let Effect::Stall(busy) = self.0 {
-            tokio::time::sleep(busy).await;
+    pub async fn before_checks(&self, editor: &Editor) {
+        if let Effect::Stall { busy, blocker } = &self.0 {
+            let _waiting = editor.main_thread.hold(blocker.clone());
+            tokio::time::sleep(*busy).await;
         }
     }
 

@@ -89,6 +89,9 @@ pub fn get_version(call: &ToolCall) -> Outcome {
             if editor.token_enforced() {
                 capabilities.push("token");
             }
+            if editor.model.extensions.editor_state {
+                capabilities.push("editor-state");
+            }
             json!(capabilities)
         }),
     ]);

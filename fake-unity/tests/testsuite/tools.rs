@@ -80,7 +80,12 @@ async fn get_version_set_client_name_and_debug_sleep() {
     let version = client.ok("get-version", none()).await;
     assert_eq!(version["UnityVersion"], "6000.0.65f1");
     assert_eq!(version["ProtocolVersion"], 1);
-    assert_eq!(version["Capabilities"], json!(["resume", "progress", "newline-framing", "image-data"]));
+    assert_eq!(version["Capabilities"], json!(["resume", "progress", "newline-framing", "image-data", "editor-state"]));
+    // Answered by the link, not a tool: a free main thread, nothing waiting.
+    let state = client.ok("get-editor-state", none()).await;
+    assert_eq!((state["QueuedForMainThread"].as_u64(), state["OldestQueuedMs"].as_u64()), (Some(0), Some(0)), "{state}");
+    assert_eq!(state["PlayMode"], "edit");
+    assert!(state.get("Dialog").is_none() && state["Ver"].is_string(), "{state}");
     assert_eq!(version["DataPath"], format!("{}/Assets", std::fs::canonicalize(editor.path()).unwrap().display()));
 
     let named = client.ok("set-client-name", json!({"ClientName": "claude-code"})).await;

@@ -4,6 +4,7 @@
 //! carried nothing but JSON-RPC messages.
 
 mod answers;
+mod blocked;
 mod jsonrpc;
 mod reloads;
 pub mod scenarios;
@@ -89,6 +90,7 @@ fn requires(id: &str) -> Requires {
 pub fn cases() -> Vec<Case> {
     let mut cases = protocol_cases();
     cases.extend(answers::cases());
+    cases.extend(blocked::cases());
     cases.extend(scenarios::cases());
     cases.extend(snapshots::cases());
     cases

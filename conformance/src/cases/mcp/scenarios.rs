@@ -36,6 +36,7 @@ pub const SCENARIOS: &[&str] = &[
     "hang",
     "huge-response",
     "long-compile",
+    "long-import",
     "modal-dialog",
     "port-held-at-startup",
     "port-moves",

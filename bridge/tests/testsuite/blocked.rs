@@ -1,0 +1,91 @@
+//! A call that waits on a blocked Editor is told why: the bridge asks the
+//! Editor (`get-editor-state`, answered without its main thread) and names
+//! what holds the main thread — here fake-unity's modal dialog and long
+//! import — in the call's progress, in the answer at the deadline and in
+//! `bridge-status`.
+
+use fake_unity::{Fault, RuleSpec, faults::DialogSpec, faults::MainThreadStall};
+use serde_json::{Value, json};
+
+use crate::{
+    client::{self, Expect},
+    service::{fake, project},
+};
+
+fn stall(dialog: Option<DialogSpec>, importing: bool) -> RuleSpec {
+    RuleSpec::new(Fault::MainThreadStall(MainThreadStall { ms: 60_000, dialog, importing })).method("clear-console")
+}
+
+/// `bridge-status`'s `mainThread`, once the bridge is connected.
+async fn main_thread(raw: &mut mcp_client::McpClient) -> Value {
+    for n in 0.. {
+        let id = json!(format!("status-{n}"));
+        let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "bridge-status", "arguments": {}}});
+        raw.line(&call.to_string()).await;
+        let status = raw.answer(&id).await["result"]["structuredContent"].clone();
+        if status["connected"] == true {
+            return status["mainThread"].clone();
+        }
+        assert!(n < 200, "the bridge did not connect: {status}");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    unreachable!()
+}
+
+fn text(answer: &Value) -> String {
+    answer["result"]["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_modal_dialog_is_named_in_progress_in_the_answer_and_in_bridge_status() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let dialog = DialogSpec { title: "Save Scene".into(), buttons: vec!["Save".into(), "Don't Save".into()] };
+    let _dialog = fake.add_fault(stall(Some(dialog), false)).unwrap();
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"clear-console","arguments":{"TimeoutSeconds":12},"_meta":{"progressToken":"p"}}}"#).await;
+    // Meanwhile bridge-status asks the Editor, which answers without its main thread.
+    let said = loop {
+        let said = main_thread(&mut raw).await;
+        assert!(said.is_object(), "the package's Editor answers get-editor-state: {said}");
+        if said["blocked"] == true {
+            break said;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(250)).await;
+    };
+    assert_eq!(
+        said["dialog"],
+        json!({"title": "Save Scene", "buttons": ["Save", "Don't Save"], "rewritesScripts": false})
+    );
+    let answer = raw.answer(&json!(1)).await;
+    let text = text(&answer);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(text.contains("may have run"), "{text}");
+    assert!(
+        text.contains("When the deadline passed, the Editor's main thread has not run for")
+            && text.contains(r#"a modal dialog is open in Unity, "Save Scene" (buttons: "Save", "Don't Save")"#),
+        "{text}"
+    );
+    let progress: Vec<String> = raw
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .filter_map(|n| n["params"]["message"].as_str().map(str::to_owned))
+        .collect();
+    assert!(progress.iter().any(|m| m.contains(r#""Save Scene""#)), "{progress:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_import_is_named_and_a_free_main_thread_is_not_blocked() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    let free = main_thread(&mut raw).await;
+    assert_eq!(free["blocked"], false, "{free}");
+    let _import = fake.add_fault(stall(None, true)).unwrap();
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"clear-console","arguments":{"TimeoutSeconds":6}}}"#).await;
+    let answer = raw.answer(&json!(1)).await;
+    assert!(text(&answer).contains("Unity is importing assets (a long import)"), "{answer}");
+}
