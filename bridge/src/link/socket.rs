@@ -119,6 +119,10 @@ pub(super) struct EditorConnection {
     reason: Mutex<CloseReason>,
     pub last_inbound: Mutex<Instant>,
     recorder: Option<Arc<Recorder>>,
+    /// Requests left out of the recording, with their answers: the bridge's
+    /// own probes of the main thread, whose number depends on timing, not on
+    /// the session (as the watchdog's probes, on a connection of their own).
+    unrecorded: Mutex<Vec<Id>>,
     close_recorded: AtomicBool,
     events: broadcast::Sender<LinkEvent>,
 }
@@ -152,6 +156,7 @@ impl EditorConnection {
             reason: Mutex::new(CloseReason::Open),
             last_inbound: Mutex::new(Instant::now()),
             recorder,
+            unrecorded: Mutex::new(Vec::new()),
             close_recorded: AtomicBool::new(false),
             events,
         });
@@ -236,7 +241,15 @@ impl EditorConnection {
 
     fn on_body(&self, body: &bytes::Bytes) {
         if let Some(r) = &self.recorder {
-            r.frame(self.number, Direction::FromEditor, body);
+            let quiet = {
+                let mut unrecorded = lock(&self.unrecorded);
+                let answered = (!unrecorded.is_empty()).then(|| success(body)).flatten().map(|(id, _)| id);
+                let at = answered.and_then(|id| unrecorded.iter().position(|u| *u == id));
+                at.map(|at| unrecorded.swap_remove(at)).is_some()
+            };
+            if !quiet {
+                r.frame(self.number, Direction::FromEditor, body);
+            }
         }
         if let Some((id, result)) = success(body) {
             match lock(&self.pending).remove(&id) {
@@ -324,8 +337,17 @@ impl EditorConnection {
             // uLoopMCP 3 checks it before anything else (`docs/uloop-3-wire.md` §5).
             request.extra.insert("x-uloop".into(), json!({ "expectedProjectRoot": root }));
         }
+        let quiet = request.method == crate::main_thread::EDITOR_STATE;
+        if quiet && self.recorder.is_some() {
+            let mut unrecorded = lock(&self.unrecorded);
+            // Bounded: an answer that never came is forgotten in time.
+            if unrecorded.len() >= 64 {
+                unrecorded.remove(0);
+            }
+            unrecorded.push(request.id.clone());
+        }
         let out = Outgoing::message(&Message::Request(request), None);
-        if let Some(r) = &self.recorder {
+        if let (Some(r), false) = (&self.recorder, quiet) {
             r.frame(self.number, Direction::ToEditor, &out.body);
         }
         // On a closed connection it is withdrawn at once: it never leaves.
