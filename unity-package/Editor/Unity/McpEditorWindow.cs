@@ -253,6 +253,7 @@ namespace UnityMcp.Editor
                 {
                     EnableTestsExecution = EditorGUILayout.Toggle("Enable Tests Execution", s.EnableTestsExecution),
                     AllowMenuItemExecution = EditorGUILayout.Toggle("Allow Menu Item Execution", s.AllowMenuItemExecution),
+                    AllowPressingDialogButtons = EditorGUILayout.Toggle("Allow Pressing Dialog Buttons", s.AllowPressingDialogButtons),
                     AllowThirdPartyTools = EditorGUILayout.Toggle("Allow Third Party Tools", s.AllowThirdPartyTools),
                     DynamicCodeSecurityLevel = (DynamicCodeSecurityLevel)EditorGUILayout.EnumPopup("Dynamic code", s.DynamicCodeSecurityLevel),
                     DisabledTools = s.DisabledTools,

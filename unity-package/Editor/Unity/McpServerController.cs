@@ -8,7 +8,11 @@
 // Tool work that touches Unity runs on the main thread through the queue
 // pumped by EditorApplication.update. The server's life itself (start,
 // reload, quit) is the core's ServerLifecycle, the same the headless host
-// runs.
+// runs. Each update also records what the Editor is doing (compiling,
+// importing, reloading, play mode) for get-editor-state, which the link
+// answers on its socket threads without the main thread; on Windows the
+// Editor's dialogs are read from the main thread's windows (its native id
+// taken here, on that thread).
 
 using System;
 using System.Collections.Generic;
@@ -44,6 +48,12 @@ namespace UnityMcp.Editor
         /// <summary>Unity work of the tools, run on the main thread.</summary>
         public static readonly MainThreadQueue MainThread = new MainThreadQueue();
 
+        /// <summary>What the Editor was doing when its main thread last ran (get-editor-state), recorded each update.</summary>
+        public static readonly EditorActivityRecorder Activity = new EditorActivityRecorder();
+
+        /// <summary>The main thread's dialog windows (Windows; null elsewhere), bound in the static constructor, on that thread.</summary>
+        static IDialogWindows dialogs;
+
         /// <summary>The project folder (absolute, forward slashes).</summary>
         public static string Project => Path.GetDirectoryName(Application.dataPath).Replace('\\', '/');
 
@@ -67,6 +77,9 @@ namespace UnityMcp.Editor
             token = LinkToken.Kept(() => SessionState.GetString(TokenKey, ""), t => SessionState.SetString(TokenKey, t));
             journalStore = new SessionStateJournalStore();
             MainThread.BindToCurrentThread();
+            // On the main thread: its native thread id is the one whose windows are the Editor's dialogs.
+            dialogs = Win32DialogWindows.OfCurrentThread();
+            RecordActivity();
             // An unfocused Editor throttles its loop (about 10 ticks a second,
             // or fewer under macOS App Nap), and a Post to Unity's
             // synchronization context only queues. So work queued from a
@@ -87,6 +100,7 @@ namespace UnityMcp.Editor
             EditorTick.OnTick(typeof(EditorApplication), () => MainThread.Pump());
             EditorApplication.update += Update;
             AssemblyReloadEvents.beforeAssemblyReload += BeforeReload;
+            AssemblyReloadEvents.afterAssemblyReload += () => Activity.SetReloading(false);
             EditorApplication.quitting += OnQuit;
             // Started after the load completes, so every assembly's tools are there.
             EditorApplication.delayCall += () => Start(SessionState.GetBool(WasRunningKey, false));
@@ -119,12 +133,21 @@ namespace UnityMcp.Editor
 
         static void Update()
         {
+            RecordActivity();
             MainThread.Pump();
             journalStore.Flush();
         }
 
+        /// <summary>What the Editor is doing now, for get-editor-state (main thread).</summary>
+        static void RecordActivity()
+        {
+            Activity.Record(EditorApplication.isCompiling, EditorApplication.isUpdating, EditorApplication.isPlaying, EditorApplication.isPaused);
+        }
+
         static void BeforeReload()
         {
+            // Before the server stops: a get-editor-state answered meanwhile says so.
+            Activity.SetReloading(true);
             lifecycle.BeforeReload();
             journalStore.Flush();
         }
@@ -156,6 +179,7 @@ namespace UnityMcp.Editor
                 {
                     Backend = backend,
                     Editor = backend.Info(),
+                    EditorState = new EditorStateSource(MainThread, Activity, dialogs),
                     Journal = new RequestJournal(journalStore),
                     ProjectRoot = McpServerController.Project,
                     ServerSessionId = serverSessionId,

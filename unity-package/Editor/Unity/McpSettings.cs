@@ -1,5 +1,5 @@
 // The package's settings (port, security of §6, disabled tools, clients
-// without a token), kept per project in UserSettings/UnityMcpSettings.json
+// without a token, pressing dialog buttons), kept per project in UserSettings/UnityMcpSettings.json
 // (uLoopMCP's file, which clients read for the port), and the resume
 // journal's store in SessionState, which survives domain reloads but not the
 // Editor.
@@ -37,6 +37,7 @@ namespace UnityMcp.Editor
                 var s = settings.Security;
                 s.EnableTestsExecution = (bool?)json["enableTestsExecution"] ?? s.EnableTestsExecution;
                 s.AllowMenuItemExecution = (bool?)json["allowMenuItemExecution"] ?? s.AllowMenuItemExecution;
+                s.AllowPressingDialogButtons = (bool?)json["allowPressingDialogButtons"] ?? s.AllowPressingDialogButtons;
                 s.AllowThirdPartyTools = (bool?)json["allowThirdPartyTools"] ?? s.AllowThirdPartyTools;
                 s.AllowClientsWithoutToken = (bool?)json["allowClientsWithoutToken"] ?? s.AllowClientsWithoutToken;
                 var level = (string)json["dynamicCodeSecurityLevel"];
@@ -75,6 +76,7 @@ namespace UnityMcp.Editor
             json["serverSessionId"] = serverSessionId;
             json["enableTestsExecution"] = Security.EnableTestsExecution;
             json["allowMenuItemExecution"] = Security.AllowMenuItemExecution;
+            json["allowPressingDialogButtons"] = Security.AllowPressingDialogButtons;
             json["allowThirdPartyTools"] = Security.AllowThirdPartyTools;
             json["allowClientsWithoutToken"] = Security.AllowClientsWithoutToken;
             json["dynamicCodeSecurityLevel"] = Security.DynamicCodeSecurityLevel.ToString();

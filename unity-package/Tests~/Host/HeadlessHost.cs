@@ -8,7 +8,13 @@
 // token (made once per host process, published in the discovery file)
 // outlive each domain, as SessionState does in Unity. The control API (ControlApi.cs)
 // drives it; fault rules a case may add (a slow tool, tools missing after a
-// reload) are the only faults it knows.
+// reload, a main thread held) are the only faults it knows.
+//
+// get-editor-state is answered by the core's link, as in Unity: from the
+// domain's main-thread queue, what each update recorded (play mode, a
+// reload begun), and the dialog a mainThreadStall shows while it really
+// holds the simulated main thread (the host sees no real dialogs, so it
+// cannot press one: no press-dialog-button here).
 
 using System;
 using System.Collections.Generic;
@@ -38,6 +44,15 @@ namespace UnityMcp.Host
 
         /// <summary>The domain's main-thread queue (McpServerController.MainThread).</summary>
         MainThreadQueue mainQueue;
+
+        /// <summary>What the domain's main thread last saw (McpServerController.Activity).</summary>
+        EditorActivityRecorder activity;
+
+        /// <summary>The dialog a mainThreadStall shows while it holds the main thread.</summary>
+        readonly StallDialogs dialogs = new StallDialogs();
+
+        /// <summary>Cancelled by a reset: every stall holding the main thread lets go.</summary>
+        CancellationTokenSource stallsReleased = new CancellationTokenSource();
 
         /// <summary>What SessionState keeps across domains: the port, whether the server ran, the token.</summary>
         int rememberedPort;
@@ -99,8 +114,17 @@ namespace UnityMcp.Host
                 queue.BindToCurrentThread();
                 var unityContext = SynchronizationContext.Current;
                 queue.Wake = () => unityContext.Post(_ => queue.Pump(), null);
-                unity.Update += () => queue.Pump();
+                // Each update records what the Editor is doing, then pumps (McpServerController.Update).
+                var recorder = new EditorActivityRecorder();
+                recorder.Record(false, false, editor.IsPlaying, editor.IsPaused);
+                unity.Update += () =>
+                {
+                    recorder.Record(false, false, editor.IsPlaying, editor.IsPaused);
+                    queue.Pump();
+                };
+                unity.BeforeAssemblyReload += () => recorder.SetReloading(true);
                 mainQueue = queue;
+                activity = recorder;
                 token = LinkToken.Kept(() => sessionToken, t => sessionToken = t);
                 var current = new ServerLifecycle(new HostDomain(this));
                 lifecycle = current;
@@ -237,6 +261,7 @@ namespace UnityMcp.Host
                 {
                     Backend = new MainThreadBackend(host.editor, host.mainQueue),
                     Editor = host.info,
+                    EditorState = new EditorStateSource(host.mainQueue, host.activity, host.dialogs),
                     Journal = new RequestJournal(host.journalStore),
                     ProjectRoot = host.editor.ProjectPath,
                     ServerSessionId = serverSessionId,
@@ -282,6 +307,7 @@ namespace UnityMcp.Host
             {
                 EnableTestsExecution = settings.EnableTestsExecution,
                 AllowMenuItemExecution = settings.AllowMenuItemExecution,
+                AllowPressingDialogButtons = settings.AllowPressingDialogButtons,
                 DynamicCodeSecurityLevel = settings.DynamicCodeSecurityLevel,
                 AllowThirdPartyTools = settings.AllowThirdPartyTools,
                 DisabledTools = settings.DisabledTools.ToList(),
@@ -296,6 +322,9 @@ namespace UnityMcp.Host
                         break;
                     case "allowMenuItemExecution":
                         next.AllowMenuItemExecution = (bool)property.Value;
+                        break;
+                    case "allowPressingDialogButtons":
+                        next.AllowPressingDialogButtons = (bool)property.Value;
                         break;
                     case "dynamicCodeSecurityLevel":
                         next.DynamicCodeSecurityLevel = (DynamicCodeSecurityLevel)Enum.Parse(typeof(DynamicCodeSecurityLevel), (string)property.Value);
@@ -328,6 +357,7 @@ namespace UnityMcp.Host
             {
                 ["enableTestsExecution"] = settings.EnableTestsExecution,
                 ["allowMenuItemExecution"] = settings.AllowMenuItemExecution,
+                ["allowPressingDialogButtons"] = settings.AllowPressingDialogButtons,
                 ["dynamicCodeSecurityLevel"] = settings.DynamicCodeSecurityLevel.ToString(),
                 ["allowThirdPartyTools"] = settings.AllowThirdPartyTools,
                 ["disabledTools"] = new JArray(settings.DisabledTools.Cast<object>().ToArray()),
@@ -337,7 +367,7 @@ namespace UnityMcp.Host
 
         // ---- faults ----
 
-        /// <summary>Adds fault rules (slowTool, toolsChange on reload); their names.</summary>
+        /// <summary>Adds fault rules (slowTool, mainThreadStall, toolsChange on reload); their names.</summary>
         public JArray AddFaults(IEnumerable<JObject> rules)
         {
             var names = new JArray();
@@ -346,9 +376,9 @@ namespace UnityMcp.Host
                 foreach (var rule in rules)
                 {
                     var kind = (string)rule["fault"]?["kind"];
-                    if (kind != "slowTool" && !(kind == "toolsChange" && (string)rule["on"] == "reload"))
+                    if (kind != "slowTool" && kind != "mainThreadStall" && !(kind == "toolsChange" && (string)rule["on"] == "reload"))
                     {
-                        throw new ArgumentException("the headless host injects only slowTool and toolsChange on reload, not " + (kind ?? "(no kind)"));
+                        throw new ArgumentException("the headless host injects only slowTool, mainThreadStall and toolsChange on reload, not " + (kind ?? "(no kind)"));
                     }
                     var name = (string)rule["name"] ?? "rule-" + (faults.Count + 1);
                     if (faults.Any(f => (string)f["name"] == name))
@@ -372,12 +402,14 @@ namespace UnityMcp.Host
             }
         }
 
-        /// <summary>No faults, every tool back (offered again at once).</summary>
+        /// <summary>No faults (a stall holding the main thread lets go), every tool back (offered again at once).</summary>
         public void Reset()
         {
             lock (gate)
             {
                 faults.Clear();
+                stallsReleased.Cancel();
+                stallsReleased = new CancellationTokenSource();
                 if (removed.Count == 0)
                 {
                     return;
@@ -436,19 +468,112 @@ namespace UnityMcp.Host
             }
         }
 
-        /// <summary>The extra time a slowTool rule adds to this call (and counts it), or zero.</summary>
-        internal int SlowdownFor(string method)
+        /// <summary>The first rule of this kind that matches the method (counted as fired), or null.</summary>
+        JObject FireFor(string kind, string method)
         {
             lock (gate)
             {
-                var rule = faults.FirstOrDefault(f => (string)f["fault"]["kind"] == "slowTool"
+                var rule = faults.FirstOrDefault(f => (string)f["fault"]["kind"] == kind
                     && ((string)f["match"]?["method"] == null || (string)f["match"]["method"] == method));
-                if (rule == null)
+                if (rule != null)
                 {
-                    return 0;
+                    Fired(rule);
                 }
-                Fired(rule);
-                return (int?)rule["fault"]["ms"] ?? 0;
+                return rule;
+            }
+        }
+
+        /// <summary>The extra time a slowTool rule adds to this call (and counts it), or zero.</summary>
+        internal int SlowdownFor(string method)
+        {
+            var rule = FireFor("slowTool", method);
+            return rule == null ? 0 : (int?)rule["fault"]["ms"] ?? 0;
+        }
+
+        /// <summary>
+        /// A mainThreadStall for this call (fixtures/scenarios/README.md):
+        /// the main thread is held for its ms — really, by work queued on it
+        /// ahead of the call's, which sleeps with the rule's modal dialog
+        /// shown or an import under way meanwhile. The call then runs as in
+        /// Unity: what it asks of the main thread waits behind the stall (and
+        /// get-editor-state counts it), what it does not ask is answered.
+        /// Nothing when no rule matches; reset lets every stall go.
+        /// </summary>
+        internal void StallFor(string method)
+        {
+            var rule = FireFor("mainThreadStall", method);
+            if (rule == null)
+            {
+                return;
+            }
+            var fault = (JObject)rule["fault"];
+            var ms = (int?)fault["ms"] ?? 0;
+            var dialog = fault["dialog"] as JObject;
+            var importing = (bool?)fault["importing"] ?? false;
+            var queue = mainQueue;
+            var recorder = activity;
+            CancellationToken released;
+            lock (gate)
+            {
+                released = stallsReleased.Token;
+            }
+            queue.Run(() =>
+            {
+                if (importing)
+                {
+                    recorder.Record(false, true, editor.IsPlaying, editor.IsPaused);
+                }
+                var shown = dialog == null ? null : dialogs.Show((string)dialog["title"] ?? "", ((JArray)dialog["buttons"] ?? new JArray()).Select(b => (string)b));
+                try
+                {
+                    released.WaitHandle.WaitOne(ms);
+                }
+                finally
+                {
+                    dialogs.Close(shown);
+                    recorder.Record(false, false, editor.IsPlaying, editor.IsPaused);
+                }
+                return true;
+            });
+        }
+
+        /// <summary>The dialogs a stall shows, topmost (latest) first; they cannot be pressed.</summary>
+        sealed class StallDialogs : IDialogWindows
+        {
+            readonly object gate = new object();
+            readonly List<DialogWindow> shown = new List<DialogWindow>();
+
+            public bool CanPress => false;
+
+            public DialogWindow Show(string title, IEnumerable<string> buttons)
+            {
+                var dialog = new DialogWindow { Title = title, Buttons = buttons.Select(b => new DialogButton { RawText = b }).ToList() };
+                lock (gate)
+                {
+                    shown.Insert(0, dialog);
+                }
+                return dialog;
+            }
+
+            public void Close(DialogWindow dialog)
+            {
+                lock (gate)
+                {
+                    shown.Remove(dialog);
+                }
+            }
+
+            public List<DialogWindow> Visible()
+            {
+                lock (gate)
+                {
+                    return shown.ToList();
+                }
+            }
+
+            public void Press(DialogWindow dialog, DialogButton button)
+            {
+                throw new NotSupportedException("the headless host's dialogs cannot be pressed");
             }
         }
 
@@ -470,6 +595,7 @@ namespace UnityMcp.Host
 
             public async Task<JObject> Execute(JObject parameters, ToolContext context)
             {
+                host.StallFor(inner.Info.Name);
                 var extra = host.SlowdownFor(inner.Info.Name);
                 if (extra > 0)
                 {

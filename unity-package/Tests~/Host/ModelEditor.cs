@@ -146,6 +146,8 @@ namespace UnityMcp.Host
             {
                 EnableTestsExecution = (bool)s["enableTestsExecution"],
                 AllowMenuItemExecution = (bool)s["allowMenuItemExecution"],
+                // Optional in a state file (off by default).
+                AllowPressingDialogButtons = (bool?)s["allowPressingDialogButtons"] ?? false,
                 DynamicCodeSecurityLevel = (DynamicCodeSecurityLevel)Enum.Parse(typeof(DynamicCodeSecurityLevel), (string)s["dynamicCodeSecurityLevel"]),
                 AllowThirdPartyTools = (bool)s["allowThirdPartyTools"],
                 DisabledTools = ((JArray)s["disabledTools"]).Select(t => (string)t).ToList(),

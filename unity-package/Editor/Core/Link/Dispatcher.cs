@@ -3,8 +3,16 @@
 // the parameters, run with the deadline of TimeoutSeconds, add Ver. Every
 // failure becomes the error the table of §3 names; a tool that throws is an
 // internal_error, never a dead connection.
+//
+// Tools run on a worker (Task.Run), never on the main thread: only what a
+// tool asks of the Editor (IEditorBackend) is queued for it. So a tool that
+// must not wait for the main thread (press-dialog-button: the dialog holds
+// it) simply never asks. get-editor-state is not a tool: the dispatcher
+// answers it itself, at once, on the thread that read the request, and
+// never journals it (a client asks it every few seconds while a call waits).
 
 using System;
+using System.Collections.Generic;
 using System.Threading;
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
@@ -70,6 +78,51 @@ namespace UnityMcp.Core
         /// <summary>Whether requests must carry the token now (read at each request: the settings change while the Editor runs).</summary>
         public bool TokenEnforced => !string.IsNullOrEmpty(Token) && !security.Settings.AllowClientsWithoutToken;
 
+        /// <summary>
+        /// The main thread as get-editor-state reports it (extension
+        /// editor-state); null: the method is unknown here (-32601).
+        /// </summary>
+        public EditorStateSource EditorState { get; set; }
+
+        /// <summary>
+        /// get-version's Capabilities now: the Editor's, then editor-state
+        /// and dialog-buttons where this dispatcher offers them, then token
+        /// while it is enforced.
+        /// </summary>
+        public List<string> Capabilities()
+        {
+            var capabilities = new List<string>(Editor.Capabilities ?? new string[0]);
+            var state = EditorState;
+            if (state != null)
+            {
+                capabilities.Add(EditorStateSource.Capability);
+                if (state.Dialogs.CanPress)
+                {
+                    capabilities.Add(ModalDialogs.Capability);
+                }
+            }
+            if (TokenEnforced)
+            {
+                capabilities.Add("token");
+            }
+            var distinct = new List<string>();
+            foreach (var name in capabilities)
+            {
+                if (!distinct.Contains(name))
+                {
+                    distinct.Add(name);
+                }
+            }
+            return distinct;
+        }
+
+        /// <summary>Whether this Editor offers the tool (one of an extension only where it names the extension).</summary>
+        public bool Offers(IUnityTool tool)
+        {
+            var extension = tool.Info.Extension;
+            return string.IsNullOrEmpty(extension) || Capabilities().Contains(extension);
+        }
+
         /// <summary>data.message of the unauthorized answer.</summary>
         public const string UnauthorizedMessage = "This Editor needs the token from Library/MCPInstance.json in every request (x-token); a client that cannot send one can be let in with Window > Unity MCP > Allow clients without a token.";
 
@@ -107,6 +160,11 @@ namespace UnityMcp.Core
             catch (RpcError error)
             {
                 return RpcWriter.Error(request.Id, error);
+            }
+            var state = EditorState;
+            if (state != null && request.Method == EditorStateSource.Method)
+            {
+                return AnswerEditorState(state, request);
             }
             var journal = Journal;
             if (journal != null && request.Message["x-resume"] is JValue resume && resume.Type == JTokenType.Boolean && (bool)resume)
@@ -164,11 +222,36 @@ namespace UnityMcp.Core
             return answer;
         }
 
+        /// <summary>
+        /// get-editor-state (§6), on the calling thread (the socket's): it
+        /// reads what the main thread left, never waits for it, and is not
+        /// journaled (an x-resume of it simply reads again).
+        /// </summary>
+        byte[] AnswerEditorState(EditorStateSource state, RpcRequest request)
+        {
+            try
+            {
+                // TimeoutSeconds is every method's (§6): checked, never needed.
+                Timeout(request.Params);
+                var result = state.Read();
+                result["Ver"] = version;
+                return RpcWriter.Result(request.Id, result);
+            }
+            catch (RpcError error)
+            {
+                return RpcWriter.Error(request.Id, error);
+            }
+            catch (Exception e)
+            {
+                return RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.InternalError, request.Method + " failed: " + e.Message));
+            }
+        }
+
         /// <summary>Runs a tool by name: its result with Ver, or an <see cref="RpcError"/>.</summary>
         public async Task<JObject> Call(string method, JObject parameters, ToolContext context)
         {
             var tool = registry.Find(method);
-            if (tool == null)
+            if (tool == null || !Offers(tool))
             {
                 throw new RpcError(RpcErrorKind.MethodNotFound, "Unknown tool: " + method);
             }

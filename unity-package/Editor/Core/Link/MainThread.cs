@@ -2,9 +2,17 @@
 // main thread, while requests arrive on socket threads. Work is queued here
 // and run by Pump(), which the Editor layer calls from
 // EditorApplication.update (kept ticking while the Editor is unfocused).
+//
+// It also says, from any thread, how the main thread is doing
+// (get-editor-state, extension editor-state): when it last came to the
+// queue and how long the oldest work has waited for it, on a monotonic
+// clock. Work leaves the queue only as it starts, so work a pump has yet
+// to reach (behind one held by a modal dialog) still counts as waiting.
 
 using System;
 using System.Collections.Generic;
+using System.Diagnostics;
+using System.Threading;
 using System.Threading.Tasks;
 
 namespace UnityMcp.Core
@@ -13,7 +21,32 @@ namespace UnityMcp.Core
     public sealed class MainThreadQueue
     {
         readonly object gate = new object();
-        readonly Queue<Action> work = new Queue<Action>();
+        readonly Queue<Queued> work = new Queue<Queued>();
+        readonly Func<long> clock;
+
+        /// <summary>When the main thread last came to the queue (<see cref="clock"/>, ms).</summary>
+        long lastRan;
+
+        struct Queued
+        {
+            public Action Action;
+            public long Since;
+        }
+
+        /// <summary>A queue on a monotonic clock (Stopwatch).</summary>
+        public MainThreadQueue() : this(MonotonicMilliseconds)
+        {
+        }
+
+        /// <summary>A queue on <paramref name="clock"/>: milliseconds that never go back (tests give their own).</summary>
+        public MainThreadQueue(Func<long> clock)
+        {
+            this.clock = clock;
+            lastRan = clock();
+        }
+
+        /// <summary>Milliseconds on Stopwatch's monotonic clock.</summary>
+        public static long MonotonicMilliseconds() => (long)(Stopwatch.GetTimestamp() * (1000.0 / Stopwatch.Frequency));
 
         /// <summary>The thread that pumps (-1 until it first does).</summary>
         int mainThread = -1;
@@ -24,7 +57,7 @@ namespace UnityMcp.Core
             mainThread = System.Threading.Thread.CurrentThread.ManagedThreadId;
         }
 
-        /// <summary>Work waiting for the next pump.</summary>
+        /// <summary>Work waiting for the main thread (not yet started).</summary>
         public int Pending
         {
             get
@@ -33,6 +66,25 @@ namespace UnityMcp.Core
                 {
                     return work.Count;
                 }
+            }
+        }
+
+        /// <summary>
+        /// How the main thread is doing now, from any thread: work waiting,
+        /// how long the oldest has waited, how long since the main thread
+        /// last came to the queue (a pump began, or finished a piece of work).
+        /// </summary>
+        public MainThreadReport Report()
+        {
+            lock (gate)
+            {
+                var now = clock();
+                return new MainThreadReport
+                {
+                    Queued = work.Count,
+                    OldestQueuedMs = work.Count > 0 ? Math.Max(0, now - work.Peek().Since) : 0,
+                    LastRanMsAgo = Math.Max(0, now - lastRan),
+                };
             }
         }
 
@@ -78,7 +130,7 @@ namespace UnityMcp.Core
         {
             lock (gate)
             {
-                work.Enqueue(action);
+                work.Enqueue(new Queued { Action = action, Since = clock() });
             }
             Wake();
         }
@@ -87,17 +139,52 @@ namespace UnityMcp.Core
         public int Pump()
         {
             mainThread = System.Threading.Thread.CurrentThread.ManagedThreadId;
-            Action[] now;
+            int count;
             lock (gate)
             {
-                now = work.ToArray();
-                work.Clear();
+                count = work.Count;
+                lastRan = clock();
             }
-            foreach (var action in now)
+            var ran = 0;
+            while (ran < count)
             {
-                action();
+                Action action;
+                lock (gate)
+                {
+                    if (work.Count == 0)
+                    {
+                        // A pump inside one of these actions ran the rest.
+                        break;
+                    }
+                    action = work.Dequeue().Action;
+                }
+                try
+                {
+                    action();
+                }
+                finally
+                {
+                    ran++;
+                    lock (gate)
+                    {
+                        lastRan = clock();
+                    }
+                }
             }
-            return now.Length;
+            return ran;
         }
+    }
+
+    /// <summary>What <see cref="MainThreadQueue.Report"/> says (get-editor-state's first members).</summary>
+    public struct MainThreadReport
+    {
+        /// <summary>Work waiting for the main thread.</summary>
+        public int Queued;
+
+        /// <summary>How long the oldest of it has waited, in ms; 0 when none.</summary>
+        public long OldestQueuedMs;
+
+        /// <summary>ms since the main thread last came to the queue.</summary>
+        public long LastRanMsAgo;
     }
 }

@@ -1,6 +1,7 @@
 // The internal tools of §6 (displayDevelopmentOnly: hidden from MCP tool
 // lists by default, always callable): ping, set-client-name,
-// get-tool-details, get-version, debug-sleep.
+// get-tool-details, get-version, debug-sleep. (get-editor-state is no tool:
+// the dispatcher answers it without the main thread.)
 
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
@@ -24,7 +25,7 @@ namespace UnityMcp.Core
         /// </summary>
         public string InstanceId = "";
 
-        /// <summary>From resume, progress, newline-framing, image-data (get-version adds token while the dispatcher enforces it).</summary>
+        /// <summary>From resume, progress, newline-framing, image-data (get-version adds editor-state, dialog-buttons and token where the dispatcher offers them).</summary>
         public string[] Capabilities = { "progress", "newline-framing", "image-data" };
     }
 
@@ -76,7 +77,7 @@ namespace UnityMcp.Core
             foreach (var tool in dispatcher.Registry.All)
             {
                 var info = tool.Info;
-                if ((info.DisplayDevelopmentOnly && !p.IncludeDevelopmentOnly) || dispatcher.Security.IsDisabled(tool))
+                if ((info.DisplayDevelopmentOnly && !p.IncludeDevelopmentOnly) || dispatcher.Security.IsDisabled(tool) || !dispatcher.Offers(tool))
                 {
                     continue;
                 }
@@ -124,12 +125,7 @@ namespace UnityMcp.Core
             {
                 result["EditorInstanceId"] = info.InstanceId;
             }
-            var capabilities = new JArray(info.Capabilities);
-            if (context.Dispatcher.TokenEnforced)
-            {
-                capabilities.Add("token");
-            }
-            result["Capabilities"] = capabilities;
+            result["Capabilities"] = new JArray(context.Dispatcher.Capabilities().ToArray());
             return Task.FromResult(result);
         }
     }

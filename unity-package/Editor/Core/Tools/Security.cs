@@ -1,7 +1,7 @@
 // The security checker of the seeds: settings a person controls in Unity's
 // MCP settings window, checked before every tool call (§3 error shapes, §6
-// settings). Default deny: run-tests, execute-menu-item and third-party
-// tools stay blocked until a person allows them.
+// settings). Default deny: run-tests, execute-menu-item, press-dialog-button
+// and third-party tools stay blocked until a person allows them.
 
 using System;
 using System.Collections.Generic;
@@ -30,6 +30,8 @@ namespace UnityMcp.Core
         MenuItemExecution,
         /// <summary>Runs unless the dynamic code security level is Disabled.</summary>
         DynamicCode,
+        /// <summary>Runs only with Allow Pressing Dialog Buttons.</summary>
+        DialogButtons,
     }
 
     /// <summary>The security settings (§6).</summary>
@@ -37,6 +39,12 @@ namespace UnityMcp.Core
     {
         public bool EnableTestsExecution;
         public bool AllowMenuItemExecution;
+        /// <summary>
+        /// press-dialog-button may answer a modal dialog of the Editor for a
+        /// client (never Unity's Script Updating Consent). Off by default
+        /// (allowPressingDialogButtons).
+        /// </summary>
+        public bool AllowPressingDialogButtons;
         public DynamicCodeSecurityLevel DynamicCodeSecurityLevel = DynamicCodeSecurityLevel.Restricted;
         /// <summary>Tools from other packages (assemblies) are blocked unless allowed.</summary>
         public bool AllowThirdPartyTools;
@@ -100,6 +108,8 @@ namespace UnityMcp.Core
                     return settings.AllowMenuItemExecution ? null : "Menu item execution is disabled. Enable 'Allow Menu Item Execution' in the security settings.";
                 case ToolGate.DynamicCode:
                     return settings.DynamicCodeSecurityLevel != DynamicCodeSecurityLevel.Disabled ? null : "Dynamic code execution is disabled (security level Disabled).";
+                case ToolGate.DialogButtons:
+                    return settings.AllowPressingDialogButtons ? null : "Pressing the Editor's dialog buttons is disabled. Enable 'Allow Pressing Dialog Buttons' in the security settings.";
                 default:
                     return null;
             }

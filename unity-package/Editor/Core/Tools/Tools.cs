@@ -48,6 +48,14 @@ namespace UnityMcp.Core
         /// </summary>
         public ToolGate Gate { get; set; } = ToolGate.None;
 
+        /// <summary>
+        /// The link extension the tool belongs to (its name in get-version's
+        /// Capabilities), for a tool only some Editors can offer (a
+        /// platform's): listed and callable only where the dispatcher names
+        /// the extension; elsewhere absent (method_not_found). Null: always.
+        /// </summary>
+        public string Extension { get; set; }
+
         public McpToolAttribute(string name)
         {
             Name = name;
