@@ -17,9 +17,10 @@ use tokio_util::sync::CancellationToken;
 
 use crate::{
     compile_result,
-    link::{CallError, CallOptions, CutOff, Link, LinkEvent},
+    link::{CallError, CallOptions, CutOff, Link, LinkEvent, NotSent},
     main_thread,
     results::{self, ResultPolicy, ToolResult},
+    silent_editor,
     tools::{self, McpTool, ToolCache},
 };
 use editor_link::{jsonrpc::ErrorKind, lock, tool_details::ToolDetails};
@@ -297,8 +298,9 @@ impl Bridge {
             .or_else(|| tool.timeout_seconds.map(editor_link::duration::saturating_seconds))
             .unwrap_or(self.options.default_timeout);
         let deadline = editor_link::duration::instant_after(started, seconds + self.options.timeout_grace);
-        // What holds the Editor's main thread while the call waits, if anything.
-        let blocked: Arc<Mutex<Option<main_thread::Blocked>>> = Arc::default();
+        // Why the call waits, when the Editor can say (its main thread held)
+        // or the bridge can see (an open Editor that does not answer).
+        let blocked: Arc<Mutex<Option<String>>> = Arc::default();
         let (progress_tx, forwarder) = match progress {
             Some(sink) => {
                 let (tx, rx) = mpsc::unbounded_channel();
@@ -329,7 +331,7 @@ impl Bridge {
         let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
         let mut outcome = tokio::select! {
             outcome = self.link.call_raw(name, Value::Object(arguments), options) => outcome,
-            never = main_thread::watch(&self.link, blocked.clone()) => match never {},
+            never = main_thread::watch(&self.link, self.options.project.as_deref(), blocked.clone()) => match never {},
         };
         let mut not_back = None;
         if let (Some(file), Ok(_) | Err(CallError::CutOff(CutOff::Reload))) = (&result_file, &outcome) {
@@ -363,6 +365,13 @@ impl Bridge {
         match outcome {
             Ok(result) => Ok(results::from_editor_result(name, result, &self.options.results)),
             Err(CallError::Cancelled) => Err(CallRefused::Cancelled),
+            Err(error @ CallError::NotSent { why: NotSent::NoEditor { .. }, .. }) => {
+                let answer = results::from_call_error(name, &error);
+                match self.options.project.as_deref().and_then(silent_editor::diagnose) {
+                    Some(silent) => Ok(ToolResult::error(format!("{} {silent}.", answer.text()))),
+                    None => Ok(answer),
+                }
+            }
             Err(error @ CallError::NoAnswer { .. }) => {
                 let answer = results::from_call_error(name, &error);
                 // Said at the deadline: what held the Editor, if it said.
@@ -453,6 +462,14 @@ impl Bridge {
             },
             None => Value::Null,
         };
+        // Not connected: is Unity open with the project anyway?
+        if status["connected"] != true {
+            let silent = self.options.project.as_deref().and_then(silent_editor::diagnose);
+            status["unityOpen"] = silent.map_or(
+                Value::Null,
+                |s| json!({"pid": s.editor.pid, "unityVersion": s.editor.version, "says": s.to_string()}),
+            );
+        }
         ToolResult::Built(json!({
             "content": [{"type": "text", "text": status.to_string()}],
             "structuredContent": status,
@@ -573,7 +590,7 @@ pub fn own_tools() -> Vec<Value> {
 /// Editor's main thread (said instead of "waiting", when known).
 struct Heartbeat {
     every: Duration,
-    blocked: Arc<Mutex<Option<main_thread::Blocked>>>,
+    blocked: Arc<Mutex<Option<String>>>,
 }
 
 async fn forward_progress(

@@ -16,6 +16,8 @@
 //!   tool catalogue, calls with deadlines and progress, its own two tools.
 //! - [`main_thread`] — why a call waits: the Editor's main thread held by a
 //!   modal dialog, a compile or an import, named in progress and answers.
+//! - [`silent_editor`] — an Editor open on the project whose package does
+//!   not answer: compile errors, Safe Mode, the package missing.
 //! - [`compile_result`] — a compile across its reload on an Editor without
 //!   a resume journal, answered from the result file it writes (uLoopMCP).
 //! - [`mcp`] — the MCP stdio server: the one module that knows rmcp, behind a
@@ -33,6 +35,7 @@ pub mod mcp;
 pub mod raw_json;
 pub mod results;
 pub mod setup;
+pub mod silent_editor;
 pub mod tools;
 
 /// This crate's version, as reported to peers.

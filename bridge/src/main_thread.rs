@@ -139,16 +139,26 @@ pub async fn blocked(link: &Link) -> Option<Blocked> {
     Blocked::from_state(&ask(link).await?, can_press)
 }
 
-/// Watches the main thread while a call waits, forever (dropped with the
-/// call): the latest verdict in `latest`, cleared when the thread runs again.
-pub async fn watch(link: &Link, latest: Arc<std::sync::Mutex<Option<Blocked>>>) -> std::convert::Infallible {
+/// Watches, while a call waits, forever (dropped with the call), why it
+/// waits: what holds a connected Editor's main thread, or, while no Editor
+/// answers, an open Editor of `project` that is silent
+/// ([`crate::silent_editor`]). The latest in `latest`, cleared when the
+/// reason goes.
+pub async fn watch(
+    link: &Link,
+    project: Option<&std::path::Path>,
+    latest: Arc<std::sync::Mutex<Option<String>>>,
+) -> std::convert::Infallible {
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
-        let verdict = blocked(link).await;
-        if let Some(b) = &verdict {
-            tracing::info!(blocked = %b, "the Editor's main thread is held");
+        let why = match link.is_connected() {
+            true => blocked(link).await.map(|b| b.to_string()),
+            false => project.and_then(crate::silent_editor::diagnose).map(|s| s.to_string()),
+        };
+        if let Some(why) = &why {
+            tracing::info!(%why, "a call waits");
         }
-        *editor_link::lock(&latest) = verdict;
+        *editor_link::lock(&latest) = why;
     }
 }
 

@@ -71,6 +71,8 @@ pub enum Extension {
     Token,
     /// §6 `get-editor-state`: the main thread's state, answered without it.
     EditorState,
+    /// §6 `press-dialog-button` (gated; the package names it on Windows).
+    DialogButtons,
 }
 
 impl Extension {
@@ -93,6 +95,7 @@ impl Extension {
             Extension::DiscoveryFile => "discovery-file",
             Extension::Token => "token",
             Extension::EditorState => "editor-state",
+            Extension::DialogButtons => "dialog-buttons",
         }
     }
 }

@@ -49,6 +49,7 @@ pub mod replay;
 pub mod scenario;
 pub mod server;
 pub mod serving;
+pub mod silent_package;
 pub mod simulation;
 pub mod stall;
 pub mod state;
@@ -182,6 +183,8 @@ pub enum StartError {
     Fault(#[from] FaultError),
     #[error("invalid scenario settings: {0}")]
     Settings(String),
+    #[error("cannot make the project look open in Unity: {source}")]
+    Silent { source: std::io::Error },
 }
 
 /// Whether the Editor listens yet (it may start late: `startDelayMs`).
@@ -236,7 +239,16 @@ impl FakeUnity {
         }
         editor.faults.add(scenario.faults)?;
         serving::effects::at_lifecycle(&editor, Trigger::Start, serving::effects::Port::Preferred(config.port)).await;
-        let delay = scenario::start_delay(&editor, scenario.start_delay_ms);
+        let delay = match scenario.silent_package {
+            Some(why) => {
+                silent_package::open_silently(&editor.project, why, &editor.base.editor.unity_version)
+                    .map_err(|source| StartError::Silent { source })?;
+                tracing::info!(?why, "Unity is open and its package never answers");
+                // Never listens: a century.
+                std::time::Duration::from_secs(100 * 365 * 24 * 3600)
+            }
+            None => scenario::start_delay(&editor, scenario.start_delay_ms),
+        };
         let local = match editor.model.listener.transport {
             model::listener::Transport::TcpPort => None,
             model::listener::Transport::ProjectSocket => Some(match config.endpoint {

@@ -7,6 +7,7 @@
 //! seed = 7                       # optional; --seed wins
 //! state = "../editor-states/compile-errors.json"   # optional, relative to this file
 //! startDelayMs = 0               # how long the Editor is absent at startup
+//! silentPackage = "compileErrors" # optional: Unity open, its package never answers
 //!
 //! [[faults]]                     # see crate::faults for every field
 //! name = "reload-in-compile"
@@ -60,6 +61,10 @@ pub struct Scenario {
     /// How long the Editor stays absent before it listens (Unity not open yet).
     #[serde(default)]
     pub start_delay_ms: u64,
+    /// Unity is open but its package never answers, and why
+    /// ([`crate::silent_package`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub silent_package: Option<crate::silent_package::SilentPackage>,
     /// A partial settings object applied at start.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub settings: Option<Value>,

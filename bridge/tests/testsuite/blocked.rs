@@ -89,3 +89,66 @@ async fn a_long_import_is_named_and_a_free_main_thread_is_not_blocked() {
     let answer = raw.answer(&json!(1)).await;
     assert!(text(&answer).contains("Unity is importing assets (a long import)"), "{answer}");
 }
+
+/// The bridge as a child process for `project`, reading the fake's Editor
+/// log (`UNITY_EDITOR_LOG`, as for an Editor started with `-logFile`).
+fn bridge_reading_the_log(project: &std::path::Path) -> mcp_client::McpClient {
+    let mut command = tokio::process::Command::new(env!("CARGO_BIN_EXE_unity-mcp-bridge"));
+    command.arg("--project").arg(project).args(["--tools-wait", "1", "--log-level", "warn"]);
+    command.env("UNITY_EDITOR_LOG", project.join(fake_unity::silent_package::EDITOR_LOG));
+    mcp_client::McpClient::spawn(command, mcp_client::Stderr::Discard).unwrap().strict()
+}
+
+async fn silent(why: fake_unity::silent_package::SilentPackage) -> (tempfile::TempDir, fake_unity::FakeUnity) {
+    let project = project();
+    let mut config = fake_unity::Config::new(project.path());
+    config.scenario.silent_package = Some(why);
+    let fake = fake_unity::FakeUnity::start(config).await.unwrap();
+    (project, fake)
+}
+
+/// Unity open, its package not answering: the call that could not be sent
+/// and `bridge-status` say so, and what is likely, instead of "no Editor".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_editor_whose_package_does_not_answer_is_named_with_its_compile_errors() {
+    use fake_unity::silent_package::{COMPILE_ERROR, SilentPackage};
+    let (project, _fake) = silent(SilentPackage::CompileErrors).await;
+    let mut raw = bridge_reading_the_log(project.path());
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"TimeoutSeconds":2}}}"#).await;
+    let answer = raw.answer(&json!(1)).await;
+    let said = text(&answer);
+    assert!(said.contains("did not run"), "{said}");
+    assert!(said.contains("Unity has this project open (process") && said.contains(COMPILE_ERROR), "{said}");
+    raw.line(r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"bridge-status","arguments":{}}}"#)
+        .await;
+    let status = raw.answer(&json!(2)).await["result"]["structuredContent"].clone();
+    assert_eq!(status["unityOpen"]["pid"], std::process::id(), "{status}");
+    assert!(status["unityOpen"]["says"].as_str().unwrap().contains("do not compile"), "{status}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_open_editor_without_the_package_or_in_safe_mode_is_named_so() {
+    use fake_unity::silent_package::SilentPackage;
+    for (why, words) in [
+        (SilentPackage::NotInstalled, "neither the Unity MCP package (dev.unitymcp.bridge) nor uLoopMCP"),
+        (SilentPackage::SafeMode, "Unity is in Safe Mode"),
+        (SilentPackage::Starting, "it may still be starting or importing"),
+    ] {
+        let (project, _fake) = silent(why).await;
+        let mut raw = bridge_reading_the_log(project.path());
+        raw.handshake().await;
+        raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bridge-status","arguments":{}}}"#)
+            .await;
+        let status = raw.answer(&json!(1)).await["result"]["structuredContent"].clone();
+        let says = status["unityOpen"]["says"].as_str().unwrap_or_default().to_owned();
+        assert!(says.contains(words), "{why:?}: {status}");
+    }
+    // No Editor at all: nothing claimed.
+    let project = project();
+    let mut raw = bridge_reading_the_log(project.path());
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"bridge-status","arguments":{}}}"#)
+        .await;
+    assert_eq!(raw.answer(&json!(1)).await["result"]["structuredContent"]["unityOpen"], Value::Null);
+}
