@@ -375,7 +375,10 @@ async fn a_stalled_main_thread_delays_every_tool_by_the_stall() {
     let editor = TestEditor::start().await;
     let fault = editor
         .fake
-        .add_fault(RuleSpec::new(Fault::MainThreadStall(fake_unity::faults::MainThreadStall { ms: 250, ..Default::default() })))
+        .add_fault(RuleSpec::new(Fault::MainThreadStall(fake_unity::faults::MainThreadStall {
+            ms: 250,
+            ..Default::default()
+        })))
         .unwrap();
     let mut client = editor.connect().await;
     for method in ["ping", "get-version", "get-logs"] {

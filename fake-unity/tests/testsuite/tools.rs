@@ -83,7 +83,11 @@ async fn get_version_set_client_name_and_debug_sleep() {
     assert_eq!(version["Capabilities"], json!(["resume", "progress", "newline-framing", "image-data", "editor-state"]));
     // Answered by the link, not a tool: a free main thread, nothing waiting.
     let state = client.ok("get-editor-state", none()).await;
-    assert_eq!((state["QueuedForMainThread"].as_u64(), state["OldestQueuedMs"].as_u64()), (Some(0), Some(0)), "{state}");
+    assert_eq!(
+        (state["QueuedForMainThread"].as_u64(), state["OldestQueuedMs"].as_u64()),
+        (Some(0), Some(0)),
+        "{state}"
+    );
     assert_eq!(state["PlayMode"], "edit");
     assert!(state.get("Dialog").is_none() && state["Ver"].is_string(), "{state}");
     assert_eq!(version["DataPath"], format!("{}/Assets", std::fs::canonicalize(editor.path()).unwrap().display()));
