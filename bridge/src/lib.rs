@@ -32,6 +32,7 @@ pub mod compile_result;
 pub mod link;
 pub mod main_thread;
 pub mod mcp;
+pub mod output_schemas;
 pub mod raw_json;
 pub mod results;
 pub mod setup;

@@ -68,7 +68,18 @@ pub fn from_editor(details: &ToolDetails, include_internal: bool) -> (Vec<McpToo
             warnings.push(format!("tool {:?} has a name MCP does not allow; it is not offered", detail.name));
             continue;
         }
-        tools.push(from_detail(detail));
+        let mut tool = from_detail(detail);
+        // The Editor's own schema, else one known for its catalogue (uLoopMCP
+        // 2.1.1's, from its recorded answers): see crate::output_schemas.
+        let schema = match detail.extra.get("outputSchema") {
+            Some(schema) if schema.is_object() => Some(schema),
+            _ if details.ver.as_deref() == Some("2.1.1") => crate::output_schemas::uloop_2_1_1().get(&detail.name),
+            _ => None,
+        };
+        if let Some(schema) = schema {
+            tool.definition["outputSchema"] = schema.clone();
+        }
+        tools.push(tool);
     }
     tools.sort_by(|a, b| a.name().cmp(b.name()));
     tools.dedup_by(|a, b| a.name() == b.name());

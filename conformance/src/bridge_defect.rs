@@ -128,6 +128,8 @@ pub enum BridgeDefect {
     /// Says nothing of what holds the Editor's main thread (a bridge that
     /// does not ask `get-editor-state`): progress and answers cut before it.
     HidesWhatBlocks,
+    /// Declares every output member a string in tools' `outputSchema`s.
+    WrongOutputSchema,
 }
 
 impl BridgeDefect {
@@ -585,6 +587,20 @@ fn break_message(defect: BridgeDefect, method: &str, message: &mut Value) -> Opt
         }
         BridgeDefect::NoListChanged if notification == "notifications/tools/list_changed" => return None,
         BridgeDefect::NoProgress if notification == "notifications/progress" => return None,
+        BridgeDefect::WrongOutputSchema if method == "tools/list" => {
+            fn strings(schema: &mut Value) {
+                if let Some(properties) = schema.get_mut("properties").and_then(Value::as_object_mut) {
+                    for property in properties.values_mut() {
+                        *property = json!({"type": "string"});
+                    }
+                }
+            }
+            for tool in message.pointer_mut("/result/tools").and_then(Value::as_array_mut).into_iter().flatten() {
+                if let Some(schema) = tool.get_mut("outputSchema") {
+                    strings(schema);
+                }
+            }
+        }
         BridgeDefect::HidesWhatBlocks => {
             let cut = |text: &str| match text.find("the Editor's main thread") {
                 Some(at) => text[..at].to_owned(),

@@ -183,6 +183,7 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         D::IgnoresCancellation => &["mcp.cancellation", "mcp.cancellation.frees-the-editor"],
         D::NoReloadWait => &["mcp.uloop-2.1.1.wait-for-domain-reload"],
         D::HidesWhatBlocks => &["mcp.blocked-main-thread-named"],
+        D::WrongOutputSchema => &["mcp.tools-call.output-schema", "mcp.snapshot.uloop-2.1.1.tools-list"],
     }
 }
 
@@ -224,6 +225,8 @@ impl Broken {
     pub fn shown_against(self) -> Option<EditorKind> {
         match self {
             Broken::Bridge(BridgeDefect::IgnoresCancellation) => Some(EditorKind::Uloop211),
+            // Its tools declare output schemas (the package's model does not yet).
+            Broken::Bridge(BridgeDefect::WrongOutputSchema) => Some(EditorKind::Uloop211),
             _ => None,
         }
     }

@@ -788,3 +788,43 @@ async fn a_uloop_2_1_1_editor_is_served_through_the_bridge(#[values(Era::Handsha
     let logs = call(&client, "get-logs", json!({"MaxCount": 1})).await;
     assert_eq!(logs["structuredContent"]["Ver"], "2.1.1", "{logs}");
 }
+
+/// Every outputSchema the bridge declares holds for the Editor's answers:
+/// uLoopMCP 2.1.1's model answers each tool that has one (schemas inferred
+/// from the real server's recordings), checked with a JSON Schema
+/// validator; tools without recorded answers declare none.
+#[tokio::test]
+async fn output_schemas_hold_for_the_uloop_2_1_1_model_answers() {
+    let project = project();
+    let _fake = uloop_editor(project.path()).await;
+    let (client, _) = bridge_in(Era::Handshake, project.path(), &[]).await;
+    let tools = client.list_all_tools().await.unwrap();
+    let schema_of = |name: &str| {
+        tools.iter().find(|t| t.name == name).and_then(|t| t.output_schema.clone()).map(|s| Value::Object((*s).clone()))
+    };
+    let declared: Vec<&str> = tools.iter().filter(|t| t.output_schema.is_some()).map(|t| t.name.as_ref()).collect();
+    assert_eq!(
+        declared,
+        ["clear-console", "control-play-mode", "focus-window", "get-logs"],
+        "those with recorded answers"
+    );
+    for (tool, arguments) in [
+        ("get-logs", json!({})),
+        ("get-logs", json!({"LogType": "Error", "MaxCount": 1, "IncludeStackTrace": true})),
+        ("clear-console", json!({})),
+        ("control-play-mode", json!({"Action": "Play"})),
+        ("control-play-mode", json!({"Action": "Stop"})),
+        ("focus-window", json!({})),
+    ] {
+        let schema = schema_of(tool).unwrap();
+        let validator = jsonschema::validator_for(&schema).unwrap_or_else(|e| panic!("{tool}: not a JSON Schema: {e}"));
+        let result = call(&client, tool, arguments.clone()).await;
+        let structured = &result["structuredContent"];
+        let errors: Vec<String> = validator.iter_errors(structured).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "{tool} {arguments}: {errors:?} in {structured}");
+    }
+    // A schema that does not fit is caught: the check can fail.
+    let schema = schema_of("get-logs").unwrap();
+    let validator = jsonschema::validator_for(&schema).unwrap();
+    assert!(!validator.is_valid(&json!({"TotalCount": "three"})));
+}

@@ -6,6 +6,7 @@
 mod answers;
 mod blocked;
 mod jsonrpc;
+mod output_schema;
 mod reloads;
 pub mod scenarios;
 mod side_by_side;
@@ -91,6 +92,7 @@ pub fn cases() -> Vec<Case> {
     let mut cases = protocol_cases();
     cases.extend(answers::cases());
     cases.extend(blocked::cases());
+    cases.extend(output_schema::cases());
     cases.extend(scenarios::cases());
     cases.extend(snapshots::cases());
     cases
