@@ -79,7 +79,9 @@ namespace UnityMcp.Core.Tests
         static JObject Answer(Dispatcher dispatcher, string request)
         {
             var answer = dispatcher.Answer(Encoding.UTF8.GetBytes(request), new ToolContext()).Result;
-            return answer == null ? null : JObject.Parse(Encoding.UTF8.GetString(answer));
+            var parsed = answer == null ? null : JObject.Parse(Encoding.UTF8.GetString(answer));
+            OutputSchemaCheck.Check(request, parsed);
+            return parsed;
         }
 
         static string Request(string id, string method, string parameters = "{}")
@@ -274,21 +276,21 @@ namespace UnityMcp.Core.Tests
 
             var plain = Dispatcher(new SecuritySettings(), null);
             plain.Editor = editor;
-            CollectionAssert.AreEqual(new[] { "resume", "progress" }, capabilities(plain), "without the link's view of the main thread");
+            CollectionAssert.AreEqual(new[] { "resume", "progress", "output-schema" }, capabilities(plain), "without the link's view of the main thread");
 
             var state = Dispatcher(new SecuritySettings(), new EditorStateSource(new MainThreadQueue(), null, null));
             state.Editor = editor;
-            CollectionAssert.AreEqual(new[] { "resume", "progress", "editor-state" }, capabilities(state));
+            CollectionAssert.AreEqual(new[] { "resume", "progress", "output-schema", "editor-state" }, capabilities(state));
 
             var seen = Dispatcher(new SecuritySettings(), new EditorStateSource(new MainThreadQueue(), null, new FakeDialogs { Pressable = false }));
             seen.Editor = editor;
-            CollectionAssert.AreEqual(new[] { "resume", "progress", "editor-state" }, capabilities(seen), "dialogs seen but not pressable: no dialog-buttons");
+            CollectionAssert.AreEqual(new[] { "resume", "progress", "output-schema", "editor-state" }, capabilities(seen), "dialogs seen but not pressable: no dialog-buttons");
 
             var windows = Dispatcher(new SecuritySettings(), new EditorStateSource(new MainThreadQueue(), null, new FakeDialogs()));
             windows.Editor = editor;
             windows.Token = "t";
             var withToken = Answer(windows, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-version\",\"x-token\":\"t\"}")["result"]["Capabilities"].ToObject<string[]>();
-            CollectionAssert.AreEqual(new[] { "resume", "progress", "editor-state", "dialog-buttons", "token" }, withToken);
+            CollectionAssert.AreEqual(new[] { "resume", "progress", "output-schema", "editor-state", "dialog-buttons", "token" }, withToken);
         }
 
         [Test]

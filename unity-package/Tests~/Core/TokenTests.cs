@@ -44,7 +44,9 @@ namespace UnityMcp.Core.Tests
         JObject Answer(string request)
         {
             var answer = dispatcher.Answer(Encoding.UTF8.GetBytes(request), new ToolContext()).Result;
-            return answer == null ? null : JObject.Parse(Encoding.UTF8.GetString(answer));
+            var parsed = answer == null ? null : JObject.Parse(Encoding.UTF8.GetString(answer));
+            OutputSchemaCheck.Check(request, parsed);
+            return parsed;
         }
 
         static void AssertUnauthorized(JObject answer, JToken id)
@@ -192,7 +194,7 @@ namespace UnityMcp.Core.Tests
         public void ClientsWithoutATokenMayBeLetInAndGetVersionSaysWhetherTheTokenIsNeeded()
         {
             var version = Answer("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"get-version\",\"x-token\":\"" + token + "\"}");
-            CollectionAssert.AreEqual(new[] { "resume", "progress", "token" }, version["result"]["Capabilities"].ToObject<string[]>());
+            CollectionAssert.AreEqual(new[] { "resume", "progress", "output-schema", "token" }, version["result"]["Capabilities"].ToObject<string[]>());
             Assert.IsTrue(dispatcher.TokenEnforced);
 
             // The setting is read at each request: the Editor's window changes it while the server runs.
@@ -203,7 +205,7 @@ namespace UnityMcp.Core.Tests
             Assert.AreEqual(runs + 1, (int)answer["result"]["Run"], answer.ToString());
             Assert.IsNotNull(Answer("{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"ping\",\"x-token\":\"wrong\"}")["result"], "a wrong token is ignored too");
             version = Answer("{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"get-version\"}");
-            CollectionAssert.AreEqual(new[] { "resume", "progress" }, version["result"]["Capabilities"].ToObject<string[]>());
+            CollectionAssert.AreEqual(new[] { "resume", "progress", "output-schema" }, version["result"]["Capabilities"].ToObject<string[]>());
 
             settings.AllowClientsWithoutToken = false;
             AssertUnauthorized(Answer("{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"ping\"}"), new JValue(5));

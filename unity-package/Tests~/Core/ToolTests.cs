@@ -190,7 +190,9 @@ namespace UnityMcp.Core.Tests
         static JObject Answer(Dispatcher dispatcher, string request)
         {
             var answer = dispatcher.Answer(Encoding.UTF8.GetBytes(request), new ToolContext()).Result;
-            return answer == null ? null : JObject.Parse(Encoding.UTF8.GetString(answer));
+            var parsed = answer == null ? null : JObject.Parse(Encoding.UTF8.GetString(answer));
+            OutputSchemaCheck.Check(request, parsed);
+            return parsed;
         }
 
         [Test]
@@ -203,7 +205,7 @@ namespace UnityMcp.Core.Tests
             Assert.AreEqual("6000.0.65f1", (string)version["UnityVersion"]);
             Assert.AreEqual(1, (int)version["ProtocolVersion"]);
             Assert.AreEqual("e-1", (string)version["EditorInstanceId"], "the Editor process the resume journal belongs to");
-            CollectionAssert.AreEqual(new[] { "resume", "progress" }, version["Capabilities"].ToObject<string[]>());
+            CollectionAssert.AreEqual(new[] { "resume", "progress", "output-schema" }, version["Capabilities"].ToObject<string[]>(), "the Editor's, then output-schema (every dispatcher's)");
 
             var details = (JArray)Answer(dispatcher, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"get-tool-details\"}")["result"]["Tools"];
             var names = details.Select(t => (string)t["name"]).ToList();

@@ -577,8 +577,8 @@ namespace UnityMcp.Host
             }
         }
 
-        /// <summary>A tool that may be slowed by a fault rule.</summary>
-        sealed class FaultableTool : IUnityTool
+        /// <summary>A tool that may be slowed by a fault rule (its result type, so its outputSchema, kept).</summary>
+        sealed class FaultableTool : IUnityTool, ITypedResultTool
         {
             readonly IUnityTool inner;
             readonly HeadlessHost host;
@@ -592,6 +592,8 @@ namespace UnityMcp.Host
             public McpToolAttribute Info => inner.Info;
 
             public JObject ParameterSchema => inner.ParameterSchema;
+
+            public Type ResultType => inner is ITypedResultTool ? ((ITypedResultTool)inner).ResultType : null;
 
             public async Task<JObject> Execute(JObject parameters, ToolContext context)
             {

@@ -12,12 +12,20 @@ using System;
 using System.IO;
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
+using UnityMcp.Core;
 
 namespace UnityMcp.Host
 {
     public static class Program
     {
-        const string Usage = "usage: unity-mcp-host --project DIR --state FILE [--port N] [--control-port N] [--snippet-reference DLL]...";
+        const string Usage = "usage: unity-mcp-host --project DIR --state FILE [--port N] [--control-port N] [--snippet-reference DLL]...\n       unity-mcp-host --output-schemas";
+
+        /// <summary>The output schema of every tool of the package (its core assembly's), and get-editor-state's, as the fixture's text.</summary>
+        public static string PackageOutputSchemas()
+        {
+            var core = typeof(Dispatcher).Assembly;
+            return ToolResults.CatalogueText(ToolRegistry.Discover(new[] { core }, new[] { core }).All);
+        }
 
         public static int Main(string[] args)
         {
@@ -59,6 +67,13 @@ namespace UnityMcp.Host
                             break;
                         case "--help":
                             Console.WriteLine(Usage);
+                            return 0;
+                        // The package's output schemas, as the fixture
+                        // fixtures/editor-models/package.output-schemas.json
+                        // holds them (Tests~/output-schemas writes it).
+                        case "--output-schemas":
+                            Console.Out.Write(PackageOutputSchemas());
+                            Console.Out.Flush();
                             return 0;
                         default:
                             throw new ArgumentException("unknown argument " + args[i]);

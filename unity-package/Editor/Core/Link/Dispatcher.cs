@@ -85,13 +85,15 @@ namespace UnityMcp.Core
         public EditorStateSource EditorState { get; set; }
 
         /// <summary>
-        /// get-version's Capabilities now: the Editor's, then editor-state
-        /// and dialog-buttons where this dispatcher offers them, then token
-        /// while it is enforced.
+        /// get-version's Capabilities now: the Editor's, then output-schema
+        /// (get-tool-details gives the typed tools' outputSchema, whatever
+        /// the Editor), then editor-state and dialog-buttons where this
+        /// dispatcher offers them, then token while it is enforced.
         /// </summary>
         public List<string> Capabilities()
         {
             var capabilities = new List<string>(Editor.Capabilities ?? new string[0]);
+            capabilities.Add(ToolResults.Capability);
             var state = EditorState;
             if (state != null)
             {

@@ -12,6 +12,8 @@
 // - the modal dialog the Editor shows, where the platform lets the package
 //   see one (ModalDialogs, DialogWindows.cs).
 
+using System.Collections.Generic;
+using System.Linq;
 using System.Threading;
 using Newtonsoft.Json.Linq;
 
@@ -84,6 +86,37 @@ namespace UnityMcp.Core
         }
     }
 
+    /// <summary>A modal dialog as get-editor-state reports it.</summary>
+    public class DialogState
+    {
+        public string Title;
+
+        /// <summary>Its buttons' texts, in order.</summary>
+        public List<string> Buttons = new List<string>();
+
+        /// <summary>Unity's Script Updating Consent dialog (press-dialog-button never presses in it).</summary>
+        public bool RewritesScripts;
+    }
+
+    /// <summary>get-editor-state's result (§6).</summary>
+    public class EditorStateResult
+    {
+        public long MainThreadLastRanMsAgo;
+        public int QueuedForMainThread;
+        public long OldestQueuedMs;
+        public bool Compiling;
+        public bool Importing;
+        public bool Reloading;
+
+        /// <summary>edit, playing or paused.</summary>
+        [ShortText]
+        public string PlayMode;
+
+        /// <summary>Absent unless the Editor shows a modal dialog the package can see.</summary>
+        [OmitWhenNull]
+        public DialogState Dialog;
+    }
+
     /// <summary>The link's view of the main thread: get-editor-state's answer.</summary>
     public sealed class EditorStateSource
     {
@@ -114,27 +147,22 @@ namespace UnityMcp.Core
         {
             var report = mainThread.Report();
             var seen = activity != null ? activity.Last : EditorActivity.Idle;
-            var state = new JObject
+            var state = new EditorStateResult
             {
-                ["MainThreadLastRanMsAgo"] = report.LastRanMsAgo,
-                ["QueuedForMainThread"] = report.Queued,
-                ["OldestQueuedMs"] = report.OldestQueuedMs,
-                ["Compiling"] = seen.Compiling,
-                ["Importing"] = seen.Importing,
-                ["Reloading"] = seen.Reloading,
-                ["PlayMode"] = seen.PlayMode,
+                MainThreadLastRanMsAgo = report.LastRanMsAgo,
+                QueuedForMainThread = report.Queued,
+                OldestQueuedMs = report.OldestQueuedMs,
+                Compiling = seen.Compiling,
+                Importing = seen.Importing,
+                Reloading = seen.Reloading,
+                PlayMode = seen.PlayMode,
             };
             var dialog = Dialogs.Shown();
             if (dialog != null)
             {
-                state["Dialog"] = new JObject
-                {
-                    ["Title"] = dialog.Title,
-                    ["Buttons"] = new JArray(dialog.ButtonTexts.ToArray()),
-                    ["RewritesScripts"] = dialog.RewritesScripts,
-                };
+                state.Dialog = new DialogState { Title = dialog.Title, Buttons = dialog.ButtonTexts.ToList(), RewritesScripts = dialog.RewritesScripts };
             }
-            return state;
+            return ToolResults.ToJson(state);
         }
     }
 }

@@ -18,36 +18,60 @@ namespace UnityMcp.Core
         public bool ForceRecompile;
     }
 
-    [McpTool("compile", Description = "Executes compilation after AssetDatabase.Refresh(). Returns compilation results with detailed timing information.", Order = 10, Idempotent = true, TimeoutSeconds = 300)]
-    public sealed class CompileTool : UnityTool<CompileParams>
+    /// <summary>A compiler message as compile reports it.</summary>
+    public class CompileMessage
     {
-        protected override async Task<JObject> Run(CompileParams p, ToolContext context)
+        /// <summary>As Unity's console shows it: File(line,col): error CS0000: text.</summary>
+        public string Message;
+        public string File;
+        public int Line;
+    }
+
+    public class CompileResult
+    {
+        public bool Success;
+        public int ErrorCount;
+        public int WarningCount;
+
+        /// <summary>ISO 8601, UTC.</summary>
+        [ShortText]
+        public string CompletedAt;
+
+        public List<CompileMessage> Errors = new List<CompileMessage>();
+        public List<CompileMessage> Warnings = new List<CompileMessage>();
+        public string Message;
+    }
+
+    [McpTool("compile", Description = "Executes compilation after AssetDatabase.Refresh(). Returns compilation results with detailed timing information.", Order = 10, Idempotent = true, TimeoutSeconds = 300)]
+    public sealed class CompileTool : UnityTool<CompileParams, CompileResult>
+    {
+        protected override async Task<CompileResult> Answer(CompileParams p, ToolContext context)
         {
-            JObject result = null;
+            CompileResult result = null;
             var report = await context.Editor.Compile(p.ForceRecompile, context, finished =>
             {
                 result = ResultOf(finished);
                 if (finished.ReloadFollows)
                 {
-                    context.JournalAnswer(result);
+                    context.JournalAnswer(ToolResults.ToJson(result));
                 }
             }).ConfigureAwait(false);
             result = result ?? ResultOf(report);
             if (report.ReloadFollows)
             {
-                throw new AnswerWithheld(result);
+                throw new AnswerWithheld(ToolResults.ToJson(result));
             }
             return result;
         }
 
         /// <summary>The compile tool's result for a report.</summary>
-        public static JObject ResultOf(CompileReport report)
+        public static CompileResult ResultOf(CompileReport report)
         {
-            var errors = new JArray();
-            var warnings = new JArray();
+            var errors = new List<CompileMessage>();
+            var warnings = new List<CompileMessage>();
             foreach (var d in report.Diagnostics)
             {
-                (d.IsError ? errors : warnings).Add(new JObject { ["Message"] = d.UnityMessage, ["File"] = d.File, ["Line"] = d.Line });
+                (d.IsError ? errors : warnings).Add(new CompileMessage { Message = d.UnityMessage, File = d.File, Line = d.Line });
             }
             string message;
             if (errors.Count > 0)
@@ -62,15 +86,15 @@ namespace UnityMcp.Core
             {
                 message = "Compilation completed successfully";
             }
-            return new JObject
+            return new CompileResult
             {
-                ["Success"] = errors.Count == 0,
-                ["ErrorCount"] = errors.Count,
-                ["WarningCount"] = warnings.Count,
-                ["CompletedAt"] = DiscoveryFile.IsoTimestamp(DateTime.UtcNow),
-                ["Errors"] = errors,
-                ["Warnings"] = warnings,
-                ["Message"] = message,
+                Success = errors.Count == 0,
+                ErrorCount = errors.Count,
+                WarningCount = warnings.Count,
+                CompletedAt = DiscoveryFile.IsoTimestamp(DateTime.UtcNow),
+                Errors = errors,
+                Warnings = warnings,
+                Message = message,
             };
         }
     }
@@ -104,10 +128,36 @@ namespace UnityMcp.Core
         public bool SaveXml;
     }
 
-    [McpTool("run-tests", Description = "Executes Unity Test Runner and retrieves test results with comprehensive reporting", Order = 30, Idempotent = true, TimeoutSeconds = 600, Gate = ToolGate.TestsExecution)]
-    public sealed class RunTestsTool : UnityTool<RunTestsParams>
+    public class FailedTest
     {
-        protected override async Task<JObject> Run(RunTestsParams p, ToolContext context)
+        public string FullName;
+        public string Message;
+    }
+
+    public class RunTestsResult
+    {
+        public bool Success;
+        public string Message;
+
+        /// <summary>ISO 8601, UTC.</summary>
+        [ShortText]
+        public string CompletedAt;
+
+        public int TestCount;
+        public int PassedCount;
+        public int FailedCount;
+        public int SkippedCount;
+
+        /// <summary>The NUnit XML's project-relative path; empty unless SaveXml.</summary>
+        public string XmlPath;
+
+        public List<FailedTest> FailedTests = new List<FailedTest>();
+    }
+
+    [McpTool("run-tests", Description = "Executes Unity Test Runner and retrieves test results with comprehensive reporting", Order = 30, Idempotent = true, TimeoutSeconds = 600, Gate = ToolGate.TestsExecution)]
+    public sealed class RunTestsTool : UnityTool<RunTestsParams, RunTestsResult>
+    {
+        protected override async Task<RunTestsResult> Answer(RunTestsParams p, ToolContext context)
         {
             if (p.FilterType != TestFilterType.all && p.FilterValue.Length == 0)
             {
@@ -144,22 +194,22 @@ namespace UnityMcp.Core
                 var xml = NUnitXml.Of(results, started, DateTime.UtcNow);
                 xmlPath = OutputFiles.Write(editor.ProjectPath, "TestResults", "TestResults", "xml", Encoding.UTF8.GetBytes(xml));
             }
-            var failures = new JArray();
+            var failures = new List<FailedTest>();
             foreach (var t in results.Where(t => t.Outcome == TestOutcome.Failed))
             {
-                failures.Add(new JObject { ["FullName"] = t.FullName, ["Message"] = t.Message });
+                failures.Add(new FailedTest { FullName = t.FullName, Message = t.Message });
             }
-            return new JObject
+            return new RunTestsResult
             {
-                ["Success"] = total > 0 && failed == 0,
-                ["Message"] = message,
-                ["CompletedAt"] = DiscoveryFile.IsoTimestamp(DateTime.UtcNow),
-                ["TestCount"] = total,
-                ["PassedCount"] = passed,
-                ["FailedCount"] = failed,
-                ["SkippedCount"] = skipped,
-                ["XmlPath"] = xmlPath,
-                ["FailedTests"] = failures,
+                Success = total > 0 && failed == 0,
+                Message = message,
+                CompletedAt = DiscoveryFile.IsoTimestamp(DateTime.UtcNow),
+                TestCount = total,
+                PassedCount = passed,
+                FailedCount = failed,
+                SkippedCount = skipped,
+                XmlPath = xmlPath,
+                FailedTests = failures,
             };
         }
 

@@ -1,6 +1,7 @@
 // The console (§6): get-logs and clear-console.
 
 using System;
+using System.Collections.Generic;
 using System.Linq;
 using System.Text.RegularExpressions;
 using System.Threading.Tasks;
@@ -37,10 +38,31 @@ namespace UnityMcp.Core
         public bool IncludeStackTrace = true;
     }
 
-    [McpTool("get-logs", Description = "Retrieves log information from the Unity console with filtering and search", Order = 20, ReadOnly = true, Idempotent = true)]
-    public sealed class GetLogsTool : UnityTool<GetLogsParams>
+    public class LogLine
     {
-        protected override Task<JObject> Run(GetLogsParams p, ToolContext context)
+        public string Type;
+        public string Message;
+
+        /// <summary>Absent unless IncludeStackTrace.</summary>
+        [OmitWhenNull]
+        public string StackTrace;
+    }
+
+    public class GetLogsResult
+    {
+        public int TotalCount;
+        public int DisplayedCount;
+        public LogTypeFilter LogType;
+        public int MaxCount;
+        public string SearchText;
+        public bool IncludeStackTrace;
+        public List<LogLine> Logs = new List<LogLine>();
+    }
+
+    [McpTool("get-logs", Description = "Retrieves log information from the Unity console with filtering and search", Order = 20, ReadOnly = true, Idempotent = true)]
+    public sealed class GetLogsTool : UnityTool<GetLogsParams, GetLogsResult>
+    {
+        protected override Task<GetLogsResult> Answer(GetLogsParams p, ToolContext context)
         {
             Func<string, bool> matches = _ => true;
             if (p.SearchText.Length > 0 && p.UseRegex)
@@ -59,25 +81,20 @@ namespace UnityMcp.Core
                 .ToList();
             // The most recent entries, oldest first, as the console shows them.
             var shown = matching.Skip(Math.Max(0, matching.Count - p.MaxCount));
-            var logs = new JArray();
+            var logs = new List<LogLine>();
             foreach (var entry in shown)
             {
-                var log = new JObject { ["Type"] = entry.Type, ["Message"] = entry.Message };
-                if (p.IncludeStackTrace)
-                {
-                    log["StackTrace"] = entry.StackTrace;
-                }
-                logs.Add(log);
+                logs.Add(new LogLine { Type = entry.Type, Message = entry.Message, StackTrace = p.IncludeStackTrace ? entry.StackTrace ?? "" : null });
             }
-            return Task.FromResult(new JObject
+            return Task.FromResult(new GetLogsResult
             {
-                ["TotalCount"] = matching.Count,
-                ["DisplayedCount"] = logs.Count,
-                ["LogType"] = type,
-                ["MaxCount"] = p.MaxCount,
-                ["SearchText"] = p.SearchText,
-                ["IncludeStackTrace"] = p.IncludeStackTrace,
-                ["Logs"] = logs,
+                TotalCount = matching.Count,
+                DisplayedCount = logs.Count,
+                LogType = p.LogType,
+                MaxCount = p.MaxCount,
+                SearchText = p.SearchText,
+                IncludeStackTrace = p.IncludeStackTrace,
+                Logs = logs,
             });
         }
     }
@@ -88,10 +105,26 @@ namespace UnityMcp.Core
         public bool AddConfirmationMessage = true;
     }
 
-    [McpTool("clear-console", Description = "Clears Unity console logs for clean development workflow", Order = 40, Destructive = true)]
-    public sealed class ClearConsoleTool : UnityTool<ClearConsoleParams>
+    public class ClearedCounts
     {
-        protected override Task<JObject> Run(ClearConsoleParams p, ToolContext context)
+        public int ErrorCount;
+        public int WarningCount;
+        public int LogCount;
+    }
+
+    public class ClearConsoleResult
+    {
+        public bool Success;
+        public int ClearedLogCount;
+        public ClearedCounts ClearedCounts = new ClearedCounts();
+        public string Message;
+        public string ErrorMessage;
+    }
+
+    [McpTool("clear-console", Description = "Clears Unity console logs for clean development workflow", Order = 40, Destructive = true)]
+    public sealed class ClearConsoleTool : UnityTool<ClearConsoleParams, ClearConsoleResult>
+    {
+        protected override Task<ClearConsoleResult> Answer(ClearConsoleParams p, ToolContext context)
         {
             var editor = context.Editor;
             var cleared = editor.ClearConsole();
@@ -100,13 +133,13 @@ namespace UnityMcp.Core
                 editor.Log(new LogEntry { Type = "Log", Message = "=== Console cleared via MCP ===", StackTrace = "UnityEngine.Debug:Log (object)" });
             }
             Func<string, int> count = t => cleared.Count(e => e.Type == t);
-            return Task.FromResult(new JObject
+            return Task.FromResult(new ClearConsoleResult
             {
-                ["Success"] = true,
-                ["ClearedLogCount"] = cleared.Count,
-                ["ClearedCounts"] = new JObject { ["ErrorCount"] = count("Error"), ["WarningCount"] = count("Warning"), ["LogCount"] = count("Log") },
-                ["Message"] = "Console cleared successfully (" + cleared.Count + " logs removed)",
-                ["ErrorMessage"] = "",
+                Success = true,
+                ClearedLogCount = cleared.Count,
+                ClearedCounts = new ClearedCounts { ErrorCount = count("Error"), WarningCount = count("Warning"), LogCount = count("Log") },
+                Message = "Console cleared successfully (" + cleared.Count + " logs removed)",
+                ErrorMessage = "",
             });
         }
     }

@@ -20,11 +20,20 @@ namespace UnityMcp.Core
         public string Title = "";
     }
 
+    public class PressDialogButtonResult
+    {
+        /// <summary>The button's text.</summary>
+        public string Pressed;
+
+        /// <summary>The dialog's title.</summary>
+        public string Title;
+    }
+
     [McpTool(ModalDialogs.PressTool, Description = "Presses a button of the modal dialog that holds the Unity Editor's main thread (the one get-editor-state reports), without waiting for the main thread. Never presses in Unity's Script Updating Consent dialog",
         Order = 150, Destructive = true, TimeoutSeconds = 10, Gate = ToolGate.DialogButtons, Extension = ModalDialogs.Capability)]
-    public sealed class PressDialogButtonTool : UnityTool<PressDialogButtonParams>
+    public sealed class PressDialogButtonTool : UnityTool<PressDialogButtonParams, PressDialogButtonResult>
     {
-        protected override Task<JObject> Run(PressDialogButtonParams p, ToolContext context)
+        protected override Task<PressDialogButtonResult> Answer(PressDialogButtonParams p, ToolContext context)
         {
             var state = context.Dispatcher != null ? context.Dispatcher.EditorState : null;
             if (state == null)
@@ -32,7 +41,7 @@ namespace UnityMcp.Core
                 throw new RpcError(RpcErrorKind.InternalError, "this server does not watch the Editor's main thread");
             }
             var pressed = state.Dialogs.Press(p.Button, p.Title);
-            return Task.FromResult(new JObject { ["Pressed"] = pressed.Button, ["Title"] = pressed.Title });
+            return Task.FromResult(new PressDialogButtonResult { Pressed = pressed.Button, Title = pressed.Title });
         }
     }
 }

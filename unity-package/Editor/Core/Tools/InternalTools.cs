@@ -3,6 +3,7 @@
 // get-tool-details, get-version, debug-sleep. (get-editor-state is no tool:
 // the dispatcher answers it without the main thread.)
 
+using System.Collections.Generic;
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
 
@@ -25,7 +26,7 @@ namespace UnityMcp.Core
         /// </summary>
         public string InstanceId = "";
 
-        /// <summary>From resume, progress, newline-framing, image-data (get-version adds editor-state, dialog-buttons and token where the dispatcher offers them).</summary>
+        /// <summary>From resume, progress, newline-framing, image-data (get-version adds output-schema, and editor-state, dialog-buttons and token where the dispatcher offers them).</summary>
         public string[] Capabilities = { "progress", "newline-framing", "image-data" };
     }
 
@@ -35,11 +36,16 @@ namespace UnityMcp.Core
         public string Message = "";
     }
 
-    [McpTool("ping", Description = "Connection test and message echo", Order = 200, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
-    public sealed class PingTool : UnityTool<PingParams>
+    public class PingResult
     {
-        protected override Task<JObject> Run(PingParams p, ToolContext context) =>
-            Task.FromResult(new JObject { ["Message"] = "Unity MCP Bridge received: " + p.Message });
+        public string Message;
+    }
+
+    [McpTool("ping", Description = "Connection test and message echo", Order = 200, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
+    public sealed class PingTool : UnityTool<PingParams, PingResult>
+    {
+        protected override Task<PingResult> Answer(PingParams p, ToolContext context) =>
+            Task.FromResult(new PingResult { Message = "Unity MCP Bridge received: " + p.Message });
     }
 
     public class ClientNameParams
@@ -48,16 +54,22 @@ namespace UnityMcp.Core
         public string ClientName = "Unknown Client";
     }
 
-    [McpTool("set-client-name", Description = "Register client name for identification in Unity", Order = 210, DisplayDevelopmentOnly = true, Idempotent = true)]
-    public sealed class SetClientNameTool : UnityTool<ClientNameParams>
+    public class ClientNameResult
     {
-        protected override Task<JObject> Run(ClientNameParams p, ToolContext context)
+        public string Message;
+        public string ClientName;
+    }
+
+    [McpTool("set-client-name", Description = "Register client name for identification in Unity", Order = 210, DisplayDevelopmentOnly = true, Idempotent = true)]
+    public sealed class SetClientNameTool : UnityTool<ClientNameParams, ClientNameResult>
+    {
+        protected override Task<ClientNameResult> Answer(ClientNameParams p, ToolContext context)
         {
             if (context.Connection != null)
             {
                 context.Connection.ClientName = p.ClientName;
             }
-            return Task.FromResult(new JObject { ["Message"] = "Client name set to: " + p.ClientName, ["ClientName"] = p.ClientName });
+            return Task.FromResult(new ClientNameResult { Message = "Client name set to: " + p.ClientName, ClientName = p.ClientName });
         }
     }
 
@@ -67,12 +79,48 @@ namespace UnityMcp.Core
         public bool IncludeDevelopmentOnly;
     }
 
-    [McpTool("get-tool-details", Description = "Retrieve detailed information about all registered Unity tools", Order = 220, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
-    public sealed class GetToolDetailsTool : UnityTool<ToolDetailsParams>
+    /// <summary>MCP's tool annotations (extension tool-metadata).</summary>
+    public class ToolAnnotations
     {
-        protected override Task<JObject> Run(ToolDetailsParams p, ToolContext context)
+        public bool readOnlyHint;
+        public bool destructiveHint;
+        public bool idempotentHint;
+        public bool openWorldHint;
+    }
+
+    /// <summary>A tool as get-tool-details lists it (§6).</summary>
+    public class ToolDetails
+    {
+        public string name;
+        public string description;
+
+        /// <summary>Its parameters (Properties, Required): see ToolSchema.Of.</summary>
+        public JObject parameterSchema;
+
+        public bool displayDevelopmentOnly;
+
+        /// <summary>Extension tool-metadata.</summary>
+        public ToolAnnotations annotations;
+
+        /// <summary>Extension tool-metadata: the default deadline.</summary>
+        public double timeoutSeconds;
+
+        /// <summary>Extension output-schema: a JSON Schema of its result (absent: none promised).</summary>
+        [OmitWhenNull]
+        public JObject outputSchema;
+    }
+
+    public class ToolDetailsResult
+    {
+        public List<ToolDetails> Tools = new List<ToolDetails>();
+    }
+
+    [McpTool("get-tool-details", Description = "Retrieve detailed information about all registered Unity tools", Order = 220, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
+    public sealed class GetToolDetailsTool : UnityTool<ToolDetailsParams, ToolDetailsResult>
+    {
+        protected override Task<ToolDetailsResult> Answer(ToolDetailsParams p, ToolContext context)
         {
-            var tools = new JArray();
+            var result = new ToolDetailsResult();
             var dispatcher = context.Dispatcher;
             foreach (var tool in dispatcher.Registry.All)
             {
@@ -81,24 +129,25 @@ namespace UnityMcp.Core
                 {
                     continue;
                 }
-                var entry = new JObject
+                var outputSchema = ToolResults.OutputSchemaOf(tool);
+                result.Tools.Add(new ToolDetails
                 {
-                    ["name"] = info.Name,
-                    ["description"] = info.Description,
-                    ["parameterSchema"] = tool.ParameterSchema.DeepClone(),
-                    ["displayDevelopmentOnly"] = info.DisplayDevelopmentOnly,
-                    ["annotations"] = new JObject
+                    name = info.Name,
+                    description = info.Description,
+                    parameterSchema = (JObject)tool.ParameterSchema.DeepClone(),
+                    displayDevelopmentOnly = info.DisplayDevelopmentOnly,
+                    annotations = new ToolAnnotations
                     {
-                        ["readOnlyHint"] = info.ReadOnly,
-                        ["destructiveHint"] = info.Destructive,
-                        ["idempotentHint"] = info.Idempotent,
-                        ["openWorldHint"] = false,
+                        readOnlyHint = info.ReadOnly,
+                        destructiveHint = info.Destructive,
+                        idempotentHint = info.Idempotent,
+                        openWorldHint = false,
                     },
-                };
-                entry["timeoutSeconds"] = info.TimeoutSeconds;
-                tools.Add(entry);
+                    timeoutSeconds = info.TimeoutSeconds,
+                    outputSchema = outputSchema != null ? (JObject)outputSchema.DeepClone() : null,
+                });
             }
-            return Task.FromResult(new JObject { ["Tools"] = tools });
+            return Task.FromResult(result);
         }
     }
 
@@ -106,27 +155,42 @@ namespace UnityMcp.Core
     {
     }
 
-    [McpTool("get-version", Description = "Get Unity version, platform and package information", Order = 230, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
-    public sealed class GetVersionTool : UnityTool<NoParameters>
+    public class VersionResult
     {
-        protected override Task<JObject> Run(NoParameters p, ToolContext context)
+        public string UnityVersion;
+        public string Platform;
+        public string DataPath;
+        public string ProductName;
+        public string PackageVersion;
+
+        /// <summary>Extension capabilities.</summary>
+        public int ProtocolVersion;
+
+        /// <summary>Extension capabilities (§5); absent when the Editor has none.</summary>
+        [OmitWhenNull]
+        public string EditorInstanceId;
+
+        /// <summary>Extension capabilities: the extensions offered.</summary>
+        public List<string> Capabilities = new List<string>();
+    }
+
+    [McpTool("get-version", Description = "Get Unity version, platform and package information", Order = 230, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true)]
+    public sealed class GetVersionTool : UnityTool<NoParameters, VersionResult>
+    {
+        protected override Task<VersionResult> Answer(NoParameters p, ToolContext context)
         {
             var info = context.Dispatcher.Editor;
-            var result = new JObject
+            return Task.FromResult(new VersionResult
             {
-                ["UnityVersion"] = info.UnityVersion,
-                ["Platform"] = info.Platform,
-                ["DataPath"] = info.DataPath,
-                ["ProductName"] = info.ProductName,
-                ["PackageVersion"] = info.PackageVersion,
-                ["ProtocolVersion"] = DiscoveryFile.ProtocolVersion,
-            };
-            if (!string.IsNullOrEmpty(info.InstanceId))
-            {
-                result["EditorInstanceId"] = info.InstanceId;
-            }
-            result["Capabilities"] = new JArray(context.Dispatcher.Capabilities().ToArray());
-            return Task.FromResult(result);
+                UnityVersion = info.UnityVersion,
+                Platform = info.Platform,
+                DataPath = info.DataPath,
+                ProductName = info.ProductName,
+                PackageVersion = info.PackageVersion,
+                ProtocolVersion = DiscoveryFile.ProtocolVersion,
+                EditorInstanceId = string.IsNullOrEmpty(info.InstanceId) ? null : info.InstanceId,
+                Capabilities = context.Dispatcher.Capabilities(),
+            });
         }
     }
 
@@ -136,10 +200,17 @@ namespace UnityMcp.Core
         public double SleepSeconds = 15;
     }
 
-    [McpTool("debug-sleep", Description = "Debug tool that sleeps for specified duration to test timeout functionality", Order = 240, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true, TimeoutSeconds = 10)]
-    public sealed class DebugSleepTool : UnityTool<DebugSleepParams>
+    public class DebugSleepResult
     {
-        protected override async Task<JObject> Run(DebugSleepParams p, ToolContext context)
+        public string Message;
+        public double ActualSleepSeconds;
+        public bool WasCancelled;
+    }
+
+    [McpTool("debug-sleep", Description = "Debug tool that sleeps for specified duration to test timeout functionality", Order = 240, DisplayDevelopmentOnly = true, ReadOnly = true, Idempotent = true, TimeoutSeconds = 10)]
+    public sealed class DebugSleepTool : UnityTool<DebugSleepParams, DebugSleepResult>
+    {
+        protected override async Task<DebugSleepResult> Answer(DebugSleepParams p, ToolContext context)
         {
             var cancelled = false;
             var watch = System.Diagnostics.Stopwatch.StartNew();
@@ -152,11 +223,11 @@ namespace UnityMcp.Core
                 cancelled = true;
             }
             var slept = cancelled ? watch.Elapsed.TotalSeconds : p.SleepSeconds;
-            return new JObject
+            return new DebugSleepResult
             {
-                ["Message"] = cancelled ? "Sleep cancelled after " + ToolSchema.Number(slept) + " seconds" : "Successfully slept for " + ToolSchema.Number(p.SleepSeconds) + " seconds",
-                ["ActualSleepSeconds"] = slept,
-                ["WasCancelled"] = cancelled,
+                Message = cancelled ? "Sleep cancelled after " + ToolSchema.Number(slept) + " seconds" : "Successfully slept for " + ToolSchema.Number(p.SleepSeconds) + " seconds",
+                ActualSleepSeconds = slept,
+                WasCancelled = cancelled,
             };
         }
     }

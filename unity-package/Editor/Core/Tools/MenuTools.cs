@@ -1,6 +1,7 @@
 // Menu items (§6): get-menu-items and execute-menu-item.
 
 using System;
+using System.Collections.Generic;
 using System.Linq;
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
@@ -29,10 +30,29 @@ namespace UnityMcp.Core
         public int MaxCount = 200;
     }
 
-    [McpTool("get-menu-items", Description = "Retrieve Unity MenuItems with detailed metadata for programmatic execution", Order = 90, ReadOnly = true, Idempotent = true)]
-    public sealed class GetMenuItemsTool : UnityTool<GetMenuItemsParams>
+    public class MenuItemDetails
     {
-        protected override Task<JObject> Run(GetMenuItemsParams p, ToolContext context)
+        public string Path;
+        public string MethodName;
+        public string TypeName;
+        public string AssemblyName;
+        public long Priority;
+        public bool IsValidateFunction;
+    }
+
+    public class GetMenuItemsResult
+    {
+        public List<MenuItemDetails> MenuItems = new List<MenuItemDetails>();
+        public int TotalCount;
+        public int FilteredCount;
+        public string AppliedFilter;
+        public MenuFilterType AppliedFilterType;
+    }
+
+    [McpTool("get-menu-items", Description = "Retrieve Unity MenuItems with detailed metadata for programmatic execution", Order = 90, ReadOnly = true, Idempotent = true)]
+    public sealed class GetMenuItemsTool : UnityTool<GetMenuItemsParams, GetMenuItemsResult>
+    {
+        protected override Task<GetMenuItemsResult> Answer(GetMenuItemsParams p, ToolContext context)
         {
             var items = context.Editor.MenuItems();
             var needle = p.FilterText.ToLowerInvariant();
@@ -53,26 +73,26 @@ namespace UnityMcp.Core
                         return path.Contains(needle);
                 }
             };
-            var shown = new JArray();
+            var shown = new List<MenuItemDetails>();
             foreach (var item in items.Where(i => p.IncludeValidation || !i.IsValidateFunction).Where(matches).Take(p.MaxCount))
             {
-                shown.Add(new JObject
+                shown.Add(new MenuItemDetails
                 {
-                    ["Path"] = item.Path,
-                    ["MethodName"] = item.MethodName,
-                    ["TypeName"] = item.TypeName,
-                    ["AssemblyName"] = item.AssemblyName,
-                    ["Priority"] = item.Priority,
-                    ["IsValidateFunction"] = item.IsValidateFunction,
+                    Path = item.Path,
+                    MethodName = item.MethodName,
+                    TypeName = item.TypeName,
+                    AssemblyName = item.AssemblyName,
+                    Priority = item.Priority,
+                    IsValidateFunction = item.IsValidateFunction,
                 });
             }
-            return Task.FromResult(new JObject
+            return Task.FromResult(new GetMenuItemsResult
             {
-                ["MenuItems"] = shown,
-                ["TotalCount"] = items.Count,
-                ["FilteredCount"] = shown.Count,
-                ["AppliedFilter"] = p.FilterText,
-                ["AppliedFilterType"] = p.FilterType.ToString(),
+                MenuItems = shown,
+                TotalCount = items.Count,
+                FilteredCount = shown.Count,
+                AppliedFilter = p.FilterText,
+                AppliedFilterType = p.FilterType,
             });
         }
     }
@@ -86,10 +106,23 @@ namespace UnityMcp.Core
         public bool UseReflectionFallback = true;
     }
 
-    [McpTool("execute-menu-item", Description = "Execute Unity MenuItem by path", Order = 100, Destructive = true, Gate = ToolGate.MenuItemExecution)]
-    public sealed class ExecuteMenuItemTool : UnityTool<ExecuteMenuItemParams>
+    public class ExecuteMenuItemResult
     {
-        protected override Task<JObject> Run(ExecuteMenuItemParams p, ToolContext context)
+        public string MenuItemPath;
+        public bool Success;
+
+        /// <summary>EditorApplication or Reflection; empty when it did not run.</summary>
+        public string ExecutionMethod;
+
+        public string ErrorMessage;
+        public string Details;
+        public bool MenuItemFound;
+    }
+
+    [McpTool("execute-menu-item", Description = "Execute Unity MenuItem by path", Order = 100, Destructive = true, Gate = ToolGate.MenuItemExecution)]
+    public sealed class ExecuteMenuItemTool : UnityTool<ExecuteMenuItemParams, ExecuteMenuItemResult>
+    {
+        protected override Task<ExecuteMenuItemResult> Answer(ExecuteMenuItemParams p, ToolContext context)
         {
             var path = p.MenuItemPath.Trim();
             if (path.Length == 0)
@@ -97,14 +130,14 @@ namespace UnityMcp.Core
                 throw new RpcError(RpcErrorKind.InvalidParams, "Parameter 'MenuItemPath' must not be empty").With("parameter", "MenuItemPath");
             }
             var run = context.Editor.ExecuteMenuItem(path, p.UseReflectionFallback);
-            return Task.FromResult(new JObject
+            return Task.FromResult(new ExecuteMenuItemResult
             {
-                ["MenuItemPath"] = path,
-                ["Success"] = run.Success,
-                ["ExecutionMethod"] = run.Success ? run.Method : "",
-                ["ErrorMessage"] = run.Error,
-                ["Details"] = run.Details,
-                ["MenuItemFound"] = run.Found,
+                MenuItemPath = path,
+                Success = run.Success,
+                ExecutionMethod = run.Success ? run.Method : "",
+                ErrorMessage = run.Error,
+                Details = run.Details,
+                MenuItemFound = run.Found,
             });
         }
     }

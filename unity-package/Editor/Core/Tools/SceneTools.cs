@@ -81,21 +81,49 @@ namespace UnityMcp.Core
         public bool IncludeInheritedProperties;
     }
 
-    [McpTool("find-game-objects", Description = "Find multiple GameObjects with advanced search criteria (component type, tag, layer, etc.)", Order = 50, ReadOnly = true, Idempotent = true)]
-    public sealed class FindGameObjectsTool : UnityTool<FindGameObjectsParams>
+    public class FoundComponent
     {
-        protected override Task<JObject> Run(FindGameObjectsParams p, ToolContext context)
+        public string TypeName;
+        public string AssemblyQualifiedName;
+
+        /// <summary>Its serialized properties, as Unity names and nests them: an object, no more is promised.</summary>
+        public JObject Properties;
+    }
+
+    public class FoundObject
+    {
+        public string name;
+        public string path;
+        public bool isActive;
+        public string tag;
+        public int layer;
+        public List<FoundComponent> components = new List<FoundComponent>();
+    }
+
+    public class FindGameObjectsResult
+    {
+        public List<FoundObject> results = new List<FoundObject>();
+        public int totalFound;
+
+        /// <summary>Empty unless the search could not run.</summary>
+        public string errorMessage;
+    }
+
+    [McpTool("find-game-objects", Description = "Find multiple GameObjects with advanced search criteria (component type, tag, layer, etc.)", Order = 50, ReadOnly = true, Idempotent = true)]
+    public sealed class FindGameObjectsTool : UnityTool<FindGameObjectsParams, FindGameObjectsResult>
+    {
+        protected override Task<FindGameObjectsResult> Answer(FindGameObjectsParams p, ToolContext context)
         {
-            Func<JArray, int, string, Task<JObject>> finish = (list, total, error) => Task.FromResult(new JObject
+            Func<List<FoundObject>, int, string, Task<FindGameObjectsResult>> finish = (list, total, error) => Task.FromResult(new FindGameObjectsResult
             {
-                ["results"] = list,
-                ["totalFound"] = total,
-                ["errorMessage"] = error,
+                results = list,
+                totalFound = total,
+                errorMessage = error,
             });
             var pattern = p.NamePattern;
             if (pattern.Length == 0 && p.RequiredComponents.Length == 0 && p.Tag.Length == 0 && p.Layer == null)
             {
-                return finish(new JArray(), 0, "At least one search criterion is required (NamePattern, RequiredComponents, Tag or Layer)");
+                return finish(new List<FoundObject>(), 0, "At least one search criterion is required (NamePattern, RequiredComponents, Tag or Layer)");
             }
             var regex = p.SearchMode == SearchMode.Regex && pattern.Length > 0 ? Patterns.Regex("NamePattern", pattern) : null;
             Func<PlacedObject, bool> nameMatches = placed =>
@@ -123,11 +151,11 @@ namespace UnityMcp.Core
                 .Where(o => p.Layer == null || o.Object.Layer == p.Layer.Value)
                 .Where(o => p.RequiredComponents.All(want => o.Object.Components.Any(c => c.TypeName == want || (c.Namespace.Length > 0 && c.Namespace + "." + c.TypeName == want))))
                 .ToList();
-            var results = new JArray();
+            var results = new List<FoundObject>();
             foreach (var placed in found.Take(p.MaxResults))
             {
                 var go = placed.Object;
-                var components = new JArray();
+                var components = new List<FoundComponent>();
                 foreach (var c in go.Components)
                 {
                     var properties = (JObject)c.Properties.DeepClone();
@@ -145,16 +173,16 @@ namespace UnityMcp.Core
                             properties[inherited.Name] = inherited.Value.DeepClone();
                         }
                     }
-                    components.Add(new JObject { ["TypeName"] = c.TypeName, ["AssemblyQualifiedName"] = c.AssemblyQualifiedName, ["Properties"] = properties });
+                    components.Add(new FoundComponent { TypeName = c.TypeName, AssemblyQualifiedName = c.AssemblyQualifiedName, Properties = properties });
                 }
-                results.Add(new JObject
+                results.Add(new FoundObject
                 {
-                    ["name"] = go.Name,
-                    ["path"] = placed.Path,
-                    ["isActive"] = go.Active,
-                    ["tag"] = go.Tag,
-                    ["layer"] = go.Layer,
-                    ["components"] = components,
+                    name = go.Name,
+                    path = placed.Path,
+                    isActive = go.Active,
+                    tag = go.Tag,
+                    layer = go.Layer,
+                    components = components,
                 });
             }
             return finish(results, found.Count, "");
@@ -179,19 +207,77 @@ namespace UnityMcp.Core
         public double MaxResponseSizeKB = 100;
     }
 
-    [McpTool("get-hierarchy", Description = "Get Unity Hierarchy structure in nested JSON format for AI-friendly processing", Order = 70, ReadOnly = true, Idempotent = true)]
-    public sealed class GetHierarchyTool : UnityTool<GetHierarchyParams>
+    /// <summary>The scene get-hierarchy describes.</summary>
+    public class HierarchyContext
     {
-        protected override Task<JObject> Run(GetHierarchyParams p, ToolContext context)
+        /// <summary>runtime (play mode) or editor.</summary>
+        public string sceneType;
+        public string sceneName;
+        public int nodeCount;
+        public int maxDepth;
+    }
+
+    /// <summary>A GameObject in get-hierarchy, with its children.</summary>
+    public class HierarchyNode
+    {
+        /// <summary>uLoopMCP's: the instance ID (from 6000.5 the EntityId's low 32 bits; §6 an object's identity).</summary>
+        public long id;
+
+        /// <summary>Extension: the identity, exact, in decimal.</summary>
+        public string entityId;
+
+        public string name;
+        public int depth;
+        public bool isActive;
+
+        /// <summary>Component type names; empty unless IncludeComponents.</summary>
+        public List<string> components = new List<string>();
+
+        public List<HierarchyNode> children = new List<HierarchyNode>();
+    }
+
+    /// <summary>
+    /// get-hierarchy's three answers: the hierarchy and its context; over
+    /// MaxResponseSizeKB, hierarchySavedToFile … and Message instead of the
+    /// hierarchy; no object at RootPath, an empty hierarchy with Message and
+    /// ErrorMessage.
+    /// </summary>
+    public class HierarchyResult
+    {
+        [OmitWhenNull]
+        public bool? hierarchySavedToFile;
+
+        [OmitWhenNull]
+        public string hierarchyFilePath;
+
+        [OmitWhenNull]
+        public string saveToFileReason;
+
+        [OmitWhenNull]
+        public List<HierarchyNode> hierarchy;
+
+        public HierarchyContext context = new HierarchyContext();
+
+        [OmitWhenNull]
+        public string Message;
+
+        [OmitWhenNull]
+        public string ErrorMessage;
+    }
+
+    [McpTool("get-hierarchy", Description = "Get Unity Hierarchy structure in nested JSON format for AI-friendly processing", Order = 70, ReadOnly = true, Idempotent = true)]
+    public sealed class GetHierarchyTool : UnityTool<GetHierarchyParams, HierarchyResult>
+    {
+        protected override Task<HierarchyResult> Answer(GetHierarchyParams p, ToolContext context)
         {
             var editor = context.Editor;
             var sceneRoots = editor.SceneRoots();
-            Func<int, int, JObject> describe = (nodes, depth) => new JObject
+            Func<int, int, HierarchyContext> describe = (nodes, depth) => new HierarchyContext
             {
-                ["sceneType"] = editor.IsPlaying ? "runtime" : "editor",
-                ["sceneName"] = editor.SceneName,
-                ["nodeCount"] = nodes,
-                ["maxDepth"] = depth,
+                sceneType = editor.IsPlaying ? "runtime" : "editor",
+                sceneName = editor.SceneName,
+                nodeCount = nodes,
+                maxDepth = depth,
             };
             var roots = sceneRoots;
             var rootPath = string.IsNullOrEmpty(p.RootPath) ? null : p.RootPath.Trim('/');
@@ -200,19 +286,19 @@ namespace UnityMcp.Core
                 var root = PlacedObject.Walk(sceneRoots).FirstOrDefault(o => o.Path == rootPath);
                 if (root == null)
                 {
-                    return Task.FromResult(new JObject
+                    return Task.FromResult(new HierarchyResult
                     {
-                        ["hierarchy"] = new JArray(),
-                        ["context"] = describe(0, 0),
-                        ["Message"] = "",
-                        ["ErrorMessage"] = "GameObject not found at path: " + rootPath,
+                        hierarchy = new List<HierarchyNode>(),
+                        context = describe(0, 0),
+                        Message = "",
+                        ErrorMessage = "GameObject not found at path: " + rootPath,
                     });
                 }
                 roots = new List<SceneObject> { root.Object };
             }
             var count = 0;
             var deepest = 0;
-            var hierarchy = new JArray();
+            var hierarchy = new List<HierarchyNode>();
             foreach (var go in roots)
             {
                 var node = Node(go, 0, p, ref count, ref deepest);
@@ -222,25 +308,25 @@ namespace UnityMcp.Core
                 }
             }
             var description = describe(count, deepest);
-            var size = Encoding.UTF8.GetByteCount(hierarchy.ToString(Formatting.None));
+            var hierarchyJson = ToolResults.ToJson(new HierarchyResult { hierarchy = hierarchy, context = description });
+            var size = Encoding.UTF8.GetByteCount(hierarchyJson["hierarchy"].ToString(Formatting.None));
             var limit = (long)(p.MaxResponseSizeKB * 1024);
             if (size > limit)
             {
-                var document = new JObject { ["hierarchy"] = hierarchy, ["context"] = description.DeepClone() };
-                var path = OutputFiles.Write(editor.ProjectPath, "HierarchyResults", "hierarchy", "json", Encoding.UTF8.GetBytes(document.ToString(Formatting.Indented)));
-                return Task.FromResult(new JObject
+                var path = OutputFiles.Write(editor.ProjectPath, "HierarchyResults", "hierarchy", "json", Encoding.UTF8.GetBytes(hierarchyJson.ToString(Formatting.Indented)));
+                return Task.FromResult(new HierarchyResult
                 {
-                    ["hierarchySavedToFile"] = true,
-                    ["hierarchyFilePath"] = path,
-                    ["saveToFileReason"] = "auto_threshold",
-                    ["context"] = description,
-                    ["Message"] = "Hierarchy is " + ((size + 1023) / 1024) + " KB, over the " + (limit / 1024) + " KB limit: saved to " + path,
+                    hierarchySavedToFile = true,
+                    hierarchyFilePath = path,
+                    saveToFileReason = "auto_threshold",
+                    context = description,
+                    Message = "Hierarchy is " + ((size + 1023) / 1024) + " KB, over the " + (limit / 1024) + " KB limit: saved to " + path,
                 });
             }
-            return Task.FromResult(new JObject { ["hierarchy"] = hierarchy, ["context"] = description });
+            return Task.FromResult(new HierarchyResult { hierarchy = hierarchy, context = description });
         }
 
-        static JObject Node(SceneObject go, int depth, GetHierarchyParams p, ref int count, ref int deepest)
+        static HierarchyNode Node(SceneObject go, int depth, GetHierarchyParams p, ref int count, ref int deepest)
         {
             if (!p.IncludeInactive && !go.Active)
             {
@@ -248,7 +334,7 @@ namespace UnityMcp.Core
             }
             count++;
             deepest = Math.Max(deepest, depth);
-            var children = new JArray();
+            var children = new List<HierarchyNode>();
             if (p.MaxDepth < 0 || depth < p.MaxDepth)
             {
                 foreach (var child in go.Children)
@@ -260,7 +346,7 @@ namespace UnityMcp.Core
                     }
                 }
             }
-            var components = new JArray();
+            var components = new List<string>();
             if (p.IncludeComponents)
             {
                 foreach (var c in go.Components)
@@ -268,15 +354,15 @@ namespace UnityMcp.Core
                     components.Add(c.TypeName);
                 }
             }
-            return new JObject
+            return new HierarchyNode
             {
-                ["id"] = go.InstanceId,
-                ["entityId"] = go.EntityId,
-                ["name"] = go.Name,
-                ["depth"] = depth,
-                ["isActive"] = go.Active,
-                ["components"] = components,
-                ["children"] = children,
+                id = go.InstanceId,
+                entityId = go.EntityId,
+                name = go.Name,
+                depth = depth,
+                isActive = go.Active,
+                components = components,
+                children = children,
             };
         }
     }

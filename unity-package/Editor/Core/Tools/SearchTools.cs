@@ -67,36 +67,100 @@ namespace UnityMcp.Core
         public string PathFilter = "";
     }
 
-    [McpTool("unity-search", Description = "Search Unity project using Unity Search API with comprehensive filtering and export options", Order = 60, ReadOnly = true, Idempotent = true)]
-    public sealed class UnitySearchTool : UnityTool<UnitySearchParams>
+    /// <summary>One Unity Search result as unity-search answers it.</summary>
+    public class SearchResultItem
     {
-        protected override Task<JObject> Run(UnitySearchParams p, ToolContext context)
+        public string Id;
+        public string Label;
+
+        /// <summary>Absent unless IncludeDescription.</summary>
+        [OmitWhenNull]
+        public string Description;
+
+        public string Provider;
+        public string Type;
+        public string Path;
+        public long Score;
+        public string FileExtension;
+
+        /// <summary>Only with IncludeMetadata; null when Unity does not say.</summary>
+        [WrittenWhen(nameof(WithMetadata))]
+        public long? FileSize;
+
+        /// <summary>Only with IncludeMetadata; null when Unity does not say.</summary>
+        [WrittenWhen(nameof(WithMetadata)), MayBeNull]
+        public string LastModified;
+
+        /// <summary>Whether FileSize and LastModified are written.</summary>
+        internal bool WithMetadata;
+    }
+
+    public class AppliedSearchFilters
+    {
+        public List<string> FileExtensions = new List<string>();
+        public List<string> AssetTypes = new List<string>();
+        public string PathFilter;
+        public int FilteredOutCount;
+    }
+
+    /// <summary>unity-search's answer; Success false (with ErrorMessage) when the search could not run.</summary>
+    public class UnitySearchResult
+    {
+        public List<SearchResultItem> Results = new List<SearchResultItem>();
+        public int TotalCount;
+        public int DisplayedCount;
+        public string SearchQuery;
+        public List<string> ProvidersUsed = new List<string>();
+        public long SearchDurationMs;
+        public bool Success;
+        public string ErrorMessage;
+
+        /// <summary>Where the results went when saved to a file; empty otherwise.</summary>
+        public string ResultsFilePath;
+
+        public bool ResultsSavedToFile;
+
+        /// <summary>JSON, CSV or TSV when saved to a file; empty otherwise.</summary>
+        [ShortText]
+        public string SavedFileFormat;
+
+        /// <summary>user_request or auto_threshold when saved to a file; empty otherwise.</summary>
+        [ShortText]
+        public string SaveToFileReason;
+
+        public AppliedSearchFilters AppliedFilters = new AppliedSearchFilters();
+    }
+
+    [McpTool("unity-search", Description = "Search Unity project using Unity Search API with comprehensive filtering and export options", Order = 60, ReadOnly = true, Idempotent = true)]
+    public sealed class UnitySearchTool : UnityTool<UnitySearchParams, UnitySearchResult>
+    {
+        protected override Task<UnitySearchResult> Answer(UnitySearchParams p, ToolContext context)
         {
             var watch = Stopwatch.StartNew();
             var editor = context.Editor;
             var all = editor.SearchProviders();
-            Func<int, JObject> applied = removed => new JObject
+            Func<int, AppliedSearchFilters> applied = removed => new AppliedSearchFilters
             {
-                ["FileExtensions"] = new JArray(p.FileExtensions.Cast<object>().ToArray()),
-                ["AssetTypes"] = new JArray(p.AssetTypes.Cast<object>().ToArray()),
-                ["PathFilter"] = p.PathFilter,
-                ["FilteredOutCount"] = removed,
+                FileExtensions = p.FileExtensions.ToList(),
+                AssetTypes = p.AssetTypes.ToList(),
+                PathFilter = p.PathFilter,
+                FilteredOutCount = removed,
             };
-            Func<string, IEnumerable<string>, Task<JObject>> fail = (message, named) => Task.FromResult(new JObject
+            Func<string, IEnumerable<string>, Task<UnitySearchResult>> fail = (message, named) => Task.FromResult(new UnitySearchResult
             {
-                ["Results"] = new JArray(),
-                ["TotalCount"] = 0,
-                ["DisplayedCount"] = 0,
-                ["SearchQuery"] = p.SearchQuery,
-                ["ProvidersUsed"] = new JArray(named.Cast<object>().ToArray()),
-                ["SearchDurationMs"] = watch.ElapsedMilliseconds,
-                ["Success"] = false,
-                ["ErrorMessage"] = message,
-                ["ResultsFilePath"] = "",
-                ["ResultsSavedToFile"] = false,
-                ["SavedFileFormat"] = "",
-                ["SaveToFileReason"] = "",
-                ["AppliedFilters"] = applied(0),
+                Results = new List<SearchResultItem>(),
+                TotalCount = 0,
+                DisplayedCount = 0,
+                SearchQuery = p.SearchQuery,
+                ProvidersUsed = named.ToList(),
+                SearchDurationMs = watch.ElapsedMilliseconds,
+                Success = false,
+                ErrorMessage = message,
+                ResultsFilePath = "",
+                ResultsSavedToFile = false,
+                SavedFileFormat = "",
+                SaveToFileReason = "",
+                AppliedFilters = applied(0),
             });
             var unknown = p.Providers.FirstOrDefault(r => all.All(x => x.Id != r));
             if (unknown != null)
@@ -144,58 +208,56 @@ namespace UnityMcp.Core
                 && (pathPattern == null || pathPattern.IsMatch(item.Path))).ToList();
             var filteredOut = before - matched.Count;
             var reason = p.SaveToFile ? "user_request" : p.AutoSaveThreshold > 0 && matched.Count > p.AutoSaveThreshold ? "auto_threshold" : "";
-            var results = new JArray();
+            var results = new List<SearchResultItem>();
             var filePath = "";
             var format = "";
             if (reason.Length == 0)
             {
                 foreach (var item in matched.Take(p.MaxResults))
                 {
-                    results.Add(Json(item, p.IncludeDescription, p.IncludeMetadata));
+                    results.Add(Item(item, p.IncludeDescription, p.IncludeMetadata));
                 }
             }
             else
             {
                 format = p.OutputFormat.ToString();
-                var rows = matched.Select(item => Json(item, p.IncludeDescription, p.IncludeMetadata)).ToList();
+                var rows = matched.Select(item => ToolResults.ToJson(Item(item, p.IncludeDescription, p.IncludeMetadata))).ToList();
                 filePath = Save(editor.ProjectPath, p.OutputFormat, p.SearchQuery, rows);
             }
-            return Task.FromResult(new JObject
+            return Task.FromResult(new UnitySearchResult
             {
-                ["Results"] = results,
-                ["TotalCount"] = matched.Count,
-                ["DisplayedCount"] = results.Count,
-                ["SearchQuery"] = p.SearchQuery,
-                ["ProvidersUsed"] = new JArray(used.Cast<object>().ToArray()),
-                ["SearchDurationMs"] = watch.ElapsedMilliseconds,
-                ["Success"] = true,
-                ["ErrorMessage"] = "",
-                ["ResultsFilePath"] = filePath,
-                ["ResultsSavedToFile"] = filePath.Length > 0,
-                ["SavedFileFormat"] = format,
-                ["SaveToFileReason"] = reason,
-                ["AppliedFilters"] = applied(filteredOut),
+                Results = results,
+                TotalCount = matched.Count,
+                DisplayedCount = results.Count,
+                SearchQuery = p.SearchQuery,
+                ProvidersUsed = used,
+                SearchDurationMs = watch.ElapsedMilliseconds,
+                Success = true,
+                ErrorMessage = "",
+                ResultsFilePath = filePath,
+                ResultsSavedToFile = filePath.Length > 0,
+                SavedFileFormat = format,
+                SaveToFileReason = reason,
+                AppliedFilters = applied(filteredOut),
             });
         }
 
-        static JObject Json(SearchItem item, bool description, bool metadata)
+        static SearchResultItem Item(SearchItem item, bool description, bool metadata)
         {
-            var json = new JObject { ["Id"] = item.Id, ["Label"] = item.Label };
-            if (description)
+            return new SearchResultItem
             {
-                json["Description"] = item.Description;
-            }
-            json["Provider"] = item.Provider;
-            json["Type"] = item.Type;
-            json["Path"] = item.Path;
-            json["Score"] = item.Score;
-            json["FileExtension"] = item.Extension;
-            if (metadata)
-            {
-                json["FileSize"] = item.FileSize.HasValue ? new JValue(item.FileSize.Value) : JValue.CreateNull();
-                json["LastModified"] = item.LastModified != null ? new JValue(item.LastModified) : JValue.CreateNull();
-            }
-            return json;
+                Id = item.Id,
+                Label = item.Label,
+                Description = description ? item.Description ?? "" : null,
+                Provider = item.Provider,
+                Type = item.Type,
+                Path = item.Path,
+                Score = item.Score,
+                FileExtension = item.Extension,
+                FileSize = item.FileSize,
+                LastModified = item.LastModified,
+                WithMetadata = metadata,
+            };
         }
 
         static string Save(string project, OutputFormat format, string query, List<JObject> rows)
@@ -244,10 +306,39 @@ namespace UnityMcp.Core
         public bool IncludeDescriptions = true;
     }
 
-    [McpTool("get-provider-details", Description = "Get detailed information about Unity Search providers including display names, descriptions, active status, and capabilities", Order = 80, ReadOnly = true, Idempotent = true)]
-    public sealed class GetProviderDetailsTool : UnityTool<ProviderDetailsParams>
+    public class ProviderDetails
     {
-        protected override Task<JObject> Run(ProviderDetailsParams p, ToolContext context)
+        public string Id;
+        public string DisplayName;
+
+        /// <summary>Absent unless IncludeDescriptions.</summary>
+        [OmitWhenNull]
+        public string Description;
+
+        public bool IsActive;
+        public long Priority;
+        public string FilterId;
+    }
+
+    public class ProviderDetailsResult
+    {
+        public List<ProviderDetails> Providers = new List<ProviderDetails>();
+        public int TotalCount;
+        public int ActiveCount;
+        public int InactiveCount;
+        public bool Success;
+        public string ErrorMessage;
+
+        /// <summary>The ProviderId asked for, or all.</summary>
+        public string AppliedFilter;
+
+        public bool SortedByPriority;
+    }
+
+    [McpTool("get-provider-details", Description = "Get detailed information about Unity Search providers including display names, descriptions, active status, and capabilities", Order = 80, ReadOnly = true, Idempotent = true)]
+    public sealed class GetProviderDetailsTool : UnityTool<ProviderDetailsParams, ProviderDetailsResult>
+    {
+        protected override Task<ProviderDetailsResult> Answer(ProviderDetailsParams p, ToolContext context)
         {
             var all = context.Editor.SearchProviders();
             var providers = all.Where(x => p.ProviderId.Length == 0 || x.Id == p.ProviderId).Where(x => !p.ActiveOnly || x.IsActive).ToList();
@@ -256,30 +347,30 @@ namespace UnityMcp.Core
             {
                 providers = providers.OrderBy(x => x.Priority).ToList();
             }
-            var list = new JArray();
+            var list = new List<ProviderDetails>();
             foreach (var x in providers)
             {
-                var json = new JObject { ["Id"] = x.Id, ["DisplayName"] = x.DisplayName };
-                if (p.IncludeDescriptions)
+                list.Add(new ProviderDetails
                 {
-                    json["Description"] = x.Description;
-                }
-                json["IsActive"] = x.IsActive;
-                json["Priority"] = x.Priority;
-                json["FilterId"] = x.FilterId;
-                list.Add(json);
+                    Id = x.Id,
+                    DisplayName = x.DisplayName,
+                    Description = p.IncludeDescriptions ? x.Description ?? "" : null,
+                    IsActive = x.IsActive,
+                    Priority = x.Priority,
+                    FilterId = x.FilterId,
+                });
             }
             var active = providers.Count(x => x.IsActive);
-            return Task.FromResult(new JObject
+            return Task.FromResult(new ProviderDetailsResult
             {
-                ["Providers"] = list,
-                ["TotalCount"] = providers.Count,
-                ["ActiveCount"] = active,
-                ["InactiveCount"] = providers.Count - active,
-                ["Success"] = error.Length == 0,
-                ["ErrorMessage"] = error,
-                ["AppliedFilter"] = p.ProviderId.Length == 0 ? "all" : p.ProviderId,
-                ["SortedByPriority"] = p.SortByPriority,
+                Providers = list,
+                TotalCount = providers.Count,
+                ActiveCount = active,
+                InactiveCount = providers.Count - active,
+                Success = error.Length == 0,
+                ErrorMessage = error,
+                AppliedFilter = p.ProviderId.Length == 0 ? "all" : p.ProviderId,
+                SortedByPriority = p.SortByPriority,
             });
         }
     }

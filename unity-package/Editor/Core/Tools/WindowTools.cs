@@ -2,6 +2,7 @@
 // control-play-mode and screenshot.
 
 using System;
+using System.Collections.Generic;
 using System.Linq;
 using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
@@ -15,10 +16,17 @@ namespace UnityMcp.Core
         Pause,
     }
 
-    [McpTool("focus-window", Description = "Brings Unity Editor window to front on macOS and Windows", Order = 120, Idempotent = true)]
-    public sealed class FocusWindowTool : UnityTool<NoParameters>
+    public class FocusWindowResult
     {
-        protected override Task<JObject> Run(NoParameters p, ToolContext context)
+        public bool Success;
+        public string Message;
+        public string ErrorMessage;
+    }
+
+    [McpTool("focus-window", Description = "Brings Unity Editor window to front on macOS and Windows", Order = 120, Idempotent = true)]
+    public sealed class FocusWindowTool : UnityTool<NoParameters, FocusWindowResult>
+    {
+        protected override Task<FocusWindowResult> Answer(NoParameters p, ToolContext context)
         {
             string message;
             try
@@ -27,9 +35,9 @@ namespace UnityMcp.Core
             }
             catch (InvalidOperationException e)
             {
-                return Task.FromResult(new JObject { ["Success"] = false, ["Message"] = "", ["ErrorMessage"] = e.Message });
+                return Task.FromResult(new FocusWindowResult { Success = false, Message = "", ErrorMessage = e.Message });
             }
-            return Task.FromResult(new JObject { ["Success"] = true, ["Message"] = message, ["ErrorMessage"] = "" });
+            return Task.FromResult(new FocusWindowResult { Success = true, Message = message, ErrorMessage = "" });
         }
     }
 
@@ -39,14 +47,21 @@ namespace UnityMcp.Core
         public PlayAction Action = PlayAction.Play;
     }
 
-    [McpTool("control-play-mode", Description = "Controls Unity Editor play mode (Play, Stop, Pause)", Order = 130, Idempotent = true)]
-    public sealed class ControlPlayModeTool : UnityTool<PlayModeParams>
+    public class PlayModeResult
     {
-        protected override Task<JObject> Run(PlayModeParams p, ToolContext context)
+        public bool IsPlaying;
+        public bool IsPaused;
+        public string Message;
+    }
+
+    [McpTool("control-play-mode", Description = "Controls Unity Editor play mode (Play, Stop, Pause)", Order = 130, Idempotent = true)]
+    public sealed class ControlPlayModeTool : UnityTool<PlayModeParams, PlayModeResult>
+    {
+        protected override Task<PlayModeResult> Answer(PlayModeParams p, ToolContext context)
         {
             var editor = context.Editor;
             var message = editor.ApplyPlayAction(p.Action);
-            return Task.FromResult(new JObject { ["IsPlaying"] = editor.IsPlaying, ["IsPaused"] = editor.IsPaused, ["Message"] = message });
+            return Task.FromResult(new PlayModeResult { IsPlaying = editor.IsPlaying, IsPaused = editor.IsPaused, Message = message });
         }
     }
 
@@ -62,35 +77,58 @@ namespace UnityMcp.Core
         public bool IncludeImageData;
     }
 
-    [McpTool("screenshot", Description = "Captures an Editor window (Game, Scene …) as a PNG file", Order = 140, ReadOnly = true)]
-    public sealed class ScreenshotTool : UnityTool<ScreenshotParams>
+    public class Screenshot
     {
-        protected override Task<JObject> Run(ScreenshotParams p, ToolContext context)
+        /// <summary>The PNG's project-relative path.</summary>
+        public string ImagePath;
+        public int Width;
+        public int Height;
+        public int FileSizeBytes;
+
+        /// <summary>Extension image-data: the PNG in base64, only with IncludeImageData.</summary>
+        [OmitWhenNull]
+        public string ImageDataBase64;
+    }
+
+    public class ScreenshotResult
+    {
+        public List<Screenshot> Screenshots = new List<Screenshot>();
+        public int ScreenshotCount;
+        public string Message;
+    }
+
+    [McpTool("screenshot", Description = "Captures an Editor window (Game, Scene …) as a PNG file", Order = 140, ReadOnly = true)]
+    public sealed class ScreenshotTool : UnityTool<ScreenshotParams, ScreenshotResult>
+    {
+        protected override Task<ScreenshotResult> Answer(ScreenshotParams p, ToolContext context)
         {
             var editor = context.Editor;
             var windows = editor.Windows();
             var window = windows.FirstOrDefault(w => string.Equals(w, p.WindowName, StringComparison.OrdinalIgnoreCase));
             if (window == null)
             {
-                return Task.FromResult(new JObject
+                return Task.FromResult(new ScreenshotResult
                 {
-                    ["Screenshots"] = new JArray(),
-                    ["ScreenshotCount"] = 0,
-                    ["Message"] = "Window '" + p.WindowName + "' is not open. Open windows: " + string.Join(", ", windows.ToArray()),
+                    Screenshots = new List<Screenshot>(),
+                    ScreenshotCount = 0,
+                    Message = "Window '" + p.WindowName + "' is not open. Open windows: " + string.Join(", ", windows.ToArray()),
                 });
             }
             var capture = editor.CaptureWindow(window, p.ResolutionScale);
             var path = OutputFiles.Write(editor.ProjectPath, "Screenshots", window.Replace(' ', '_'), "png", capture.Png);
-            var shot = new JObject { ["ImagePath"] = path, ["Width"] = capture.Width, ["Height"] = capture.Height, ["FileSizeBytes"] = capture.Png.Length };
-            if (p.IncludeImageData)
+            var shot = new Screenshot
             {
-                shot["ImageDataBase64"] = Convert.ToBase64String(capture.Png);
-            }
-            return Task.FromResult(new JObject
+                ImagePath = path,
+                Width = capture.Width,
+                Height = capture.Height,
+                FileSizeBytes = capture.Png.Length,
+                ImageDataBase64 = p.IncludeImageData ? Convert.ToBase64String(capture.Png) : null,
+            };
+            return Task.FromResult(new ScreenshotResult
             {
-                ["Screenshots"] = new JArray(shot),
-                ["ScreenshotCount"] = 1,
-                ["Message"] = "Captured the " + window + " window (" + capture.Width + "x" + capture.Height + ")",
+                Screenshots = new List<Screenshot> { shot },
+                ScreenshotCount = 1,
+                Message = "Captured the " + window + " window (" + capture.Width + "x" + capture.Height + ")",
             });
         }
     }

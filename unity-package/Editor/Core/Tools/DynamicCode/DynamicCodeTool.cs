@@ -31,10 +31,33 @@ namespace UnityMcp.Core
         public bool CompileOnly;
     }
 
-    [McpTool("execute-dynamic-code", Description = "Execute C# code dynamically within Unity Editor. Implements security levels and automatic using statement processing with enhanced error messaging", Order = 110, Destructive = true, TimeoutSeconds = 60, Gate = ToolGate.DynamicCode)]
-    public sealed class ExecuteDynamicCodeTool : UnityTool<DynamicCodeParams>
+    public class CompilationError
     {
-        protected override async Task<JObject> Run(DynamicCodeParams p, ToolContext context)
+        public string Message;
+        public int Line;
+        public int Column;
+        public string ErrorCode;
+    }
+
+    /// <summary>
+    /// execute-dynamic-code's answer. Result is the snippet's return value
+    /// as text (empty for null or nothing), so it is typed: a string.
+    /// </summary>
+    public class DynamicCodeResult
+    {
+        public bool Success;
+        public string Result;
+        public List<string> Logs = new List<string>();
+        public List<CompilationError> CompilationErrors = new List<CompilationError>();
+        public string ErrorMessage;
+        public DynamicCodeSecurityLevel SecurityLevel;
+        public string UpdatedCode;
+    }
+
+    [McpTool("execute-dynamic-code", Description = "Execute C# code dynamically within Unity Editor. Implements security levels and automatic using statement processing with enhanced error messaging", Order = 110, Destructive = true, TimeoutSeconds = 60, Gate = ToolGate.DynamicCode)]
+    public sealed class ExecuteDynamicCodeTool : UnityTool<DynamicCodeParams, DynamicCodeResult>
+    {
+        protected override async Task<DynamicCodeResult> Answer(DynamicCodeParams p, ToolContext context)
         {
             if (p.Code.Trim().Length == 0)
             {
@@ -64,20 +87,20 @@ namespace UnityMcp.Core
             {
                 throw new RpcError(RpcErrorKind.Timeout, run.ErrorMessage + "; the Editor goes on");
             }
-            var errors = new JArray();
+            var errors = new List<CompilationError>();
             foreach (var e in run.Errors)
             {
-                errors.Add(new JObject { ["Message"] = e.Message, ["Line"] = e.Line, ["Column"] = e.Column, ["ErrorCode"] = e.ErrorCode });
+                errors.Add(new CompilationError { Message = e.Message, Line = e.Line, Column = e.Column, ErrorCode = e.ErrorCode });
             }
-            return new JObject
+            return new DynamicCodeResult
             {
-                ["Success"] = run.Success,
-                ["Result"] = run.Result,
-                ["Logs"] = new JArray(run.Logs.Cast<object>().ToArray()),
-                ["CompilationErrors"] = errors,
-                ["ErrorMessage"] = run.ErrorMessage,
-                ["SecurityLevel"] = level.ToString(),
-                ["UpdatedCode"] = p.Code,
+                Success = run.Success,
+                Result = run.Result,
+                Logs = run.Logs.ToList(),
+                CompilationErrors = errors,
+                ErrorMessage = run.ErrorMessage,
+                SecurityLevel = level,
+                UpdatedCode = p.Code,
             };
         }
     }
