@@ -73,6 +73,8 @@ pub enum Extension {
     EditorState,
     /// §6 `press-dialog-button` (gated; the package names it on Windows).
     DialogButtons,
+    /// §6 each tool's `outputSchema` in `get-tool-details`.
+    OutputSchema,
 }
 
 impl Extension {
@@ -96,6 +98,7 @@ impl Extension {
             Extension::Token => "token",
             Extension::EditorState => "editor-state",
             Extension::DialogButtons => "dialog-buttons",
+            Extension::OutputSchema => "output-schema",
         }
     }
 }

@@ -270,9 +270,24 @@ async fn every_tool_is_called_through_the_bridge(#[values(Era::Handshake, Era::S
         ("bridge-status", json!({}), "connected", json!(true)),
         ("wait-for-editor-ready", json!({"timeout_seconds": 5}), "ready", json!(true)),
     ];
+    // Each answer fits the outputSchema its tool declares (the package's,
+    // generated from its response types), checked with a JSON Schema validator.
+    let tools = client.list_all_tools().await.unwrap();
+    let fits = |tool: &str, structured: &Value| {
+        let Some(schema) = tools.iter().find(|t| t.name == tool).and_then(|t| t.output_schema.clone()) else {
+            return;
+        };
+        let validator = jsonschema::validator_for(&Value::Object((*schema).clone())).unwrap();
+        let errors: Vec<String> =
+            validator.iter_errors(structured).map(|e| format!("{e} at {}", e.instance_path())).collect();
+        assert!(errors.is_empty(), "{tool}: {errors:?} in {structured}");
+    };
+    let declared = tools.iter().filter(|t| t.output_schema.is_some()).count();
+    assert!(declared >= 14, "the package's tools declare outputSchemas: {declared}");
     for (tool, arguments, field, expected) in cases {
         let result = call(&client, tool, arguments.clone()).await;
         assert_eq!(result["structuredContent"][field], expected, "{tool} {arguments}: {result}");
+        fits(tool, &result["structuredContent"]);
         assert!(result.get("isError").is_none_or(|e| e == false), "{tool}: {result}");
         let text: Value = serde_json::from_str(&text(&result)).unwrap_or(Value::Null);
         assert_eq!(text, result["structuredContent"], "{tool}: the text block holds the same JSON");
@@ -291,6 +306,8 @@ async fn every_tool_is_called_through_the_bridge(#[values(Era::Handshake, Era::S
     let failing = call(&client, "run-tests", json!({})).await;
     assert_eq!(failing["isError"], true);
     assert_eq!(failing["structuredContent"]["FailedCount"], 1);
+    fits("run-tests", &failing["structuredContent"]);
+    fits("screenshot", &shot["structuredContent"]);
 }
 
 #[rstest]

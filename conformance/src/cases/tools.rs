@@ -71,7 +71,7 @@ fn fixed_cases() -> Vec<Case> {
     vec![
         Case {
             id: "6.protocol-version".into(),
-            requirement: "get-version says which protocol it speaks: ProtocolVersion 1, and Capabilities, a list of known names (resume, progress, newline-framing, image-data, token, editor-state, dialog-buttons).".into(),
+            requirement: "get-version says which protocol it speaks: ProtocolVersion 1, and Capabilities, a list of known names (resume, progress, newline-framing, image-data, token, editor-state, dialog-buttons, output-schema).".into(),
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,

@@ -90,6 +90,10 @@ pub struct Extensions {
     pub token: bool,
     /// `get-editor-state`, answered without the main thread (protocol §6).
     pub editor_state: bool,
+    /// Each tool's `outputSchema` in `get-tool-details` (protocol §6): the
+    /// package's own, generated from its response types
+    /// (`fixtures/editor-models/package.output-schemas.json`).
+    pub output_schema: bool,
 }
 
 impl Extensions {
@@ -101,6 +105,7 @@ impl Extensions {
         enum_default_names: false,
         token: false,
         editor_state: false,
+        output_schema: false,
     };
 }
 
@@ -141,6 +146,7 @@ impl EditorModel {
                     enum_default_names: true,
                     token: true,
                     editor_state: true,
+                    output_schema: true,
                 },
             },
             EditorKind::Uloop211 => EditorModel {

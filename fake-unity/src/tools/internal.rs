@@ -2,7 +2,7 @@
 //! get-tool-details, get-version, debug-sleep.
 
 use editor_link::discovery::{PROTOCOL_VERSION, unity_path};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::{BoxFuture, Outcome, ToolCall, ToolSpec, result};
 use crate::{defect::Defect, params::Kind};
@@ -27,6 +27,16 @@ pub fn set_client_name(call: &ToolCall) -> Outcome {
     let name = call.args.str("ClientName");
     call.client.set_name(name);
     Outcome::Reply(result([("Message", format!("Client name set to: {name}").into()), ("ClientName", name.into())]))
+}
+
+/// The package's output schemas, as its C# generates them from its response
+/// types (checked there against what it generates).
+fn package_output_schemas() -> &'static Map<String, Value> {
+    static SCHEMAS: std::sync::OnceLock<Map<String, Value>> = std::sync::OnceLock::new();
+    SCHEMAS.get_or_init(|| {
+        serde_json::from_str(include_str!("../../../fixtures/editor-models/package.output-schemas.json"))
+            .unwrap_or_default()
+    })
 }
 
 pub fn get_tool_details(call: &ToolCall) -> Outcome {
@@ -62,6 +72,11 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
                     property.ty = editor_link::tool_details::ParameterType::String;
                 }
             }
+            if extensions.output_schema {
+                if let Some(schema) = package_output_schemas().get(t.name) {
+                    detail.extra.insert("outputSchema".into(), schema.clone());
+                }
+            }
             serde_json::to_value(detail).unwrap_or(Value::Null)
         })
         .collect();
@@ -86,11 +101,16 @@ pub fn get_version(call: &ToolCall) -> Outcome {
             if editor.model.extensions.resume {
                 capabilities.insert(0, "resume");
             }
-            if editor.token_enforced() {
-                capabilities.push("token");
+            // In the package's order (no dialog-buttons: the fake shows no
+            // dialog a client could press).
+            if editor.model.extensions.output_schema {
+                capabilities.push("output-schema");
             }
             if editor.model.extensions.editor_state {
                 capabilities.push("editor-state");
+            }
+            if editor.token_enforced() {
+                capabilities.push("token");
             }
             json!(capabilities)
         }),

@@ -80,7 +80,10 @@ async fn get_version_set_client_name_and_debug_sleep() {
     let version = client.ok("get-version", none()).await;
     assert_eq!(version["UnityVersion"], "6000.0.65f1");
     assert_eq!(version["ProtocolVersion"], 1);
-    assert_eq!(version["Capabilities"], json!(["resume", "progress", "newline-framing", "image-data", "editor-state"]));
+    assert_eq!(
+        version["Capabilities"],
+        json!(["resume", "progress", "newline-framing", "image-data", "output-schema", "editor-state"])
+    );
     // Answered by the link, not a tool: a free main thread, nothing waiting.
     let state = client.ok("get-editor-state", none()).await;
     assert_eq!(
