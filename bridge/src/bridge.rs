@@ -414,6 +414,11 @@ impl Bridge {
         }
     }
 
+    /// The results saved to files, offered as resources.
+    pub fn saved_results(&self) -> Vec<crate::results::SavedResult> {
+        self.options.results.saved.all()
+    }
+
     /// The `bridge-status` document.
     pub fn status(&self) -> Value {
         let link = self.link.status();

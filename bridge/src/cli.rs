@@ -251,7 +251,11 @@ fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>>
     let options = BridgeOptions {
         include_internal: common.dev,
         tools_wait: editor_link::duration::saturating_seconds(common.tools_wait),
-        results: ResultPolicy { budget_bytes: common.result_budget, project: project.clone() },
+        results: ResultPolicy {
+            budget_bytes: common.result_budget,
+            project: project.clone(),
+            ..ResultPolicy::default()
+        },
         default_timeout: editor_link::duration::saturating_seconds(common.default_timeout.max(1.0)),
         project: project.clone(),
         ..BridgeOptions::default()

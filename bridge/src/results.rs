@@ -94,12 +94,68 @@ pub struct ResultPolicy {
     /// The project (results go to `.uloop/outputs/BridgeResults/` there), or
     /// `None` for the system's temporary folder.
     pub project: Option<PathBuf>,
+    /// What was saved, offered as resources.
+    pub saved: SavedResults,
 }
 
 impl Default for ResultPolicy {
     fn default() -> Self {
-        ResultPolicy { budget_bytes: 80_000, project: None }
+        ResultPolicy { budget_bytes: 80_000, project: None, saved: SavedResults::default() }
     }
+}
+
+/// A result saved to a file, offered as a resource.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SavedResult {
+    /// `file://` URI of the file.
+    pub uri: String,
+    pub path: PathBuf,
+    /// The file's name.
+    pub name: String,
+    pub tool: String,
+    pub size: u64,
+}
+
+/// The results this bridge saved, newest last (at most [`SavedResults::KEPT`]):
+/// the only files `resources/read` reads.
+#[derive(Clone, Debug, Default)]
+pub struct SavedResults(std::sync::Arc<std::sync::Mutex<Vec<SavedResult>>>);
+
+impl SavedResults {
+    /// Results offered at most (the oldest are no longer offered, their
+    /// files stay).
+    pub const KEPT: usize = 100;
+
+    fn add(&self, saved: SavedResult) {
+        let mut all = editor_link::lock(&self.0);
+        if all.len() >= Self::KEPT {
+            all.remove(0);
+        }
+        all.push(saved);
+    }
+
+    pub fn all(&self) -> Vec<SavedResult> {
+        editor_link::lock(&self.0).clone()
+    }
+
+    /// The saved result at `uri`, if this bridge saved one there.
+    pub fn find(&self, uri: &str) -> Option<SavedResult> {
+        editor_link::lock(&self.0).iter().find(|s| s.uri == uri).cloned()
+    }
+}
+
+/// A `file://` URI for an absolute path (`file:///C:/…` on Windows),
+/// percent-encoding what a URI may not hold.
+pub fn file_uri(path: &Path) -> String {
+    let text = path.to_string_lossy().replace('\\', "/");
+    let mut uri = String::from(if text.starts_with('/') { "file://" } else { "file:///" });
+    for byte in text.bytes() {
+        match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' | b':' => uri.push(byte as char),
+            other => uri.push_str(&format!("%{other:02X}")),
+        }
+    }
+    uri
 }
 
 /// Unity's result object as an MCP result: the object as structured content
@@ -122,8 +178,8 @@ pub fn from_editor_result(tool: &str, result: RawJson, policy: &ResultPolicy) ->
             .filter_map(|(k, v)| Some((k.clone(), serde_json::from_str(v.get()).ok()?)))
             .collect();
         let write = |file: &mut std::fs::File| raw_json::write_pretty(result.bytes(), file);
-        let (summary, structured) = spill(tool, result.len(), scalars, write, policy);
-        return summarised(summary, structured, is_error, Vec::new(), Vec::new());
+        let (summary, structured, link) = spill(tool, result.len(), scalars, write, policy);
+        return summarised(summary, structured, is_error, Vec::new(), link.into_iter().collect());
     }
     ToolResult::Relayed { result, is_error }
 }
@@ -156,21 +212,23 @@ fn from_editor_value(tool: &str, result: Value, policy: &ResultPolicy) -> ToolRe
             serde_json::to_writer_pretty(&mut out, &result)?;
             std::io::Write::flush(&mut out)
         };
-        let (summary, structured) = spill(tool, text.len(), scalars, write, policy);
+        let (summary, structured, link) = spill(tool, text.len(), scalars, write, policy);
+        let mut notes: Vec<Value> = notes.into_iter().map(|n| json!({"type": "text", "text": n})).collect();
+        notes.extend(link);
         return summarised(summary, structured, is_error, images, notes);
     }
+    let notes = notes.into_iter().map(|n| json!({"type": "text", "text": n})).collect();
     summarised(text, result, is_error, images, notes)
 }
 
-/// A built result: `text` first, then the images and notes.
-fn summarised(text: String, structured: Value, is_error: bool, images: Vec<String>, notes: Vec<String>) -> ToolResult {
+/// A built result: `text` first, then the images, then the other blocks
+/// (notes; the link to a saved result).
+fn summarised(text: String, structured: Value, is_error: bool, images: Vec<String>, rest: Vec<Value>) -> ToolResult {
     let mut content = vec![json!({"type": "text", "text": Value::String(text)})];
     for data in images {
         content.push(json!({"type": "image", "data": data, "mimeType": "image/png"}));
     }
-    for note in notes {
-        content.push(json!({"type": "text", "text": note}));
-    }
+    content.extend(rest);
     let mut out = Map::new();
     out.insert("content".into(), Value::Array(content));
     out.insert("structuredContent".into(), structured);
@@ -223,14 +281,15 @@ fn take_images(result: &mut Value, policy: &ResultPolicy) -> (Vec<String>, Vec<S
 }
 
 /// Writes an oversized result to a file; returns the summary text and the
-/// structured content that replace it.
+/// structured content that replace it, and a `resource_link` to the file
+/// (readable with `resources/read`; only revisions from 2025-06-18 get it).
 fn spill(
     tool: &str,
     size: usize,
     scalars: Map<String, Value>,
     write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
     policy: &ResultPolicy,
-) -> (String, Value) {
+) -> (String, Value, Option<Value>) {
     let dir = match &policy.project {
         Some(project) => project.join(".uloop/outputs/BridgeResults"),
         None => std::env::temp_dir().join("unity-mcp-bridge"),
@@ -249,7 +308,19 @@ fn spill(
             let mut structured = scalars;
             structured.insert("resultSavedToFile".into(), shown.to_string().into());
             structured.insert("resultSizeBytes".into(), size.into());
-            (summary, Value::Object(structured))
+            let absolute = std::path::absolute(&path).unwrap_or_else(|_| path.clone());
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let saved = SavedResult {
+                uri: file_uri(&absolute),
+                path: absolute,
+                name,
+                tool: tool.to_owned(),
+                size: size as u64,
+            };
+            let link = json!({"type": "resource_link", "uri": saved.uri, "name": saved.name, "mimeType": "application/json",
+                "size": saved.size, "description": format!("The whole result of {tool}, {size_text}")});
+            policy.saved.add(saved);
+            (summary, Value::Object(structured), Some(link))
         }
         Err(err) => {
             let summary = format!(
@@ -257,7 +328,7 @@ fn spill(
                 path.display(),
                 Value::Object(scalars.clone())
             );
-            (summary, Value::Object(scalars))
+            (summary, Value::Object(scalars), None)
         }
     }
 }
@@ -367,7 +438,8 @@ mod tests {
         std::fs::write(project.path().join("not.png"), b"GIF89a").unwrap();
         std::fs::write(project.path().join("huge.png"), vec![0u8; IMAGE_FILE_LIMIT as usize + 1]).unwrap();
         let absolute = project.path().join("shot.png").display().to_string();
-        let policy = ResultPolicy { budget_bytes: 80_000, project: Some(project.path().to_owned()) };
+        let policy =
+            ResultPolicy { budget_bytes: 80_000, project: Some(project.path().to_owned()), ..ResultPolicy::default() };
         let result = json!({"Screenshots": [
             {"ImagePath": absolute, "Width": 16}, {"ImagePath": "shot.png"}, {"ImagePath": "not.png"},
             {"ImagePath": "huge.png"}, {"ImagePath": "gone.png"}], "ScreenshotCount": 5});
@@ -438,7 +510,8 @@ mod tests {
     #[test]
     fn oversized_results_go_to_a_file() {
         let project = tempfile::tempdir().unwrap();
-        let policy = ResultPolicy { budget_bytes: 1000, project: Some(project.path().to_owned()) };
+        let policy =
+            ResultPolicy { budget_bytes: 1000, project: Some(project.path().to_owned()), ..ResultPolicy::default() };
         let big = json!({"Success": true, "TotalCount": 500, "Results": vec!["x".repeat(50); 100]});
         let result = from_editor_result("unity-search", RawJson::from_value(&big), &policy);
         let value = result.to_value();

@@ -373,9 +373,20 @@ impl Guard {
 
 /// The methods this server serves (their params may be wrong). Any other
 /// method — including MCP's for capabilities it does not declare, such as
-/// resources, prompts, completions and logging — is not found.
+/// prompts, completions and logging — is not found.
 fn is_mcp_method(method: &str) -> bool {
-    matches!(method, "initialize" | "ping" | "tools/list" | "tools/call" | "server/discover" | "subscriptions/listen")
+    matches!(
+        method,
+        "initialize"
+            | "ping"
+            | "tools/list"
+            | "tools/call"
+            | "server/discover"
+            | "subscriptions/listen"
+            | "resources/list"
+            | "resources/read"
+            | "resources/templates/list"
+    )
 }
 
 /// The transport rmcp sees: messages the guard let through, and the output.

@@ -17,9 +17,9 @@ use rmcp::{
     ErrorData as McpError, Peer, RoleServer, ServerHandler,
     model::{
         CompleteRequestMethod, CompleteRequestParams, CompleteResult, DiscoverResult, InitializeRequestParams,
-        InitializeResult, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesRequestMethod,
-        ListResourceTemplatesResult, ListResourcesRequestMethod, ListResourcesResult, ListToolsResult,
-        PaginatedRequestParams, ProtocolVersion, RequestId, ServerNotification, SubscriptionFilter, Tool,
+        InitializeResult, ListPromptsRequestMethod, ListPromptsResult, ListResourceTemplatesResult,
+        ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+        ReadResourceResponse, ReadResourceResult, RequestId, ServerNotification, SubscriptionFilter, Tool,
     },
     service::{NotificationContext, RequestContext, SubscriptionContext, SubscriptionSink},
 };
@@ -137,7 +137,8 @@ impl Handler {
     fn info(&self) -> InitializeResult {
         let info = json!({
             "protocolVersion": HANDSHAKE_VERSIONS[0],
-            "capabilities": {"tools": {"listChanged": true}},
+            // Resources: the results saved to files (`resource_link`s point at them).
+            "capabilities": {"tools": {"listChanged": true}, "resources": {}},
             "serverInfo": server_info(),
             "instructions": "Tools of the Unity Editor that has this project open. After changing C# scripts, call compile (or wait-for-editor-ready): Unity recompiles and reloads, and the bridge reconnects on its own. bridge-status says whether Unity is reachable.",
         });
@@ -209,7 +210,7 @@ impl ServerHandler for Handler {
             "supportedVersions": SUPPORTED_VERSIONS,
             // In 2026-07-28 list_changed reaches a client that subscribed
             // (`subscriptions/listen`); calls may be answered with tasks.
-            "capabilities": {"tools": {"listChanged": true}, "extensions": {super::tasks::TASKS_EXTENSION: {}}},
+            "capabilities": {"tools": {"listChanged": true}, "resources": {}, "extensions": {super::tasks::TASKS_EXTENSION: {}}},
             "instructions": info.instructions,
             "ttlMs": 0,
             "cacheScope": "private",
@@ -259,20 +260,55 @@ impl ServerHandler for Handler {
         Err(McpError::method_not_found::<ListPromptsRequestMethod>())
     }
 
+    /// The results this bridge saved to files (too large to send), newest last.
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        Err(McpError::method_not_found::<ListResourcesRequestMethod>())
+        let resources: Vec<Value> = self
+            .bridge
+            .saved_results()
+            .iter()
+            .map(|s| {
+                json!({"uri": s.uri, "name": s.name, "mimeType": "application/json", "size": s.size,
+                "description": format!("The whole result of {}", s.tool)})
+            })
+            .collect();
+        let mut result = json!({"resultType": "complete", "resources": resources});
+        name_the_server(&mut result, context.meta.protocol_version().is_some());
+        to_rmcp(result)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        Err(McpError::method_not_found::<ListResourceTemplatesRequestMethod>())
+        let mut result = json!({"resultType": "complete", "resourceTemplates": []});
+        name_the_server(&mut result, context.meta.protocol_version().is_some());
+        to_rmcp(result)
+    }
+
+    /// A saved result's file, by its URI; only files this bridge saved.
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, McpError> {
+        let _release_if_cancelled = ReleaseIfCancelled::new(&self.in_flight, &context);
+        let Some(saved) = self.bridge.saved_results().into_iter().find(|s| s.uri == request.uri) else {
+            return Err(McpError::resource_not_found(
+                format!("{}: not a result this bridge saved (resources/list names them)", request.uri),
+                Some(json!({"uri": request.uri})),
+            ));
+        };
+        let text = tokio::fs::read_to_string(&saved.path).await.map_err(|e| {
+            McpError::resource_not_found(format!("{}: cannot be read: {e}", saved.path.display()), None)
+        })?;
+        let mut result = json!({"resultType": "complete", "contents": [{"uri": saved.uri, "mimeType": "application/json", "text": text}]});
+        name_the_server(&mut result, context.meta.protocol_version().is_some());
+        Ok(ReadResourceResponse::Complete(to_rmcp::<ReadResourceResult>(result)?))
     }
 
     async fn list_tools(

@@ -160,7 +160,15 @@ impl<W: AsyncWrite + Unpin> Batch<W> {
                         }
                         serde_json::to_writer(&mut *buf, key)?;
                         buf.push(b':');
-                        serde_json::to_writer(&mut *buf, member)?;
+                        match (key, member) {
+                            // resource_link came with 2025-06-18 too.
+                            ("content", Value::Array(blocks)) if !answer.revision.structured() => {
+                                let older: Vec<&Value> =
+                                    blocks.iter().filter(|b| b["type"] != "resource_link").collect();
+                                serde_json::to_writer(&mut *buf, &older)?;
+                            }
+                            _ => serde_json::to_writer(&mut *buf, member)?,
+                        }
                     }
                 }
             }

@@ -110,8 +110,8 @@ pub(super) enum Revision {
 }
 
 impl Revision {
-    /// The revision defines `structuredContent` and `outputSchema`
-    /// (2025-06-18 and later): older clients get neither.
+    /// The revision defines `structuredContent`, `outputSchema` and
+    /// `resource_link` content (2025-06-18 and later): older clients get none.
     pub(super) fn structured(self) -> bool {
         match self {
             Revision::Handshake { structured } | Revision::Stateless { structured, .. } => structured,

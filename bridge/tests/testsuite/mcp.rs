@@ -127,6 +127,50 @@ async fn structured_content_goes_only_to_revisions_that_define_it() {
     assert!(raw.answer(&json!("s")).await["result"].get("structuredContent").is_some());
 }
 
+/// A result over the output budget is saved to a file and offered as a
+/// `resource_link` (2025-06-18 on), which `resources/read` reads; only
+/// files the bridge saved can be read, and older revisions get the text.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_oversized_result_is_a_resource_link_that_resources_read_reads() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let mut raw = client::in_memory(project.path(), &["--result-budget", "400"]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{}}}"#).await;
+    let answer = raw.answer(&json!(1)).await;
+    let content = answer["result"]["content"].as_array().unwrap().clone();
+    let link = content.iter().find(|c| c["type"] == "resource_link").unwrap_or_else(|| panic!("{answer}"));
+    let uri = link["uri"].as_str().unwrap().to_owned();
+    assert!(uri.starts_with("file://") && uri.ends_with(".json"), "{link}");
+    assert_eq!(link["mimeType"], "application/json");
+    raw.line(r#"{"jsonrpc":"2.0","id":2,"method":"resources/list"}"#).await;
+    let listed = raw.answer(&json!(2)).await;
+    assert_eq!(listed["result"]["resources"][0]["uri"], uri.as_str(), "{listed}");
+    raw.line(&json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": uri}}).to_string()).await;
+    let read = raw.answer(&json!(3)).await;
+    let whole: Value = serde_json::from_str(read["result"]["contents"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(whole["DisplayedCount"], answer["result"]["structuredContent"]["DisplayedCount"], "the whole result");
+    assert!(whole["Logs"].as_array().is_some_and(|logs| !logs.is_empty()));
+    // Nothing else is read: not another file, not a path the bridge did not save.
+    let passwd = if cfg!(windows) { "file:///C:/Windows/win.ini" } else { "file:///etc/passwd" };
+    raw.line(&json!({"jsonrpc": "2.0", "id": 4, "method": "resources/read", "params": {"uri": passwd}}).to_string())
+        .await;
+    assert_eq!(raw.answer(&json!(4)).await["error"]["code"], -32002);
+    raw.line(r#"{"jsonrpc":"2.0","id":5,"method":"resources/templates/list"}"#).await;
+    assert_eq!(raw.answer(&json!(5)).await["result"]["resourceTemplates"], json!([]));
+
+    // 2025-03-26 has no resource links: the summary text alone.
+    let mut old = client::in_memory(project.path(), &["--result-budget", "400"]);
+    old.line(r#"{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"old","version":"1"}}}"#).await;
+    old.answer(&json!("i")).await;
+    old.line(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#).await;
+    old.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{}}}"#).await;
+    let answer = old.answer(&json!(1)).await;
+    let content = answer["result"]["content"].as_array().unwrap();
+    assert!(content.iter().all(|c| c["type"] == "text"), "{answer}");
+    assert!(content[0]["text"].as_str().unwrap().contains("saved to"), "{answer}");
+}
+
 /// The `_meta` every MCP 2026-07-28 request carries.
 fn stateless_meta() -> Value {
     json!({
