@@ -223,6 +223,9 @@ impl Calls {
         };
         tracing::info!(%name, %task, ?ended, "task ended");
         self.tasks.end(&task, ended);
+        for notification in self.tasks.notifications(&task) {
+            self.out.line(&notification);
+        }
     }
 }
 

@@ -210,6 +210,22 @@ impl Guard {
                     self.task_request(task_method, id, meta, obj.get("params"), out);
                     return None;
                 }
+                let task_ids = obj.get("params").and_then(|p| p.pointer("/notifications/taskIds"));
+                if let (true, "subscriptions/listen", Some(task_ids)) = (stateless, method, task_ids) {
+                    if !tasks::declared(meta) {
+                        let required = json!({"requiredCapabilities": {"extensions": {tasks::TASKS_EXTENSION: {}}}});
+                        out.error(Some(id), -32021, "Missing required client capability", Some(required));
+                        return None;
+                    }
+                    let named: Vec<String> = task_ids
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|t| t.as_str().map(str::to_owned))
+                        .collect();
+                    // Acknowledged by rmcp, with these added (GuardedTransport).
+                    self.calls.tasks.listen(id, &named);
+                }
             }
             (Era::Handshake, Some("server/discover"), Some(id)) => {
                 out.error(
@@ -251,6 +267,9 @@ impl Guard {
             }
             (Some("notifications/cancelled"), None) => {
                 let request = obj.get("params").and_then(|p| p.get("requestId"));
+                if let Some(request) = request {
+                    self.calls.tasks.unlisten(request);
+                }
                 if request.is_some_and(|request| self.in_flight.cancel(request)) {
                     return None;
                 }
@@ -394,13 +413,26 @@ pub(super) struct GuardedTransport {
     from_guard: mpsc::Receiver<ClientJsonRpcMessage>,
     out: Out,
     in_flight: InFlight,
+    tasks: tasks::TaskStore,
 }
 
 impl Transport<RoleServer> for GuardedTransport {
     type Error = std::io::Error;
 
     fn send(&mut self, item: ServerJsonRpcMessage) -> impl Future<Output = Result<(), Self::Error>> + Send + 'static {
-        let sent = self.out.line(&item);
+        let sent = match self.with_task_ids(&item) {
+            Some((acknowledged, subscription, accepted)) => {
+                let sent = self.out.line(&acknowledged);
+                // A task that ended before the subscription: told at once.
+                for task in accepted.iter().filter(|t| self.tasks.has_ended(t)) {
+                    if let Some(notification) = self.tasks.notification(task, &subscription) {
+                        self.out.line(&notification);
+                    }
+                }
+                sent
+            }
+            None => self.out.line(&item),
+        };
         self.in_flight.answered(&item);
         std::future::ready(if sent { Ok(()) } else { Err(std::io::Error::other("the output is closed")) })
     }
@@ -416,8 +448,29 @@ impl Transport<RoleServer> for GuardedTransport {
 }
 
 impl GuardedTransport {
-    pub(super) fn new(from_guard: mpsc::Receiver<ClientJsonRpcMessage>, out: Out, in_flight: InFlight) -> Self {
-        GuardedTransport { from_guard, out, in_flight }
+    pub(super) fn new(
+        from_guard: mpsc::Receiver<ClientJsonRpcMessage>,
+        out: Out,
+        in_flight: InFlight,
+        tasks: tasks::TaskStore,
+    ) -> Self {
+        GuardedTransport { from_guard, out, in_flight, tasks }
+    }
+
+    /// rmcp's acknowledgement of a subscription that named tasks, with the
+    /// task ids accepted added (rmcp's filter has no place for them).
+    fn with_task_ids(&self, item: &ServerJsonRpcMessage) -> Option<(Value, Value, Vec<String>)> {
+        let ServerJsonRpcMessage::Notification(_) = item else { return None };
+        let mut message = serde_json::to_value(item).ok()?;
+        if message["method"] != "notifications/subscriptions/acknowledged" {
+            return None;
+        }
+        let subscription =
+            message.pointer(&format!("/params/_meta/{}", tasks::SUBSCRIPTION_ID_KEY.replace('/', "~1")))?.clone();
+        let accepted = self.tasks.listened(&subscription)?;
+        let notifications = message["params"].as_object_mut()?.entry("notifications").or_insert_with(|| json!({}));
+        notifications["taskIds"] = json!(accepted);
+        Some((message, subscription, accepted))
     }
 }
 

@@ -114,11 +114,12 @@ pub async fn serve(
     let client = NotedClient::default();
     let negotiated = Negotiated::default();
     let calls = Calls::new(bridge.clone(), out.clone(), in_flight.clone(), client.clone(), negotiated.clone());
+    let calls_tasks = calls.tasks.clone();
     let reader =
         tokio::spawn(guard::read_input(input, to_rmcp, out.clone(), calls, in_flight.clone(), input_closed.clone()));
 
     let handler = Handler::new(bridge.clone(), options.clone(), in_flight.clone(), client, negotiated);
-    let transport = GuardedTransport::new(from_guard, out.clone(), in_flight);
+    let transport = GuardedTransport::new(from_guard, out.clone(), in_flight, calls_tasks);
     let session = tokio::spawn(async move {
         match rmcp::serve_server(handler, transport).await {
             Ok(running) => {

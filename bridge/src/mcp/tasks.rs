@@ -23,8 +23,12 @@
 //!
 //! `tasks/get`, `tasks/update` (nothing to ask the client: accepted) and
 //! `tasks/cancel` are served from the guard; task ids are random (v4 UUIDs:
-//! a task id is the only key to its result). `notifications/tasks` are not
-//! sent: clients poll (every [`POLL_INTERVAL_MS`]).
+//! a task id is the only key to its result). Clients poll (every
+//! [`POLL_INTERVAL_MS`]), or listen: a `subscriptions/listen` naming
+//! `taskIds` gets `notifications/tasks` (the task as `tasks/get` gives it,
+//! tagged with the subscription) when one of them ends. (rmcp 3.9 serves the
+//! subscription; the guard adds the task ids it accepted to rmcp's
+//! acknowledgement, as rmcp's filter has no place for them.)
 
 use std::{
     collections::HashMap,
@@ -51,6 +55,8 @@ pub(crate) const KEEP: Duration = Duration::from_secs(30 * 60);
 pub(crate) const POLL_INTERVAL_MS: u64 = 1000;
 /// Tasks kept at most; a call that would be one more runs as a plain call.
 pub(crate) const MAX_TASKS: usize = 256;
+/// The `_meta` key that ties a notification to its subscription.
+pub(crate) const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// Whether a 2026-07-28 request's `_meta` declares the extension.
 pub(crate) fn declared(meta: &Map<String, Value>) -> bool {
@@ -87,9 +93,17 @@ struct Task {
     cancel: CancellationToken,
 }
 
-/// The tasks of one MCP session.
+/// The tasks of one MCP session, and the subscriptions that listen to them.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct TaskStore(Arc<Mutex<HashMap<String, Task>>>);
+pub(crate) struct TaskStore(Arc<Mutex<HashMap<String, Task>>>, Arc<Mutex<Vec<Listener>>>);
+
+/// A `subscriptions/listen` that named tasks: its request id, and those of
+/// its tasks this store knows.
+#[derive(Clone, Debug)]
+struct Listener {
+    subscription: Value,
+    tasks: Vec<String>,
+}
 
 impl TaskStore {
     /// A new task for a call running under `cancel`: its id, or `None` when
@@ -164,6 +178,44 @@ impl TaskStore {
             }
             None => false,
         }
+    }
+
+    /// A subscription (its request id) listens to `tasks`; those accepted
+    /// (kept here).
+    pub(crate) fn listen(&self, subscription: &Value, tasks: &[String]) -> Vec<String> {
+        let accepted: Vec<String> = tasks.iter().filter(|t| self.knows(t)).cloned().collect();
+        lock(&self.1).push(Listener { subscription: subscription.clone(), tasks: accepted.clone() });
+        accepted
+    }
+
+    /// The task ids a subscription was accepted for, if it named any.
+    pub(crate) fn listened(&self, subscription: &Value) -> Option<Vec<String>> {
+        lock(&self.1).iter().find(|l| l.subscription == *subscription).map(|l| l.tasks.clone())
+    }
+
+    /// The subscription ended (cancelled by the client).
+    pub(crate) fn unlisten(&self, subscription: &Value) {
+        lock(&self.1).retain(|l| l.subscription != *subscription);
+    }
+
+    /// `notifications/tasks` for task `id` as it is now, one per
+    /// subscription listening to it.
+    pub(crate) fn notifications(&self, id: &str) -> Vec<Value> {
+        let listening: Vec<Value> =
+            lock(&self.1).iter().filter(|l| l.tasks.iter().any(|t| t == id)).map(|l| l.subscription.clone()).collect();
+        listening.iter().filter_map(|subscription| self.notification(id, subscription)).collect()
+    }
+
+    /// `notifications/tasks` for task `id` as it is now, on `subscription`.
+    pub(crate) fn notification(&self, id: &str, subscription: &Value) -> Option<Value> {
+        let mut params = self.get(id)?;
+        params.insert("_meta".into(), json!({SUBSCRIPTION_ID_KEY: subscription}));
+        Some(json!({"jsonrpc": "2.0", "method": "notifications/tasks", "params": params}))
+    }
+
+    /// Whether task `id` has ended.
+    pub(crate) fn has_ended(&self, id: &str) -> bool {
+        lock(&self.0).get(id).is_some_and(|t| matches!(t.status, Status::Ended { .. }))
     }
 
     /// Whether a task with `id` is kept (`tasks/update`).

@@ -183,3 +183,53 @@ async fn task_requests_get_the_errors_the_extension_names() {
         assert_eq!(raw.answer(&json!(method)).await["error"]["code"], -32601, "{method} is not the extension's");
     }
 }
+
+/// A `subscriptions/listen` naming tasks is told when each ends
+/// (`notifications/tasks`, the task as tasks/get gives it, tagged with the
+/// subscription); one naming a task that has already ended is told at once;
+/// a client that does not declare the extension may not listen to tasks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_subscription_is_told_when_its_tasks_end() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let _slow = fake
+        .add_fault(
+            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 60_000, progress: false }))
+                .method("clear-console"),
+        )
+        .unwrap();
+    let mut raw = client::in_memory(project.path(), &[]);
+    let task = task_of(&call(&mut raw, "slow", "clear-console", json!({"TimeoutSeconds": 120}), true).await);
+    let listen = json!({"notifications": {"taskIds": [task, "no-such-task"]}});
+    raw.line(&request("sub", "subscriptions/listen", listen.clone(), true)).await;
+    let subscription = "io.modelcontextprotocol/subscriptionId";
+    let acknowledged = loop {
+        let message = raw.next_json().await;
+        if message["method"] == "notifications/subscriptions/acknowledged" {
+            break message;
+        }
+    };
+    assert_eq!(acknowledged["params"]["notifications"]["taskIds"], json!([task]), "{acknowledged}");
+    assert_eq!(acknowledged["params"]["_meta"][subscription], "sub");
+    task_request(&mut raw, "x", "tasks/cancel", &task).await;
+    let told = loop {
+        let message = raw.next_json().await;
+        if message["method"] == "notifications/tasks" {
+            break message;
+        }
+    };
+    assert_eq!((&told["params"]["taskId"], &told["params"]["status"]), (&json!(task), &json!("cancelled")), "{told}");
+    assert_eq!(told["params"]["_meta"][subscription], "sub");
+
+    // A task already ended: told right after the acknowledgement.
+    raw.line(&request("late", "subscriptions/listen", json!({"notifications": {"taskIds": [task]}}), true)).await;
+    let told = loop {
+        let message = raw.next_json().await;
+        if message["method"] == "notifications/tasks" && message["params"]["_meta"][subscription] == "late" {
+            break message;
+        }
+    };
+    assert_eq!(told["params"]["status"], "cancelled");
+    raw.line(&request("refused", "subscriptions/listen", listen, false)).await;
+    assert_eq!(raw.answer(&json!("refused")).await["error"]["code"], -32021);
+}
