@@ -14,8 +14,7 @@ use serde_json::{Value, json};
 
 use crate::link::{CallOptions, Link};
 
-/// The link's method.
-pub const EDITOR_STATE: &str = "get-editor-state";
+pub use editor_link::tool_details::EDITOR_STATE;
 /// The capability an Editor names when it answers it.
 pub const EDITOR_STATE_CAPABILITY: &str = "editor-state";
 /// Work waiting this long means the main thread is held.

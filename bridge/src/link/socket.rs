@@ -337,7 +337,7 @@ impl EditorConnection {
             // uLoopMCP 3 checks it before anything else (`docs/uloop-3-wire.md` §5).
             request.extra.insert("x-uloop".into(), json!({ "expectedProjectRoot": root }));
         }
-        let quiet = request.method == crate::main_thread::EDITOR_STATE;
+        let quiet = request.method == editor_link::tool_details::EDITOR_STATE;
         if quiet && self.recorder.is_some() {
             let mut unrecorded = lock(&self.unrecorded);
             // Bounded: an answer that never came is forgotten in time.

@@ -30,9 +30,6 @@ use crate::{
     tools::{self, Gate, Outcome, Progress, ToolCall},
 };
 
-/// The link's own method that reports the main thread (protocol §6).
-pub(crate) const EDITOR_STATE: &str = "get-editor-state";
-
 /// The refusal of a request without the token, as the package words it.
 pub(crate) const UNAUTHORIZED: &str = "This Editor needs the token from Library/MCPInstance.json in every request (x-token); a client that cannot send one can be let in with Window > Unity MCP > Allow clients without a token.";
 
@@ -74,7 +71,7 @@ impl Editor {
             // It crashed or reloaded meanwhile: this request died with it.
             return (None, None);
         }
-        if request.method == EDITOR_STATE && self.model.extensions.editor_state {
+        if request.method == editor_link::tool_details::EDITOR_STATE && self.model.extensions.editor_state {
             // Answered by the link, without the main thread (protocol §6).
             let state = self.main_thread.state();
             return (Some(Response { id: Some(id), outcome: Ok(self.with_ver(state)) }), None);
