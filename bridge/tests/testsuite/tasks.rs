@@ -134,18 +134,24 @@ async fn a_client_that_does_not_declare_tasks_sees_no_change() {
     assert_eq!(old.answer(&json!(2)).await["error"]["code"], -32601, "no tasks in the handshake revisions");
 }
 
-/// Any call still running after 2 s becomes a task; `tasks/cancel` stops
-/// it, and the task says what that means for the Editor.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_long_call_becomes_a_task_that_tasks_cancel_stops() {
+/// A fake whose clear-console takes a minute: a call that is a task for long.
+async fn slow_clear_console() -> (tempfile::TempDir, FakeUnity, fake_unity::FaultGuard) {
     let project = project();
     let fake = fake(project.path()).await;
-    let _slow = fake
+    let slow = fake
         .add_fault(
             RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 60_000, progress: false }))
                 .method("clear-console"),
         )
         .unwrap();
+    (project, fake, slow)
+}
+
+/// Any call still running after 2 s becomes a task; `tasks/cancel` stops
+/// it, and the task says what that means for the Editor.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_long_call_becomes_a_task_that_tasks_cancel_stops() {
+    let (project, fake, _slow) = slow_clear_console().await;
     let mut raw = client::in_memory(project.path(), &[]);
     let long = call(&mut raw, "l", "clear-console", json!({"TimeoutSeconds": 120}), true).await;
     let task = task_of(&long);
@@ -190,14 +196,7 @@ async fn task_requests_get_the_errors_the_extension_names() {
 /// a client that does not declare the extension may not listen to tasks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_is_told_when_its_tasks_end() {
-    let project = project();
-    let fake = fake(project.path()).await;
-    let _slow = fake
-        .add_fault(
-            RuleSpec::new(Fault::SlowTool(fake_unity::faults::SlowTool { ms: 60_000, progress: false }))
-                .method("clear-console"),
-        )
-        .unwrap();
+    let (project, fake, _slow) = slow_clear_console().await;
     let mut raw = client::in_memory(project.path(), &[]);
     let task = task_of(&call(&mut raw, "slow", "clear-console", json!({"TimeoutSeconds": 120}), true).await);
     let listen = json!({"notifications": {"taskIds": [task, "no-such-task"]}});
