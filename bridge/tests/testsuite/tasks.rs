@@ -196,7 +196,7 @@ async fn task_requests_get_the_errors_the_extension_names() {
 /// a client that does not declare the extension may not listen to tasks.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_subscription_is_told_when_its_tasks_end() {
-    let (project, fake, _slow) = slow_clear_console().await;
+    let (project, _fake, _slow) = slow_clear_console().await;
     let mut raw = client::in_memory(project.path(), &[]);
     let task = task_of(&call(&mut raw, "slow", "clear-console", json!({"TimeoutSeconds": 120}), true).await);
     let listen = json!({"notifications": {"taskIds": [task, "no-such-task"]}});
