@@ -21,6 +21,10 @@ pub const EDITOR_STATE_CAPABILITY: &str = "editor-state";
 pub const BLOCKED_AFTER: Duration = Duration::from_secs(3);
 /// How often a waiting call asks.
 pub const WATCH_EVERY: Duration = Duration::from_secs(2);
+/// The longest title or button text repeated, in characters.
+const SAID_CHARS: usize = 120;
+/// The most buttons named.
+const SAID_BUTTONS: usize = 8;
 /// How long an answer to the question may take (it needs no main thread).
 const ASK_WITHIN: Duration = Duration::from_millis(1500);
 
@@ -58,14 +62,17 @@ impl Blocked {
             return None;
         }
         let flag = |key: &str| state.get(key).and_then(Value::as_bool).unwrap_or(false);
+        // What the Editor says goes into progress and answers: bounded.
+        let short = |text: &str| text.chars().take(SAID_CHARS).collect::<String>();
         let holder = match state.get("Dialog").filter(|d| d.is_object()) {
             Some(dialog) => Holder::Dialog {
-                title: dialog["Title"].as_str().unwrap_or_default().to_owned(),
+                title: short(dialog["Title"].as_str().unwrap_or_default()),
                 buttons: dialog["Buttons"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .filter_map(|b| b.as_str().map(str::to_owned))
+                    .take(SAID_BUTTONS)
+                    .filter_map(|b| b.as_str().map(short))
                     .collect(),
                 rewrites_scripts: dialog["RewritesScripts"] == true,
             },
@@ -192,6 +199,11 @@ mod tests {
                 .to_string()
                 .ends_with("Unity is importing assets (a long import)")
         );
+        // An Editor that says too much is quoted in part.
+        let long =
+            json!({"OldestQueuedMs": 5000, "Dialog": {"Title": "t".repeat(100_000), "Buttons": vec!["b"; 10_000]}});
+        let said = Blocked::from_state(&long, false).unwrap().to_string();
+        assert!(said.len() < 1000, "{} characters", said.len());
         let unknown = Blocked::from_state(&json!({"OldestQueuedMs": 9000}), false).unwrap();
         assert_eq!(unknown.holder, Holder::Unknown);
         assert!(unknown.to_string().contains("a modal dialog or a long import is likely"));

@@ -22,8 +22,11 @@ use serde_json::Value;
 pub const LINK_PACKAGES: [&str; 2] = ["dev.unitymcp.bridge", "io.github.hatayama.uloopmcp"];
 /// How much of the end of the Editor's log is read.
 const LOG_TAIL: u64 = 512 * 1024;
-/// Errors quoted at most.
+/// Errors quoted at most, and the characters of each.
 const QUOTED: usize = 3;
+const QUOTED_CHARS: usize = 400;
+/// A larger `EditorInstance.json` is not Unity's.
+const INSTANCE_FILE_LIMIT: u64 = 64 * 1024;
 
 /// Unity with this project open.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -101,7 +104,11 @@ pub fn editor_log() -> Option<PathBuf> {
 /// Unity with `project` open: its `Library/EditorInstance.json` names a
 /// process that is alive.
 pub fn open_editor(project: &Path) -> Option<OpenEditor> {
-    let text = std::fs::read_to_string(project.join("Library/EditorInstance.json")).ok()?;
+    let path = project.join("Library/EditorInstance.json");
+    if std::fs::metadata(&path).ok()?.len() > INSTANCE_FILE_LIMIT {
+        return None;
+    }
+    let text = std::fs::read_to_string(path).ok()?;
     let instance: Value = serde_json::from_str(&text).ok()?;
     let pid = u32::try_from(instance.get("process_id")?.as_u64()?).ok()?;
     let version = instance.get("version").and_then(Value::as_str).map(str::to_owned);
@@ -125,8 +132,9 @@ pub fn likely(project: &Path, log: Option<&str>) -> Likely {
     let current = log.rfind("Begin MonoManager ReloadAssembly").map_or(log, |at| &log[at..]);
     let mut errors: Vec<String> = Vec::new();
     for line in current.lines().map(str::trim).filter(|l| is_compile_error(l)) {
-        if !errors.iter().any(|e| e == line) && errors.len() < QUOTED {
-            errors.push(line.to_owned());
+        let line: String = line.chars().take(QUOTED_CHARS).collect();
+        if !errors.contains(&line) && errors.len() < QUOTED {
+            errors.push(line);
         }
     }
     match errors.is_empty() {
@@ -208,6 +216,9 @@ mod tests {
                 "Assets/Scripts/Health.cs(3,1): error CS1519: Invalid token '}'".into(),
             ])
         );
+        let huge = format!("Assets/A.cs(1,1): error CS0103: {}\n", "x".repeat(1_000_000));
+        let Likely::CompileErrors(quoted) = super::likely(dir.path(), Some(&huge)) else { panic!("not quoted") };
+        assert!(quoted[0].len() <= 400, "a line is quoted in part");
         let old_only = "Assets/Old.cs(1,1): error CS1002: ; expected\nBegin MonoManager ReloadAssembly\nall good\n";
         assert_eq!(super::likely(dir.path(), Some(old_only)), Likely::Starting);
         assert_eq!(super::likely(dir.path(), Some("Entering Safe Mode\n")), Likely::SafeMode);

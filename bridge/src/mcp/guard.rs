@@ -221,6 +221,7 @@ impl Guard {
                         .as_array()
                         .into_iter()
                         .flatten()
+                        .take(tasks::MAX_TASKS)
                         .filter_map(|t| t.as_str().map(str::to_owned))
                         .collect();
                     // Acknowledged by rmcp, with these added (GuardedTransport).

@@ -55,6 +55,8 @@ pub(crate) const KEEP: Duration = Duration::from_secs(30 * 60);
 pub(crate) const POLL_INTERVAL_MS: u64 = 1000;
 /// Tasks kept at most; a call that would be one more runs as a plain call.
 pub(crate) const MAX_TASKS: usize = 256;
+/// Subscriptions to tasks kept at most.
+pub(crate) const MAX_LISTENERS: usize = 1024;
 /// The `_meta` key that ties a notification to its subscription.
 pub(crate) const SUBSCRIPTION_ID_KEY: &str = "io.modelcontextprotocol/subscriptionId";
 
@@ -181,10 +183,21 @@ impl TaskStore {
     }
 
     /// A subscription (its request id) listens to `tasks`; those accepted
-    /// (kept here).
+    /// (kept here; no more than [`MAX_TASKS`] are looked at). One that
+    /// accepts none is not kept; at most [`MAX_LISTENERS`] are (the oldest
+    /// make way).
     pub(crate) fn listen(&self, subscription: &Value, tasks: &[String]) -> Vec<String> {
-        let accepted: Vec<String> = tasks.iter().filter(|t| self.knows(t)).cloned().collect();
-        lock(&self.1).push(Listener { subscription: subscription.clone(), tasks: accepted.clone() });
+        let accepted: Vec<String> = {
+            let kept = lock(&self.0);
+            tasks.iter().take(MAX_TASKS).filter(|t| kept.contains_key(t.as_str())).cloned().collect()
+        };
+        if !accepted.is_empty() {
+            let mut listeners = lock(&self.1);
+            if listeners.len() >= MAX_LISTENERS {
+                listeners.remove(0);
+            }
+            listeners.push(Listener { subscription: subscription.clone(), tasks: accepted.clone() });
+        }
         accepted
     }
 
@@ -322,6 +335,23 @@ mod tests {
         let failed = store.create(CancellationToken::new(), None).unwrap();
         store.end(&failed, Ended::Failed { code: -32602, message: "Unknown tool: x".into() });
         assert_eq!(store.get(&failed).unwrap()["error"], json!({"code": -32602, "message": "Unknown tool: x"}));
+    }
+
+    #[test]
+    fn subscriptions_keep_only_known_tasks_and_are_bounded() {
+        let store = TaskStore::default();
+        let id = store.create(CancellationToken::new(), None).unwrap();
+        assert_eq!(store.listen(&json!("none"), &["unknown".into()]), Vec::<String>::new());
+        assert_eq!(store.listened(&json!("none")), None, "a subscription to nothing known is not kept");
+        for n in 0..MAX_LISTENERS + 10 {
+            assert_eq!(store.listen(&json!(n), &[id.clone(), "unknown".into()]), vec![id.clone()]);
+        }
+        assert_eq!(lock(&store.1).len(), MAX_LISTENERS);
+        assert_eq!(store.listened(&json!(0)), None, "the oldest made way");
+        store.end(&id, Ended::Cancelled);
+        assert_eq!(store.notifications(&id).len(), MAX_LISTENERS);
+        store.unlisten(&json!(MAX_LISTENERS + 9));
+        assert_eq!(store.notifications(&id).len(), MAX_LISTENERS - 1);
     }
 
     #[test]
