@@ -152,3 +152,23 @@ async fn an_open_editor_without_the_package_or_in_safe_mode_is_named_so() {
         .await;
     assert_eq!(raw.answer(&json!(1)).await["result"]["structuredContent"]["unityOpen"], Value::Null);
 }
+
+/// While a call waits for an Editor that is open but silent, its progress
+/// says so (the answer at the end too).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_call_waiting_for_a_silent_editor_is_told_why_in_progress() {
+    use fake_unity::silent_package::SilentPackage;
+    let (project, _fake) = silent(SilentPackage::Starting).await;
+    let mut raw = bridge_reading_the_log(project.path());
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"TimeoutSeconds":12},"_meta":{"progressToken":"p"}}}"#).await;
+    let answer = raw.answer(&json!(1)).await;
+    assert!(text(&answer).contains("it may still be starting or importing"), "{answer}");
+    let progress: Vec<String> = raw
+        .notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .filter_map(|n| n["params"]["message"].as_str().map(str::to_owned))
+        .collect();
+    assert!(progress.iter().any(|m| m.contains("Unity has this project open (process")), "{progress:?}");
+}
