@@ -13,9 +13,10 @@
 //!   one.
 //!
 //! Inferred schemas are open (`additionalProperties` is never false) and
-//! require only top-level scalars present in every answer: an oversized
-//! result is saved to a file and its `structuredContent` keeps only the
-//! top-level scalars ([`crate::results`]), which must still validate.
+//! require only top-level numbers and booleans present in every answer, and
+//! `Ver`: an oversized result is saved to a file and its
+//! `structuredContent` keeps only the top-level numbers, booleans and short
+//! strings ([`crate::results`]), which must still validate.
 
 use std::sync::OnceLock;
 
@@ -39,12 +40,16 @@ pub fn infer(samples: &[&Value]) -> Option<Value> {
     let mut schema = shape(samples);
     // A result is an object, never null.
     schema["type"] = "object".into();
-    // Required: the top-level scalars every answer has.
+    // Required: what every answer has and the summary of a saved result
+    // keeps — numbers and booleans (a string may be long or null, and then
+    // the summary drops it), and `Ver`, which every result carries (§6).
+    let kept =
+        |key: &str, value: &Value| value.is_number() || value.is_boolean() || (key == "Ver" && value.is_string());
     let required: Vec<String> = samples[0]
         .as_object()
         .into_iter()
         .flatten()
-        .filter(|(key, _)| samples.iter().all(|s| s.get(key.as_str()).is_some_and(|v| !v.is_array() && !v.is_object())))
+        .filter(|(key, _)| samples.iter().all(|s| s.get(key.as_str()).is_some_and(|v| kept(key, v))))
         .map(|(key, _)| key.clone())
         .collect();
     if !required.is_empty() {
@@ -168,7 +173,7 @@ mod tests {
             json!({"Success": false, "Count": 0, "Ratio": 0.5, "Items": [], "Note": "n", "Ver": "2.1.1", "Extra": 1});
         let schema = infer(&[&a, &b]).unwrap();
         assert_eq!(schema["type"], "object");
-        assert_eq!(schema["required"], json!(["Success", "Count", "Ratio", "Note", "Ver"]), "scalars in every answer");
+        assert_eq!(schema["required"], json!(["Success", "Count", "Ratio", "Ver"]), "numbers, booleans and Ver");
         assert_eq!(schema["properties"]["Ratio"]["type"], "number", "an integer beside a number");
         assert_eq!(schema["properties"]["Note"]["type"], json!(["null", "string"]));
         assert_eq!(schema["properties"]["Ver"]["type"], json!(["null", "string"]), "a C# string may be null");

@@ -528,6 +528,13 @@ async fn a_20_mib_response_is_relayed_within_the_output_budget(#[values(Era::Han
     let file = structured["resultSavedToFile"].as_str().unwrap();
     assert!(std::fs::metadata(file).unwrap().len() > 20 * 1024 * 1024);
     assert!(text(&result).len() < 80_000, "the summary fits the output budget");
+    // The summary still fits get-logs' outputSchema (which requires only
+    // what a summary keeps).
+    let tools = client.list_all_tools().await.unwrap();
+    let schema = tools.iter().find(|t| t.name == "get-logs").and_then(|t| t.output_schema.clone()).unwrap();
+    let validator = jsonschema::validator_for(&Value::Object((*schema).clone())).unwrap();
+    let errors: Vec<String> = validator.iter_errors(structured).map(|e| e.to_string()).collect();
+    assert!(errors.is_empty(), "{errors:?} in {structured}");
     let after = call(&client, "get-logs", json!({"MaxCount": 1})).await;
     assert_eq!(after["structuredContent"]["DisplayedCount"], 1);
 }
