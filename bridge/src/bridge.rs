@@ -459,7 +459,7 @@ impl Bridge {
     /// `null` where it does not).
     async fn status_result(&self) -> ToolResult {
         let mut status = self.status();
-        let can_press = self.link.editor_info().is_some_and(|i| i.capabilities.iter().any(|c| c == "dialog-buttons"));
+        let can_press = main_thread::can_press(&self.link);
         status["mainThread"] = match main_thread::ask(&self.link).await {
             Some(state) => match main_thread::Blocked::from_state(&state, can_press) {
                 Some(held) => held.to_json(),

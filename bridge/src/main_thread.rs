@@ -25,6 +25,8 @@ pub const WATCH_EVERY: Duration = Duration::from_secs(2);
 const SAID_CHARS: usize = 120;
 /// The most buttons named.
 const SAID_BUTTONS: usize = 8;
+/// Said of what the Editor said before its connection closed.
+const LAST_HEARD: &str = "(last heard before the connection to Unity closed) ";
 /// How long an answer to the question may take (it needs no main thread).
 const ASK_WITHIN: Duration = Duration::from_millis(1500);
 
@@ -139,10 +141,9 @@ pub async fn ask(link: &Link) -> Option<Value> {
     Some(raw.to_value())
 }
 
-/// Whether the Editor says its main thread is held, and by what.
-pub async fn blocked(link: &Link) -> Option<Blocked> {
-    let can_press = link.editor_info().is_some_and(|i| i.capabilities.iter().any(|c| c == "dialog-buttons"));
-    Blocked::from_state(&ask(link).await?, can_press)
+/// Whether the Editor offers `press-dialog-button`.
+pub fn can_press(link: &Link) -> bool {
+    link.editor_info().is_some_and(|i| i.capabilities.iter().any(|c| c == "dialog-buttons"))
 }
 
 /// Watches, while a call waits, forever (dropped with the call), why it
@@ -158,8 +159,20 @@ pub async fn watch(
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
         let why = match link.is_connected() {
-            true => blocked(link).await.map(|b| b.to_string()),
-            false => project.and_then(crate::silent_editor::diagnose).map(|s| s.to_string()),
+            true => match ask(link).await {
+                Some(state) => Blocked::from_state(&state, can_press(link)).map(|b| b.to_string()),
+                // No answer to the question itself: what was said stands.
+                None => editor_link::lock(&latest).clone(),
+            },
+            false => match project.and_then(crate::silent_editor::diagnose) {
+                Some(silent) => Some(silent.to_string()),
+                // The connection went (the watchdog may take a held Editor
+                // for a hung one): what it said last still says why.
+                None => editor_link::lock(&latest).clone().map(|said| match said.starts_with(LAST_HEARD) {
+                    true => said,
+                    false => format!("{LAST_HEARD}{said}"),
+                }),
+            },
         };
         if let Some(why) = &why {
             tracing::info!(%why, "a call waits");

@@ -172,3 +172,34 @@ async fn a_call_waiting_for_a_silent_editor_is_told_why_in_progress() {
         .collect();
     assert!(progress.iter().any(|m| m.contains("Unity has this project open (process")), "{progress:?}");
 }
+
+/// A held Editor that then stops answering altogether (its connection
+/// dropped): what it said last still says why the call waited.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_the_editor_said_last_is_kept_when_its_connection_drops() {
+    let project = project();
+    let fake = fake(project.path()).await;
+    let dialog = DialogSpec { title: "Save Scene".into(), buttons: vec!["Save".into()] };
+    let _dialog = fake.add_fault(stall(Some(dialog), false)).unwrap();
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"clear-console","arguments":{"TimeoutSeconds":15},"_meta":{"progressToken":"p"}}}"#).await;
+    // Once the call's progress has named the dialog (the bridge has heard it)…
+    loop {
+        let message = raw.next_json().await;
+        if message["method"] == "notifications/progress"
+            && message["params"]["message"].as_str().is_some_and(|m| m.contains("Save Scene"))
+        {
+            break;
+        }
+    }
+    // Now the whole Editor freezes: nothing answered, the watchdog drops it.
+    fake.hang(None);
+    let answer = raw.answer(&json!(1)).await;
+    let said = text(&answer);
+    assert!(
+        said.contains("(last heard before the connection to Unity closed)") && said.contains("\"Save Scene\""),
+        "{said}"
+    );
+    fake.end_hang();
+}
