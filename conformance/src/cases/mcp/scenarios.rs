@@ -61,8 +61,13 @@ const TIME_SCALE: f64 = 0.002;
 /// bridge's log showing its request sent and the damaged answer read within
 /// 20 ms of its start and no CPU wait measured: the 2 s lie between the
 /// bridge's deadline and the harness reading its answer, not yet explained
-/// (issue 34's notes). Until they are, 5 s.
-pub const DEADLINE_MARGIN: f64 = 5.0;
+/// (issue 34's notes). It was then 5 s; in two CI runs since (with the
+/// suite's default run inside `cargo test`, beside the other test binaries
+/// and the builds), `dead-listener`'s first call was read 8.2 s after it was
+/// sent while the answer itself says the bridge gave up after 1 s, and the
+/// stall meter read 0.2 to 0.4 s: again after the bridge decided. Until
+/// that is explained, 8 s — still far below `misses-deadlines`' 30 s.
+pub const DEADLINE_MARGIN: f64 = 8.0;
 
 /// `fixtures/scenarios` of this repository.
 pub fn scenarios_dir() -> PathBuf {
