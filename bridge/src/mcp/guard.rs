@@ -213,8 +213,7 @@ impl Guard {
                 let task_ids = obj.get("params").and_then(|p| p.pointer("/notifications/taskIds"));
                 if let (true, "subscriptions/listen", Some(task_ids)) = (stateless, method, task_ids) {
                     if !tasks::declared(meta) {
-                        let required = json!({"requiredCapabilities": {"extensions": {tasks::TASKS_EXTENSION: {}}}});
-                        out.error(Some(id), -32021, "Missing required client capability", Some(required));
+                        refuse_undeclared_tasks(id, out);
                         return None;
                     }
                     let named: Vec<String> = task_ids
@@ -310,6 +309,13 @@ impl Guard {
     }
 }
 
+/// The extension's answer to a task request (or a task subscription) from
+/// a request that does not declare it: -32021, naming what is required.
+fn refuse_undeclared_tasks(id: &Value, out: &Out) {
+    let required = json!({"requiredCapabilities": {"extensions": {tasks::TASKS_EXTENSION: {}}}});
+    out.error(Some(id), -32021, "Missing required client capability", Some(required));
+}
+
 /// The tasks extension's methods.
 #[derive(Clone, Copy, Debug)]
 enum TaskMethod {
@@ -343,9 +349,7 @@ impl Guard {
         out: &Out,
     ) {
         if !tasks::declared(meta) {
-            let required = json!({"requiredCapabilities": {"extensions": {tasks::TASKS_EXTENSION: {}}}});
-            out.error(Some(id), -32021, "Missing required client capability", Some(required));
-            return;
+            return refuse_undeclared_tasks(id, out);
         }
         let Some(task) = params.and_then(|p| p.get("taskId")).and_then(Value::as_str) else {
             out.error(Some(id), -32602, "Invalid params: taskId must be a string", None);
