@@ -332,7 +332,8 @@ impl Bridge {
         let mut outcome = tokio::select! {
             outcome = self.link.call_raw(name, Value::Object(arguments), options) => outcome,
             never = main_thread::watch(&self.link, self.options.project.as_deref(), blocked.clone()) => match never {},
-        };
+        }
+        .map_err(|error| error.counted_from(started));
         let mut not_back = None;
         if let (Some(file), Ok(_) | Err(CallError::CutOff(CutOff::Reload))) = (&result_file, &outcome) {
             // The client asked to wait for the domain reload: answered once

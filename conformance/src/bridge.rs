@@ -125,13 +125,16 @@ impl McpProcess {
         }
         let client = McpClient::spawn(cmd, Stderr::Tail(40))
             .map_err(|e| Finding::Harness(format!("cannot start the bridge ({command}): {e}")))?;
-        log.push(format!("bridge started: {command}"));
+        log.push(&format!(
+            "bridge started: {command} (pid {})",
+            client.pid().map_or("?".to_owned(), |p| p.to_string())
+        ));
         let client = client.named("unity-conformance").log_to(move |direction, line| {
             let arrow = match direction {
                 Direction::ToServer => "mcp>",
                 Direction::FromServer => "mcp<",
             };
-            log.push(format!("{arrow} {}", crate::wire_log::excerpt(line)));
+            log.push(&format!("{arrow} {}", crate::wire_log::excerpt(line)));
         });
         Ok(McpProcess { client })
     }

@@ -86,7 +86,7 @@ impl EditorClient {
             .await
             .map_err(|_| Finding::Unreachable(format!("timed out after {READ_TIMEOUT:?} connecting to {endpoint}")))?
             .map_err(|e| Finding::Unreachable(format!("cannot connect to {endpoint}: {e}")))?;
-        log.push(format!("connect {endpoint} ({framing} framing)"));
+        log.push(&format!("connect {endpoint} ({framing} framing)"));
         let Connection { sender, receiver, .. } = connection;
         Ok(EditorClient {
             framing,
@@ -176,7 +176,7 @@ impl EditorClient {
     /// lacks: [`Lacks`]).
     pub async fn send_raw(&mut self, bytes: &[u8]) -> Result<(), Finding> {
         self.lacks.check(&mut self.sent_tail, bytes)?;
-        self.log.push(format!("> {}", redacted(excerpt(bytes), self.token.as_deref())));
+        self.log.push(&format!("> {}", redacted(excerpt(bytes), self.token.as_deref())));
         sent(&self.sender, Outgoing::raw(Bytes::copy_from_slice(bytes))).await
     }
 
@@ -209,7 +209,7 @@ impl EditorClient {
         };
         let read = match received {
             Received::Body(body) => {
-                self.log.push(format!("< {}", excerpt(&body)));
+                self.log.push(&format!("< {}", excerpt(&body)));
                 match serde_json::from_slice(&body) {
                     Ok(value) => Read::Message(value),
                     Err(e) => Read::NotJson(format!("{e}: {}", excerpt(&body))),
@@ -220,7 +220,7 @@ impl EditorClient {
             Received::Broken(e) => Read::BadFraming(e.to_string()),
         };
         if matches!(read, Read::Closed) {
-            self.log.push("< (closed)".into());
+            self.log.push("< (closed)");
         }
         read
     }
@@ -230,7 +230,7 @@ impl EditorClient {
         match tokio::time::timeout(READ_TIMEOUT, self.receiver.recv()).await {
             Err(_) => Err(Finding::Violation(format!("no answer within {READ_TIMEOUT:?}"))),
             Ok(Received::Body(body)) => {
-                self.log.push(format!("< {}", excerpt(&body)));
+                self.log.push(&format!("< {}", excerpt(&body)));
                 Ok(body.to_vec())
             }
             Ok(Received::TooLarge { size, .. }) => {
@@ -433,7 +433,7 @@ impl std::fmt::Debug for RawClient {
 impl RawClient {
     pub async fn send(&mut self, bytes: &[u8]) -> Result<(), Finding> {
         self.lacks.check(&mut self.sent_tail, bytes)?;
-        self.log.push(format!("> {}", redacted(excerpt(bytes), self.token.as_deref())));
+        self.log.push(&format!("> {}", redacted(excerpt(bytes), self.token.as_deref())));
         sent(&self.sender, Outgoing::raw(Bytes::copy_from_slice(bytes))).await
     }
 
@@ -452,7 +452,7 @@ impl RawClient {
             }
             wait = quiet;
         }
-        self.log.push(format!("< {}", excerpt(&out)));
+        self.log.push(&format!("< {}", excerpt(&out)));
         Ok(out)
     }
 }

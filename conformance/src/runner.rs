@@ -146,11 +146,25 @@ pub async fn run_all(
     if target.gives_each_case_its_own_editor() {
         // Finished in any order (a long case holds up nobody), reported in
         // the catalogue's: a result waits here until those before it are in.
-        let mut running = futures_util::stream::iter(cases.iter().enumerate())
-            .map(|(n, case)| async move { (n, run_case(target, bridge, scope, case).await) })
+        //
+        // Each case is a task of its own, never polled where the others are:
+        // a case held in a blocking call (a file removed on a busy disk took
+        // up to 4 s) then holds no other case's reading of its bridge's
+        // answers (issue 34: answers written in time, read seconds late).
+        let shared = std::sync::Arc::new((target.clone(), bridge.clone(), scope.clone()));
+        let mut running = futures_util::stream::iter(cases.iter().cloned().enumerate())
+            .map(|(n, case)| {
+                let shared = shared.clone();
+                let task = tokio::spawn(async move {
+                    let (target, bridge, scope) = &*shared;
+                    run_case(target, bridge, scope, &case).await
+                });
+                async move { (n, task.await) }
+            })
             .buffer_unordered(jobs.max(1));
         let mut waiting = std::collections::BTreeMap::new();
-        while let Some((n, result)) = running.next().await {
+        while let Some((n, joined)) = running.next().await {
+            let result = joined.unwrap_or_else(|e| panicked(&cases[n], &e));
             waiting.insert(n, result);
             while let Some(mut result) = waiting.remove(&results.len()) {
                 baseline.apply(&mut result);
@@ -169,6 +183,23 @@ pub async fn run_all(
         }
     }
     results
+}
+
+/// The result of a case whose task panicked: a harness error, the run goes on.
+fn panicked(case: &Case, error: &tokio::task::JoinError) -> CaseResult {
+    let finding = Finding::Harness(format!("the case panicked: {error}"));
+    CaseResult {
+        id: case.id.to_string(),
+        profile: case.requires.profile(),
+        requirement: case.requirement.to_string(),
+        reference: case.reference,
+        level: case.level,
+        status: Status::Error,
+        detail: finding.detail().to_owned(),
+        duration_ms: 0,
+        wire: Vec::new(),
+        finding: Some(finding),
+    }
 }
 
 /// What the runner has seen of an Editor that every case shares (one it

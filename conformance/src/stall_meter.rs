@@ -4,27 +4,24 @@
 //! A deadline check ("answered by its TimeoutSeconds plus a margin") reads
 //! the wall clock, and on a loaded machine (CI beside a build, eight cases
 //! side by side on two cores, mono compiling snippets) every process in the
-//! path, the bridge, the embedded fake and the harness, can be held off the
-//! CPU for seconds. A fixed margin large enough for the worst machine would
-//! let through the bridge it exists to catch (one that answers late),
-//! so the margin stays small and grows by what was measured, up to
+//! path, the bridge, the embedded fake and the harness, can be held up for
+//! seconds. A fixed margin large enough for the worst machine would let
+//! through the bridge it exists to catch (one that answers late), so the
+//! margin stays small and grows by what was measured, up to
 //! [`MOST_ALLOWED`]:
 //!
-//! - the harness (and the embedded fake in it): a task on its runtime asks
-//!   to wake every [`TICK`] and adds up how much later than that it woke;
+//! - the harness: the task that waits for the answer asks to wake every
+//!   [`TICK`] and adds up how much later than that it woke. It is measured
+//!   in that task itself, not beside it: a thread held in a blocking call
+//!   (a rename on a busy disk) holds the tasks queued on it and no other, so
+//!   a meter of its own would run on elsewhere and see nothing (issue 34);
 //! - the bridge (Linux): the time its threads, and those of its child
 //!   processes, were ready to run and waited for a CPU
 //!   (`/proc/PID/task/TID/schedstat`, the second field).
 //!
 //! A quiet machine measures about nothing.
 
-use std::{
-    sync::{
-        Arc,
-        atomic::{AtomicU64, Ordering},
-    },
-    time::Duration,
-};
+use std::{future::Future, time::Duration};
 
 use tokio::time::Instant;
 
@@ -36,64 +33,43 @@ const JITTER: Duration = Duration::from_millis(2);
 
 /// The most a measured stall may add to a deadline's margin: enough for a
 /// badly loaded machine, never the 30 s late of a bridge that waits for
-/// something else (`bridge_defect::MISSED_BY`). Only time a process was
-/// ready to run and got no CPU counts: a bridge that sleeps or waits on
-/// purpose is not excused by it.
+/// something else (`bridge_defect::MISSED_BY`). Only time the harness was
+/// held or a process was ready to run and got no CPU counts: a bridge that
+/// sleeps or waits on purpose is not excused by it.
 pub const MOST_ALLOWED: Duration = Duration::from_secs(20);
 
-/// A running meter; it stops when dropped.
-#[derive(Debug)]
-pub struct StallMeter {
-    stalled_us: Arc<AtomicU64>,
-    task: tokio::task::JoinHandle<()>,
-    /// The process whose waits for a CPU count too, and its total at the start.
-    process: Option<(u32, Duration)>,
-}
-
-impl StallMeter {
-    /// Starts measuring on the current runtime, counting also the waits of
-    /// process `pid` and its children (where the system tells them).
-    pub fn start_for(pid: Option<u32>) -> StallMeter {
-        let mut meter = StallMeter::start();
-        meter.process = pid.and_then(|pid| Some((pid, run_queue_wait(pid)?)));
-        meter
-    }
-
-    /// Starts measuring on the current runtime.
-    pub fn start() -> StallMeter {
-        let stalled_us = Arc::new(AtomicU64::new(0));
-        let task = tokio::spawn({
-            let stalled_us = stalled_us.clone();
-            async move {
-                loop {
-                    let asked = Instant::now() + TICK;
-                    tokio::time::sleep_until(asked).await;
-                    let late = Instant::now().saturating_duration_since(asked);
-                    if late > JITTER {
-                        let us = u64::try_from(late.as_micros()).unwrap_or(u64::MAX);
-                        stalled_us.fetch_add(us, Ordering::Relaxed);
-                    }
-                }
+/// Runs `work` in the calling task, measuring meanwhile how long that task
+/// was held up, plus the waits for a CPU of process `pid` and its children
+/// (where the system tells them). Returns `work`'s output and the stalls,
+/// at most [`MOST_ALLOWED`].
+pub async fn measure<F: Future>(pid: Option<u32>, work: F) -> (F::Output, Duration) {
+    let at_start = pid.and_then(|pid| Some((pid, run_queue_wait(pid)?)));
+    let mut held = Duration::ZERO;
+    let mut work = std::pin::pin!(work);
+    let mut asked = Instant::now() + TICK;
+    let output = loop {
+        let done = tokio::select! {
+            biased;
+            output = &mut work => Some(output),
+            () = tokio::time::sleep_until(asked) => None,
+        };
+        // Checked on every wake-up, the last one too: a task held for
+        // seconds finds its answer ready and its tick long overdue at once.
+        let now = Instant::now();
+        if now >= asked {
+            let late = now - asked;
+            if late > JITTER {
+                held += late;
             }
-        });
-        StallMeter { stalled_us, task, process: None }
-    }
-
-    /// The stalls measured since the start: the harness's, plus the
-    /// process's waits for a CPU.
-    pub fn stalled(&self) -> Duration {
-        let harness = Duration::from_micros(self.stalled_us.load(Ordering::Relaxed));
-        let process = self
-            .process
-            .and_then(|(pid, at_start)| Some(run_queue_wait(pid)?.saturating_sub(at_start)))
-            .unwrap_or_default();
-        harness + process
-    }
-
-    /// [`StallMeter::stalled`], at most [`MOST_ALLOWED`].
-    pub fn allowance(&self) -> Duration {
-        self.stalled().min(MOST_ALLOWED)
-    }
+            asked = now + TICK;
+        }
+        if let Some(output) = done {
+            break output;
+        }
+    };
+    let process =
+        at_start.and_then(|(pid, at_start)| Some(run_queue_wait(pid)?.saturating_sub(at_start))).unwrap_or_default();
+    (output, (held + process).min(MOST_ALLOWED))
 }
 
 /// How long the threads of `pid` and of its descendants have waited for a
@@ -133,12 +109,6 @@ pub fn process_tree(pid: u32) -> std::io::Result<Vec<u32>> {
     Ok(tree)
 }
 
-impl Drop for StallMeter {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
 const _: () = assert!(MOST_ALLOWED.as_secs() + 5 < crate::bridge_defect::MISSED_BY.as_secs());
 
 #[cfg(test)]
@@ -146,14 +116,14 @@ mod tests {
     use super::*;
 
     #[tokio::test(flavor = "current_thread")]
-    async fn a_runtime_held_by_blocking_work_is_measured_as_stalled() {
-        let meter = StallMeter::start();
-        tokio::time::sleep(TICK * 3).await;
-        let before = meter.stalled();
-        // The runtime's one thread is blocked: the meter cannot run for 300 ms.
-        std::thread::sleep(Duration::from_millis(300));
-        tokio::time::sleep(TICK * 3).await;
-        let held = meter.stalled() - before;
+    async fn the_task_held_by_blocking_work_is_measured_as_stalled() {
+        // The work itself blocks the task's thread for 300 ms (as a rename
+        // on a busy disk does), then finishes at once.
+        let ((), held) = measure(None, async {
+            tokio::time::sleep(TICK * 3).await;
+            std::thread::sleep(Duration::from_millis(300));
+        })
+        .await;
         assert!(held >= Duration::from_millis(250), "measured {held:?} of a 300 ms stall");
     }
 

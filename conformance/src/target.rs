@@ -241,9 +241,29 @@ struct EmbeddedFake {
     fake: FakeUnity,
     editor: EditorKind,
     defect: Option<Defect>,
-    project: tempfile::TempDir,
+    project: TempFolder,
     /// The socket it listens on (uLoopMCP 3), in a folder of its own.
-    local: Option<(Endpoint, tempfile::TempDir)>,
+    local: Option<(Endpoint, TempFolder)>,
+}
+
+/// A temporary folder that, dropped, is removed without holding up the
+/// runtime's other tasks ([`editor_link::blocking`]): on a disk busy with
+/// other writes, removing a project's copy took up to 4 s, and the case
+/// beside it read its bridge's answer that much late (issue 34).
+struct TempFolder(Option<tempfile::TempDir>);
+
+impl TempFolder {
+    fn path(&self) -> &Path {
+        self.0.as_ref().map_or(Path::new(""), |dir| dir.path())
+    }
+}
+
+impl Drop for TempFolder {
+    fn drop(&mut self) {
+        if let Some(dir) = self.0.take() {
+            editor_link::blocking(move || drop(dir));
+        }
+    }
 }
 
 impl fmt::Debug for Session {
@@ -302,7 +322,9 @@ impl Target {
                 })
             }
             Target::Fake { editor, defect } => {
-                let project = fixture_copy().map_err(Finding::Harness)?;
+                // Off the runtime's threads: on a busy disk a copy takes seconds.
+                // Off the runtime's threads: on a busy disk a copy takes seconds.
+                let project = TempFolder(Some(editor_link::blocking(fixture_copy).map_err(Finding::Harness)?));
                 let local = local_socket(*editor)?;
                 let endpoint = local.as_ref().map(|(endpoint, _)| endpoint.clone());
                 let fake = start_fake(project.path(), *editor, *defect, endpoint, |_| {}).await?;
@@ -328,7 +350,7 @@ impl Target {
 /// Where an embedded uLoopMCP 3 listens: a socket in a temporary folder of
 /// its own (not `/tmp/uloop`, which every user of the machine shares), or
 /// a named pipe of a random name on Windows. `None` for a TCP Editor.
-fn local_socket(editor: EditorKind) -> Result<Option<(Endpoint, tempfile::TempDir)>, Finding> {
+fn local_socket(editor: EditorKind) -> Result<Option<(Endpoint, TempFolder)>, Finding> {
     if editor != EditorKind::Uloop3 {
         return Ok(None);
     }
@@ -339,7 +361,7 @@ fn local_socket(editor: EditorKind) -> Result<Option<(Endpoint, tempfile::TempDi
     } else {
         Endpoint::Unix(dir.path().join("uloop-3.sock"))
     };
-    Ok(Some((endpoint, dir)))
+    Ok(Some((endpoint, TempFolder(Some(dir)))))
 }
 
 /// Starts a fake Editor on `project` as the suite configures it (fast
@@ -547,7 +569,7 @@ impl Session {
     }
 
     pub fn note(&self, line: impl Into<String>) {
-        self.log.push(line.into());
+        self.log.push(&line.into());
     }
 }
 

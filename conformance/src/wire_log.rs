@@ -1,21 +1,34 @@
 //! The wire traffic of one case, as the report shows it.
 
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
-/// The wire traffic of one case, kept for the report.
-#[derive(Clone, Debug, Default)]
-pub struct WireLog(Arc<Mutex<Vec<String>>>);
+/// The wire traffic of one case, kept for the report. Each line starts with
+/// the seconds since the log began (`+1.234`), so a late answer shows where
+/// the time went: in the bridge before it wrote, or in the harness after.
+#[derive(Clone, Debug)]
+pub struct WireLog {
+    lines: Arc<Mutex<Vec<String>>>,
+    began: Instant,
+}
+
+impl Default for WireLog {
+    fn default() -> Self {
+        WireLog { lines: Arc::default(), began: Instant::now() }
+    }
+}
 
 impl WireLog {
-    pub(crate) fn push(&self, line: String) {
-        let mut log = editor_link::lock(&self.0);
+    pub(crate) fn push(&self, line: &str) {
+        let at = self.began.elapsed().as_secs_f64();
+        let mut log = editor_link::lock(&self.lines);
         if log.len() < 200 {
-            log.push(line);
+            log.push(format!("+{at:.3} {line}"));
         }
     }
 
     pub fn lines(&self) -> Vec<String> {
-        editor_link::lock(&self.0).clone()
+        editor_link::lock(&self.lines).clone()
     }
 }
 

@@ -175,6 +175,14 @@ pub fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 fn write_replacing(path: &Path, write: impl FnOnce(&mut fs::File) -> io::Result<()>, durable: bool) -> io::Result<()> {
+    crate::blocking(|| write_replacing_now(path, write, durable))
+}
+
+fn write_replacing_now(
+    path: &Path,
+    write: impl FnOnce(&mut fs::File) -> io::Result<()>,
+    durable: bool,
+) -> io::Result<()> {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     let dir = path.parent().unwrap_or(Path::new("."));
     fs::create_dir_all(dir)?;

@@ -122,6 +122,18 @@ pub enum CallError {
 }
 
 impl CallError {
+    /// The same error with its seconds counted from `started`: the client's
+    /// call, which may have waited for the Editor's tool list before the link
+    /// was asked (so "within 1 s" was said of a call that had waited 3 s).
+    pub fn counted_from(self, started: Instant) -> CallError {
+        let seconds = seconds_since(started);
+        match self {
+            CallError::NotSent { why, .. } => CallError::NotSent { seconds, why },
+            CallError::NoAnswer { after, .. } => CallError::NoAnswer { seconds, after },
+            other => other,
+        }
+    }
+
     /// Whether the Editor may have run the call (or still be running it).
     pub fn may_have_run(&self) -> bool {
         match self {
@@ -285,6 +297,7 @@ impl Link {
                 reply = reply => reply,
                 _ = tokio::time::sleep_until(options.deadline.into()) => {
                     // A late answer finds no one waiting and is dropped.
+                    tracing::debug!(method, %id, "no answer by the call's deadline");
                     connection.forget(&id);
                     let seconds = seconds_since(started);
                     let sent = delivery.withdraw();

@@ -236,6 +236,7 @@ pub(super) async fn write_lines(
         }
         if written.is_ok() {
             written = batch.output.flush().await;
+            tracing::trace!("stdout written");
         }
         if written.is_err() {
             closed.cancel();

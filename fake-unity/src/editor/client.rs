@@ -114,6 +114,14 @@ impl Client {
                 }
                 Message::Response(r).to_bytes()
             }
+            // Megabytes of padding (the `responseSize` fault) take seconds to
+            // serialise in a debug build: off the runtime's threads, which
+            // serve every other Editor and case meanwhile (issue 34).
+            Message::Response(Response { outcome: Ok(Value::Object(result)), .. })
+                if result.contains_key(crate::serving::effects::PADDING) =>
+            {
+                editor_link::blocking(|| message.to_bytes())
+            }
             _ => message.to_bytes(),
         };
         if kind == FrameKind::Notification && self.queued_bytes() > Client::NOTIFICATION_LIMIT {

@@ -45,25 +45,28 @@ impl Editor {
         if phase == EditorState::Reloading && !self.model.discovery.says_reloading {
             file.state = Some(EditorState::Ready);
         }
-        let written = match (self.model.discovery.file, self.model.discovery.writes) {
-            (DiscoveryFileKind::UloopSettings, _) => {
-                self.uloop_locks(phase);
-                let session = file.server_session_id.as_deref().unwrap_or_default();
-                let settings = discovery::uloop_settings(phase, file.port, &file.project_path, session);
-                discovery::write_uloop_settings(&self.project, &settings)
+        // The disk may be slow (issue 34): the runtime's other tasks go on meanwhile.
+        let written = editor_link::blocking(|| {
+            match (self.model.discovery.file, self.model.discovery.writes) {
+                (DiscoveryFileKind::UloopSettings, _) => {
+                    self.uloop_locks(phase);
+                    let session = file.server_session_id.as_deref().unwrap_or_default();
+                    let settings = discovery::uloop_settings(phase, file.port, &file.project_path, session);
+                    discovery::write_uloop_settings(&self.project, &settings)
+                }
+                (DiscoveryFileKind::Uloop3Locks, _) => {
+                    self.uloop_locks(phase);
+                    Ok(())
+                }
+                (DiscoveryFileKind::InstanceFile, Writes::InPlace) => {
+                    write_in_place(&DiscoveryFile::path_in(&self.project), &file)
+                }
+                (DiscoveryFileKind::InstanceFile, Writes::Atomic) => file.write_atomic(&self.project),
             }
-            (DiscoveryFileKind::Uloop3Locks, _) => {
-                self.uloop_locks(phase);
-                Ok(())
-            }
-            (DiscoveryFileKind::InstanceFile, Writes::InPlace) => {
-                write_in_place(&DiscoveryFile::path_in(&self.project), &file)
-            }
-            (DiscoveryFileKind::InstanceFile, Writes::Atomic) => file.write_atomic(&self.project),
-        };
-        let written = written.and_then(|()| match self.model.discovery.readers {
-            Readers::Owner => Ok(()),
-            Readers::Everyone => world_readable(&DiscoveryFile::path_in(&self.project)),
+            .and_then(|()| match self.model.discovery.readers {
+                Readers::Owner => Ok(()),
+                Readers::Everyone => world_readable(&DiscoveryFile::path_in(&self.project)),
+            })
         });
         if let Err(err) = written {
             tracing::error!(%err, "cannot write the discovery file");
@@ -76,6 +79,10 @@ impl Editor {
     /// (and, in uLoopMCP 3, `Temp/serverstarting.lock`: `StartServer`,
     /// `UnityCliLoopBridgeServer.cs:136-142`).
     fn uloop_locks(&self, phase: EditorState) {
+        editor_link::blocking(|| self.uloop_locks_now(phase));
+    }
+
+    fn uloop_locks_now(&self, phase: EditorState) {
         use crate::model::lifecycle::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, SERVER_STARTING_LOCK, lock_stamp};
         if phase == EditorState::Ready && self.model.discovery.file == DiscoveryFileKind::Uloop3Locks {
             let _ = std::fs::remove_file(self.project.join(SERVER_STARTING_LOCK));
@@ -102,8 +109,11 @@ impl Editor {
             return;
         }
         let token = new_session_id(&mut lock(&self.rng));
-        let _ = std::fs::create_dir_all(self.project.join("Temp"));
-        if let Err(err) = std::fs::write(self.project.join(SERVER_STARTING_LOCK), token) {
+        let written = editor_link::blocking(|| {
+            std::fs::create_dir_all(self.project.join("Temp"))?;
+            std::fs::write(self.project.join(SERVER_STARTING_LOCK), token)
+        });
+        if let Err(err) = written {
             tracing::warn!(%err, "cannot write Temp/serverstarting.lock");
         }
     }
@@ -180,6 +190,7 @@ impl Editor {
         };
         // uLoopMCP's settings file keeps saying running, as a crash leaves it.
         let written = match self.model.discovery.file {
+            // Atomic writes leave the runtime's other tasks going (`editor_link::blocking`).
             DiscoveryFileKind::InstanceFile => file.write_atomic(&self.project),
             DiscoveryFileKind::UloopSettings | DiscoveryFileKind::Uloop3Locks => Ok(()),
         };

@@ -527,21 +527,24 @@ impl Editor {
         let failed = |rel: &str, err: std::io::Error| {
             ErrorObject::new(ErrorKind::InternalError, format!("Could not write {rel}: {err}"))
         };
-        std::fs::create_dir_all(&dir).map_err(|err| failed(&format!(".uloop/outputs/{kind}"), err))?;
-        for n in 0.. {
-            let suffix = if n == 0 { String::new() } else { format!("_{n}") };
-            let name = format!("{stem}_{stamp}{suffix}.{extension}");
-            let rel = format!(".uloop/outputs/{kind}/{name}");
-            match std::fs::OpenOptions::new().write(true).create_new(true).open(dir.join(&name)) {
-                Ok(mut file) => {
-                    std::io::Write::write_all(&mut file, contents).map_err(|err| failed(&rel, err))?;
-                    return Ok(rel);
+        // The disk may be slow (issue 34): the runtime's other tasks go on meanwhile.
+        editor_link::blocking(|| {
+            std::fs::create_dir_all(&dir).map_err(|err| failed(&format!(".uloop/outputs/{kind}"), err))?;
+            for n in 0.. {
+                let suffix = if n == 0 { String::new() } else { format!("_{n}") };
+                let name = format!("{stem}_{stamp}{suffix}.{extension}");
+                let rel = format!(".uloop/outputs/{kind}/{name}");
+                match std::fs::OpenOptions::new().write(true).create_new(true).open(dir.join(&name)) {
+                    Ok(mut file) => {
+                        std::io::Write::write_all(&mut file, contents).map_err(|err| failed(&rel, err))?;
+                        return Ok(rel);
+                    }
+                    Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                    Err(err) => return Err(failed(&rel, err)),
                 }
-                Err(err) if err.kind() == std::io::ErrorKind::AlreadyExists => continue,
-                Err(err) => return Err(failed(&rel, err)),
             }
-        }
-        unreachable!("an unbounded range always yields")
+            unreachable!("an unbounded range always yields")
+        })
     }
 
     // ---- faults ----

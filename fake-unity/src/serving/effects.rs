@@ -20,6 +20,9 @@ use crate::{
     tools::{After, ToolCall},
 };
 
+/// The member a padded result (the `responseSize` fault) carries its bulk in.
+pub(crate) const PADDING: &str = "Padding";
+
 /// What a fault that fired on a request does to it.
 #[derive(Debug)]
 pub(super) struct AtRequest(pub Effect);
@@ -58,13 +61,13 @@ impl AtRequest {
         }
     }
 
-    /// The result padded with a `Padding` string until the response is about
-    /// the fault's size.
+    /// The result padded with a [`PADDING`] string until the response is
+    /// about the fault's size.
     pub fn pad(&self, response: &mut Response) {
         let Effect::PadResponse(bytes) = self.0 else { return };
         let size = Message::Response(response.clone()).to_bytes().len();
         if let (Some(missing), Ok(Value::Object(result))) = (bytes.checked_sub(size + 14), &mut response.outcome) {
-            result.insert("Padding".into(), "x".repeat(missing).into());
+            result.insert(PADDING.into(), "x".repeat(missing).into());
         }
     }
 

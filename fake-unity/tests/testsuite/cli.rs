@@ -276,7 +276,8 @@ async fn every_fixture_scenario_loads_and_lists_its_rules() {
         let expected: Vec<&str> = scenario.faults.iter().map(|r| r.name.as_deref().unwrap()).collect();
         assert_eq!(names, expected, "{}", file.display());
         control.post("/quit", json!({})).await.unwrap();
-        assert!(wait_exit(&mut running.child).success(), "{}", file.display());
+        let status = wait_exit(&mut running.child);
+        assert!(status.success(), "{}: {status}; stderr: {}", file.display(), stderr_text(&mut running.child));
     }
 }
 
@@ -315,6 +316,15 @@ fn start_tool(args: &[&str]) -> (KillOnDrop, Value, BufReader<std::process::Chil
     stdout.read_line(&mut line).unwrap();
     let line: Value = serde_json::from_str(&line).unwrap_or_else(|e| panic!("first line {line:?}: {e}"));
     (child, line, stdout)
+}
+
+/// What an exited child wrote on stderr, for a failure's message.
+fn stderr_text(child: &mut Child) -> String {
+    let mut stderr = String::new();
+    if let Some(pipe) = child.stderr.as_mut() {
+        let _ = std::io::Read::read_to_string(pipe, &mut stderr);
+    }
+    stderr
 }
 
 #[cfg(unix)]
