@@ -259,8 +259,17 @@ async fn every_fixture_scenario_loads_and_lists_its_rules() {
     assert!(files.len() >= 13, "{files:?}");
     for file in files {
         let scenario = fake_unity::Scenario::load(&file).unwrap();
-        // Long enough a start delay to see the "starting" line first.
-        let scale = if scenario.start_delay_ms > 0 { "0.05" } else { "0.001" };
+        // Long enough a start delay to see the "starting" line first; a
+        // timeline at its own pace, so no action of it (a rule removed at
+        // 30 s: 30 ms at 0.001, less than a loaded machine takes to ask for
+        // the rules) comes before the rules are listed.
+        let scale = if scenario.start_delay_ms > 0 {
+            "0.05"
+        } else if !scenario.timeline.is_empty() {
+            "1"
+        } else {
+            "0.001"
+        };
         let mut running = spawn(&["--scenario", file.to_str().unwrap(), "--time-scale", scale]);
         let event = running.line["event"].as_str().unwrap().to_owned();
         let expected_event = if scenario.start_delay_ms > 0 { "starting" } else { "listening" };
