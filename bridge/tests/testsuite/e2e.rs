@@ -481,24 +481,6 @@ async fn an_editor_absent_at_start_is_waited_for_and_announced(
     assert_eq!(logs["structuredContent"]["TotalCount"], 7);
 }
 
-/// The time an answer says the bridge waited counts from the client's call:
-/// a call that first waited for the Editor's tool list said "within 1 s"
-/// of a 3 s wait (issue 34).
-#[tokio::test]
-async fn an_unreachable_editor_is_said_to_have_been_waited_for_as_long_as_the_call_waited() {
-    let project = project();
-    let (client, _) = bridge_in(Era::Handshake, project.path(), &[]).await;
-    let absent = call(&client, "get-logs", json!({"TimeoutSeconds": 2})).await;
-    let said = text(&absent);
-    let seconds: f64 = said
-        .split("reachable within ")
-        .nth(1)
-        .and_then(|rest| rest.split(' ').next())
-        .and_then(|n| n.parse().ok())
-        .unwrap_or_else(|| panic!("no duration in {said}"));
-    assert!(seconds >= 2.0, "the call waited at least its 2 s, the answer says {seconds} s: {said}");
-}
-
 #[rstest]
 #[tokio::test]
 async fn an_editor_that_quits_leaves_the_bridge_serving(#[values(Model::Package, Model::Uloop211)] model: Model) {

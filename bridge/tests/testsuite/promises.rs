@@ -17,7 +17,7 @@ use mcp_client::McpClient;
 
 use crate::{
     client::{self, Expect},
-    e2e::WAIT,
+    e2e::{self, WAIT},
     service::{fake, project},
 };
 
@@ -312,4 +312,22 @@ async fn naming_the_client_never_holds_a_call_past_its_deadline() {
     let took = started.elapsed();
     assert!(answer.get("result").is_some(), "{answer}");
     assert!(took < Duration::from_secs(1) + LATE, "answered after {took:?} (the naming waited its own 5 s)");
+}
+
+/// The time an answer says the bridge waited counts from the client's call:
+/// a call that first waited for the Editor's tool list said "within 1 s"
+/// of a 3 s wait (issue 34).
+#[tokio::test]
+async fn an_unreachable_editor_is_said_to_have_been_waited_for_as_long_as_the_call_waited() {
+    let project = e2e::project();
+    let (client, _) = e2e::bridge_in(e2e::Era::Handshake, project.path(), &[]).await;
+    let absent = e2e::call(&client, "get-logs", json!({"TimeoutSeconds": 2})).await;
+    let said = e2e::text(&absent);
+    let seconds: f64 = said
+        .split("reachable within ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or_else(|| panic!("no duration in {said}"));
+    assert!(seconds >= 2.0, "the call waited at least its 2 s, the answer says {seconds} s: {said}");
 }
