@@ -111,6 +111,17 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
         };
         (status, outcome.err())
     };
+    case_result(case, status, finding, started.elapsed().as_millis() as u64, log.lines())
+}
+
+/// `case`'s result, as the report shows it.
+fn case_result(
+    case: &Case,
+    status: Status,
+    finding: Option<Finding>,
+    duration_ms: u64,
+    wire: Vec<String>,
+) -> CaseResult {
     CaseResult {
         id: case.id.to_string(),
         profile: case.requires.profile(),
@@ -119,8 +130,8 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
         level: case.level,
         status,
         detail: finding.as_ref().map(|f| f.detail().to_owned()).unwrap_or_default(),
-        duration_ms: started.elapsed().as_millis() as u64,
-        wire: log.lines(),
+        duration_ms,
+        wire,
         finding,
     }
 }
@@ -188,18 +199,7 @@ pub async fn run_all(
 /// The result of a case whose task panicked: a harness error, the run goes on.
 fn panicked(case: &Case, error: &tokio::task::JoinError) -> CaseResult {
     let finding = Finding::Harness(format!("the case panicked: {error}"));
-    CaseResult {
-        id: case.id.to_string(),
-        profile: case.requires.profile(),
-        requirement: case.requirement.to_string(),
-        reference: case.reference,
-        level: case.level,
-        status: Status::Error,
-        detail: finding.detail().to_owned(),
-        duration_ms: 0,
-        wire: Vec::new(),
-        finding: Some(finding),
-    }
+    case_result(case, Status::Error, Some(finding), 0, Vec::new())
 }
 
 /// What the runner has seen of an Editor that every case shares (one it
