@@ -160,7 +160,7 @@ pub async fn run_all(
         //
         // Each case is a task of its own, never polled where the others are:
         // a case held in a blocking call (a file removed on a busy disk took
-        // up to 4 s) then holds no other case's reading of its bridge's
+        // up to 9 s) then holds no other case's reading of its bridge's
         // answers (issue 34: answers written in time, read seconds late).
         let shared = std::sync::Arc::new((target.clone(), bridge.clone(), scope.clone()));
         let mut running = futures_util::stream::iter(cases.iter().cloned().enumerate())

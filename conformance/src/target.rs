@@ -248,7 +248,7 @@ struct EmbeddedFake {
 
 /// A temporary folder that, dropped, is removed without holding up the
 /// runtime's other tasks ([`editor_link::blocking`]): on a disk busy with
-/// other writes, removing a project's copy took up to 4 s, and the case
+/// other writes, removing a project's copy took up to 9 s, and the case
 /// beside it read its bridge's answer that much late (issue 34).
 struct TempFolder(Option<tempfile::TempDir>);
 

@@ -67,7 +67,7 @@ const TIME_SCALE: f64 = 0.002;
 /// case's reading of its bridge's answers, and the meter, a task of its own,
 /// ran on elsewhere. Now each case is a task, blocking work leaves the
 /// runtime's threads ([`editor_link::blocking`]), and the meter runs in the
-/// waiting task itself; under the same load the worst answer came 0.9 s past
+/// waiting task itself; under the same load the worst answer came 0.6 s past
 /// the bridge's deadline. 4 s keeps room for a machine worse than that one.
 pub const DEADLINE_MARGIN: f64 = 4.0;
 
