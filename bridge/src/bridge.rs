@@ -23,7 +23,7 @@ use crate::{
     silent_editor,
     tools::{self, McpTool, ToolCache},
 };
-use editor_link::{jsonrpc::ErrorKind, lock, tool_details::ToolDetails};
+use editor_link::{jsonrpc::ErrorKind, lock, methods, tool_details::ToolDetails};
 
 /// The bridge's own tools.
 pub const STATUS_TOOL: &str = "bridge-status";
@@ -216,7 +216,7 @@ impl Bridge {
         let params = json!({"IncludeDevelopmentOnly": self.options.include_internal});
         let mut options = CallOptions::within(Duration::from_secs(15));
         options.read_only = true;
-        let details = match self.link.call("get-tool-details", params, options).await {
+        let details = match self.link.call(methods::GET_TOOL_DETAILS, params, options).await {
             Ok(result) => match serde_json::from_value::<ToolDetails>(result) {
                 Ok(details) => details,
                 Err(e) => {
@@ -320,11 +320,15 @@ impl Bridge {
         let result_file = match self.link.editor_info() {
             Some(info) if name == "compile" && !info.can_resume() => {
                 let project = self.options.project.clone().or_else(|| {
-                    info.data_path.as_deref().and_then(|assets| std::path::Path::new(assets).parent().map(Into::into))
+                    let assets = info.version.data_path.as_deref()?;
+                    std::path::Path::new(assets).parent().map(Into::into)
                 });
-                let layout =
-                    if self.link.is_uloop3() { compile_result::Layout::Uloop3 } else { compile_result::Layout::Uloop2 };
-                compile_result::prepare_in(layout, &tool.definition["inputSchema"], project.as_deref(), &mut arguments)
+                compile_result::prepare(
+                    info.dialect,
+                    &tool.definition["inputSchema"],
+                    project.as_deref(),
+                    &mut arguments,
+                )
             }
             _ => None,
         };
@@ -424,7 +428,7 @@ impl Bridge {
     pub fn status(&self) -> Value {
         let link = self.link.status();
         let catalog = self.catalog.borrow();
-        let editor = link.editor.clone().unwrap_or_default();
+        let editor = link.editor.as_ref();
         json!({
             "bridgeVersion": crate::VERSION,
             "connected": link.state == crate::link::LinkState::Connected,
@@ -434,10 +438,10 @@ impl Bridge {
             "port": link.port,
             "endpoint": link.endpoint,
             "framing": link.framing,
-            "unityVersion": editor.unity_version,
-            "packageVersion": editor.package_version,
-            "protocolVersion": editor.protocol_version,
-            "capabilities": editor.capabilities,
+            "unityVersion": editor.map(|e| &e.version.unity_version),
+            "packageVersion": editor.map(|e| e.version.package()),
+            "protocolVersion": editor.map(|e| e.version.protocol_version),
+            "capabilities": editor.and_then(|e| e.version.capabilities.as_ref()).map_or(&[][..], |c| c.names()),
             "serverSessionId": link.session_id,
             "connectedSince": link.connected_since,
             "reloads": link.reloads,
@@ -532,7 +536,7 @@ impl Bridge {
             "ready": true,
             "waitedMs": started.elapsed().as_millis() as u64,
             "port": status.port,
-            "unityVersion": status.editor.and_then(|e| e.unity_version),
+            "unityVersion": status.editor.and_then(|e| e.version.unity_version),
         });
         Ok(ToolResult::Built(
             json!({"content": [{"type": "text", "text": result.to_string()}], "structuredContent": result}),

@@ -9,7 +9,8 @@
 //! asked to wait gets a ready Editor, or at its deadline an answer saying
 //! the reload was not over. uLoopMCP 3 does the same with its own folder
 //! (`Temp/UnityCliLoop/compile-results`) and a third lock,
-//! `Temp/serverstarting.lock` ([`Layout`]).
+//! `Temp/serverstarting.lock`: where each looks is its
+//! [dialect](editor_link::dialect::Dialect)'s.
 
 use std::{
     path::{Path, PathBuf},
@@ -17,46 +18,8 @@ use std::{
     time::{Duration, Instant},
 };
 
+use editor_link::dialect::Dialect;
 use serde_json::{Map, Value};
-
-/// Where uLoopMCP writes a compile's result, under the project.
-pub const RESULTS_DIR: &str = "Temp/uLoopMCP/compile-results";
-
-/// Where uLoopMCP 3 writes it (`docs/uloop-3-wire.md` §8).
-pub const ULOOP3_RESULTS_DIR: &str = "Temp/UnityCliLoop/compile-results";
-
-/// The Editor's locks: while it compiles, and from a domain reload's start
-/// until it listens again.
-const BUSY_LOCKS: &[&str] = &["Temp/compiling.lock", "Temp/domainreload.lock"];
-
-/// uLoopMCP 3's: the same, and while its server starts (deleted once it
-/// listens, as the other two are).
-const ULOOP3_BUSY_LOCKS: &[&str] = &["Temp/compiling.lock", "Temp/domainreload.lock", "Temp/serverstarting.lock"];
-
-/// Where an Editor writes its compile results and locks.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Layout {
-    /// uLoopMCP 2.x.
-    Uloop2,
-    /// uLoopMCP 3 ("Unity CLI Loop").
-    Uloop3,
-}
-
-impl Layout {
-    fn results_dir(self) -> &'static str {
-        match self {
-            Layout::Uloop2 => RESULTS_DIR,
-            Layout::Uloop3 => ULOOP3_RESULTS_DIR,
-        }
-    }
-
-    fn locks(self) -> &'static [&'static str] {
-        match self {
-            Layout::Uloop2 => BUSY_LOCKS,
-            Layout::Uloop3 => ULOOP3_BUSY_LOCKS,
-        }
-    }
-}
 
 /// Between the end of a compile and the start of the reload it causes
 /// neither lock exists for a moment (about 50 ms, as uLoopMCP measured): the
@@ -72,7 +35,8 @@ const POLL: Duration = Duration::from_millis(50);
 pub struct ResultFile {
     pub path: PathBuf,
     pub project: PathBuf,
-    pub layout: Layout,
+    /// The Editor's, whose locks say it is busy.
+    pub dialect: &'static Dialect,
 }
 
 /// Where a waited-for compile stands at the end of [`ResultFile::settle`].
@@ -87,17 +51,12 @@ pub enum Settled {
 }
 
 /// Prepares `arguments` of a `compile` whose `inputSchema` offers
-/// `WaitForDomainReload`, for an Editor in `project` that cannot resume:
-/// `WaitForDomainReload: true` (unless the caller said otherwise) and a
-/// `RequestId` (the caller's, when it is a safe file name). `None`: the
-/// call goes as it is.
-pub fn prepare(input_schema: &Value, project: Option<&Path>, arguments: &mut Map<String, Value>) -> Option<ResultFile> {
-    prepare_in(Layout::Uloop2, input_schema, project, arguments)
-}
-
-/// [`prepare`] for an Editor of `layout`.
-pub fn prepare_in(
-    layout: Layout,
+/// `WaitForDomainReload`, for an Editor of `dialect` in `project` that
+/// cannot resume: `WaitForDomainReload: true` (unless the caller said
+/// otherwise) and a `RequestId` (the caller's, when it is a safe file
+/// name). `None`: the call goes as it is.
+pub fn prepare(
+    dialect: &'static Dialect,
     input_schema: &Value,
     project: Option<&Path>,
     arguments: &mut Map<String, Value>,
@@ -119,9 +78,9 @@ pub fn prepare_in(
         }
     };
     Some(ResultFile {
-        path: project.join(layout.results_dir()).join(format!("{id}.json")),
+        path: project.join(dialect.compile_results).join(format!("{id}.json")),
         project: project.to_owned(),
-        layout,
+        dialect,
     })
 }
 
@@ -138,7 +97,7 @@ impl ResultFile {
     }
 
     fn busy(&self) -> bool {
-        self.layout.locks().iter().any(|lock| self.project.join(lock).exists())
+        self.dialect.busy_locks.iter().any(|lock| self.project.join(lock).exists())
     }
 
     /// Waits, never past `deadline`, until the Editor is done: no lock for
@@ -186,9 +145,14 @@ pub fn not_back(result: Option<&Value>, seconds: f64) -> String {
 
 #[cfg(test)]
 mod tests {
+    use editor_link::dialect::{ULOOP_2_1_1, uloop_2_1_1::COMPILE_RESULTS as RESULTS_DIR};
     use serde_json::json;
 
     use super::*;
+
+    fn prepare(input_schema: &Value, project: Option<&Path>, arguments: &mut Map<String, Value>) -> Option<ResultFile> {
+        super::prepare(&ULOOP_2_1_1, input_schema, project, arguments)
+    }
 
     #[tokio::test]
     async fn a_compile_asks_for_its_result_file_and_reads_it_with_its_bom() {

@@ -13,10 +13,8 @@ use std::{fmt, sync::Arc, time::Duration};
 use serde_json::{Value, json};
 
 use crate::link::{CallOptions, Link};
+use editor_link::{methods, version::Extension};
 
-pub use editor_link::tool_details::EDITOR_STATE;
-/// The capability an Editor names when it answers it.
-pub const EDITOR_STATE_CAPABILITY: &str = "editor-state";
 /// Work waiting this long means the main thread is held.
 pub const BLOCKED_AFTER: Duration = Duration::from_secs(3);
 /// How often a waiting call asks.
@@ -132,18 +130,18 @@ impl fmt::Display for Blocked {
 /// not connected, or does not answer within a moment.
 pub async fn ask(link: &Link) -> Option<Value> {
     let info = link.editor_info()?;
-    if !info.capabilities.iter().any(|c| c == EDITOR_STATE_CAPABILITY) || !link.is_connected() {
+    if !info.version.offers(Extension::EditorState) || !link.is_connected() {
         return None;
     }
     let mut options = CallOptions::within(ASK_WITHIN);
     options.read_only = true;
-    let raw = link.call_raw(EDITOR_STATE, json!({}), options).await.ok()?;
+    let raw = link.call_raw(methods::GET_EDITOR_STATE, json!({}), options).await.ok()?;
     Some(raw.to_value())
 }
 
 /// Whether the Editor offers `press-dialog-button`.
 pub fn can_press(link: &Link) -> bool {
-    link.editor_info().is_some_and(|i| i.capabilities.iter().any(|c| c == "dialog-buttons"))
+    link.editor_info().is_some_and(|i| i.version.offers(Extension::DialogButtons))
 }
 
 /// Watches, while a call waits, forever (dropped with the call), why it

@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 
 use editor_link::{
     discovery::{iso_timestamp, write_atomic},
+    methods,
     tool_details::{ParameterProperty, ParameterSchema, ParameterType, ToolDetail, ToolDetails},
 };
 
@@ -37,9 +38,9 @@ impl McpTool {
 
 /// Tools of uLoopMCP known to only read, for Editors that send no annotations.
 const READ_ONLY: &[&str] = &[
-    "ping",
-    "get-version",
-    "get-tool-details",
+    methods::PING,
+    methods::GET_VERSION,
+    methods::GET_TOOL_DETAILS,
     "get-logs",
     "find-game-objects",
     "unity-search",

@@ -11,7 +11,8 @@ use editor_link::{
     connection::{Connection, Options, Outgoing, Received, Receiver, Sender},
     endpoint::Endpoint,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing, encode_frame},
-    jsonrpc::{Id, TOKEN_MEMBER},
+    jsonrpc::{Id, TOKEN_MEMBER, ULOOP_MEMBER},
+    methods,
 };
 use serde_json::{Value, json};
 use tokio::{
@@ -313,8 +314,8 @@ pub struct Lacks(&'static [&'static str]);
 
 /// What uLoopMCP 3 lacks of the tools the cases call.
 pub const ULOOP3_LACKS: &[&str] = &[
-    "ping",
-    "set-client-name",
+    methods::PING,
+    methods::SET_CLIENT_NAME,
     "debug-sleep",
     "focus-window",
     "unity-search",
@@ -348,9 +349,6 @@ impl Lacks {
         Ok(())
     }
 }
-
-/// The member of a request uLoopMCP reads the client's expectations from.
-pub const ULOOP_MEMBER: &str = "x-uloop";
 
 /// Why a case about a TCP port does not apply to an Editor at `endpoint`.
 pub fn no_tcp_port(endpoint: &Endpoint) -> Finding {

@@ -22,7 +22,7 @@ use std::{
 
 use serde_json::{Value, json};
 
-use editor_link::endpoint::Endpoint;
+use editor_link::{endpoint::Endpoint, jsonrpc::TOKEN_MEMBER, methods};
 
 use crate::target::{Remote, RemoteKind, fixture_copy};
 
@@ -237,7 +237,7 @@ fn answers_ping(port: u16, token: Option<&str>) -> bool {
         return false;
     };
     let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-    let ping = json!({"jsonrpc": "2.0", "id": "ready", "method": "ping", "params": {}, "x-token": token});
+    let ping = json!({"jsonrpc": "2.0", "id": "ready", "method": methods::PING, "params": {}, TOKEN_MEMBER: token});
     if stream.write_all(format!("{ping}\n").as_bytes()).is_err() {
         return false;
     }

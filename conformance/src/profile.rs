@@ -10,12 +10,18 @@
 
 use std::{collections::BTreeSet, time::Duration};
 
-use editor_link::framing::Framing;
+use editor_link::{
+    dialect::{Dialect, PACKAGE},
+    discovery::PROTOCOL_VERSION,
+    framing::Framing,
+    methods,
+    version::Version,
+};
 use serde_json::{Value, json};
 
 use crate::{
     bridge::BridgeCommand,
-    case::{Case, Catalogue, Extension, Requires},
+    case::{Case, Extension, Requires},
     editor_client::Read,
     target::Target,
     wire_log::WireLog,
@@ -42,29 +48,10 @@ pub struct Offers {
     pub tools: BTreeSet<String>,
     pub extensions: BTreeSet<Extension>,
     /// Whose catalogue it has, if the suite has its reference: the
-    /// package's (it says `ProtocolVersion: 1`) or uLoopMCP 2.1.1's (it
-    /// says `Ver: "2.1.1"` and no `ProtocolVersion`).
-    pub catalogue: Option<Catalogue>,
+    /// package's (it says `ProtocolVersion: 1`), or a uLoopMCP's (it says
+    /// one of its `Ver`s and no `ProtocolVersion`): [`Dialect::catalogue_of`].
+    pub catalogue: Option<&'static Dialect>,
 }
-
-/// The extensions an Editor that says `ProtocolVersion: 1` offers by that
-/// alone (the others it names in `Capabilities`).
-pub const PROTOCOL_1: &[Extension] = &[
-    Extension::Capabilities,
-    Extension::ErrorCodes,
-    Extension::FrameTooLarge,
-    Extension::Timeouts,
-    Extension::ToolMetadata,
-    Extension::DiscoveryFile,
-];
-
-/// The `Ver`s of uLoopMCP 3 whose catalogue is `Catalogue::Uloop3`:
-/// c50f54c's, and 3.0.0-beta.2's, which is c50f54c released
-/// (`docs/uloop-3-wire.md` §1, §10).
-pub const ULOOP3_VERSIONS: &[&str] = &["3.0.0-beta.1", "3.0.0-beta.2"];
-
-/// uLoopMCP 3's internal bridge commands: answered, never listed.
-pub const ULOOP3_INTERNAL_COMMANDS: &[&str] = &["get-version", "get-tool-details"];
 
 /// How long the newline-framing probe waits for an answer.
 const PROBE_WAIT: Duration = Duration::from_millis(1500);
@@ -77,7 +64,7 @@ impl Offers {
         let session = target.open(WireLog::default(), bridge).await.map_err(|f| format!("{f:?}"))?;
         let mut link = session.link(Framing::Header).await.map_err(|f| format!("{f:?}"))?;
         let details = link
-            .result("get-tool-details", json!({"IncludeDevelopmentOnly": true}))
+            .result(methods::GET_TOOL_DETAILS, json!({"IncludeDevelopmentOnly": true}))
             .await
             .map_err(|f| format!("get-tool-details: {f:?}"))?;
         let mut offers = Offers {
@@ -91,15 +78,15 @@ impl Offers {
         };
         // uLoopMCP 3 answers `get-version` without listing it (an internal
         // command); its `get-tool-details` says `Ver`, as every result does.
-        if offers.tools.contains("get-version") || details.get("Ver").is_some() {
-            if let Ok(version) = link.result("get-version", json!({})).await {
+        if offers.tools.contains(methods::GET_VERSION) || details.get("Ver").is_some() {
+            if let Ok(version) = link.result(methods::GET_VERSION, json!({})).await {
                 offers.read_version(&version);
             }
         }
         if !offers.extensions.contains(&Extension::NewlineFraming) {
             let mut newline = session.link(Framing::Newline).await.map_err(|f| format!("{f:?}"))?;
             if newline
-                .send_json(&json!({"jsonrpc": "2.0", "id": "probe", "method": "ping", "params": {}}))
+                .send_json(&json!({"jsonrpc": "2.0", "id": "probe", "method": methods::PING, "params": {}}))
                 .await
                 .is_ok()
             {
@@ -113,29 +100,19 @@ impl Offers {
         Ok(offers)
     }
 
-    /// What `get-version` says: ProtocolVersion 1 and its Capabilities, or
-    /// uLoopMCP's package version.
-    /// uLoopMCP 3 at c50f54c says `Ver: "3.0.0-beta.1"` (so did the tag
-    /// v3.0.0-beta.1, whose catalogue differs: it listed `ping` and the
-    /// internal commands as development tools, which c50f54c never lists).
-    pub fn read_version(&mut self, version: &Value) {
-        if version["ProtocolVersion"] != 1 {
-            let uloop3 = ULOOP3_VERSIONS.iter().any(|v| version["Ver"] == *v) && !self.tools.contains("ping");
-            if version.get("ProtocolVersion").is_none() && version["Ver"] == "2.1.1" {
-                self.catalogue = Some(Catalogue::Uloop211);
-            } else if version.get("ProtocolVersion").is_none() && uloop3 {
-                self.catalogue = Some(Catalogue::Uloop3);
-                // Answered, though never listed.
-                self.tools.extend(ULOOP3_INTERNAL_COMMANDS.iter().map(|c| (*c).to_owned()));
-            }
-            return;
+    /// What `get-version` says: whose catalogue the Editor has
+    /// ([`Dialect::catalogue_of`]: uLoopMCP 3's internal commands are
+    /// answered, though never listed), and for `ProtocolVersion: 1` the
+    /// extensions that brings and those its `Capabilities` name.
+    pub fn read_version(&mut self, result: &Value) {
+        let version = Version::read(result);
+        self.catalogue = Dialect::catalogue_of(&version, self.tools.contains(methods::PING));
+        if let Some(dialect) = self.catalogue {
+            self.tools.extend(dialect.catalogue.unlisted.iter().map(|c| (*c).to_owned()));
         }
-        self.catalogue = Some(Catalogue::Package);
-        self.extensions.extend(PROTOCOL_1);
-        for name in version["Capabilities"].as_array().into_iter().flatten().filter_map(Value::as_str) {
-            if let Some(extension) = Extension::all().iter().find(|e| e.name() == name) {
-                self.extensions.insert(*extension);
-            }
+        if version.protocol_version == Some(PROTOCOL_VERSION) {
+            self.extensions.extend(Extension::OF_PROTOCOL_1);
+            self.extensions.extend(version.capabilities.iter().flat_map(|c| c.extensions()));
         }
     }
 
@@ -147,10 +124,8 @@ impl Offers {
             self.tools.len(),
             if extensions.is_empty() { "none".to_owned() } else { extensions.join(", ") },
             match self.catalogue {
-                Some(Catalogue::Package) => "the package's",
-                Some(Catalogue::Uloop211) => "uLoopMCP 2.1.1's",
-                Some(Catalogue::Uloop3) => "uLoopMCP 3's",
-                None => "its own (no reference here)",
+                Some(dialect) => format!("{}'s", dialect.title),
+                None => "its own (no reference here)".into(),
             }
         )
     }
@@ -194,21 +169,19 @@ fn why_not(requires: &Requires, offers: &Offers, profile: Profile, forced: &BTre
                     "not applicable: it checks the {extension} extension, outside the core profile (--extension {extension} adds it)"
                 ));
             }
-            _ if offers.catalogue == Some(Catalogue::Uloop3)
-                && matches!(extension, Extension::DiscoveryFile | Extension::Token) =>
+            Profile::Auto | Profile::Full
+                if matches!(extension, Extension::DiscoveryFile | Extension::Token)
+                    && offers.catalogue.is_some_and(Dialect::on_project_socket) =>
             {
+                let title = offers.catalogue.map_or("", |d| d.title);
                 return Some(format!(
-                    "not applicable: it checks the {extension} extension, and uLoopMCP 3 has no discovery file and no token: it listens on a Unix socket (Windows: a named pipe) named after its project"
+                    "not applicable: it checks the {extension} extension, and {title} has no discovery file and no token: it listens on a Unix socket (Windows: a named pipe) named after its project"
                 ));
             }
             _ if !offers.extensions.contains(extension) => {
                 return Some(format!(
                     "not applicable: it checks the {extension} extension, which this Editor does not offer (get-version: {})",
-                    if offers.catalogue == Some(Catalogue::Package) {
-                        "not in its Capabilities"
-                    } else {
-                        "no ProtocolVersion 1"
-                    }
+                    if offers.catalogue == Some(&PACKAGE) { "not in its Capabilities" } else { "no ProtocolVersion 1" }
                 ));
             }
             _ => {}
@@ -216,14 +189,17 @@ fn why_not(requires: &Requires, offers: &Offers, profile: Profile, forced: &BTre
     }
     if let Some(catalogue) = requires.catalogue {
         if profile == Profile::Core {
-            return Some(format!("not applicable: it checks {}, outside the core profile", catalogue.reference()));
+            return Some(format!(
+                "not applicable: it checks {}, outside the core profile",
+                catalogue.catalogue.reference
+            ));
         }
         if offers.catalogue != Some(catalogue) {
             return Some(format!(
                 "not applicable: it checks {}, and this Editor's catalogue is {}",
-                catalogue.reference(),
+                catalogue.catalogue.reference,
                 match offers.catalogue {
-                    Some(other) => other.reference(),
+                    Some(other) => other.catalogue.reference,
                     None => "its own",
                 }
             ));
@@ -239,12 +215,13 @@ fn why_not(requires: &Requires, offers: &Offers, profile: Profile, forced: &BTre
 #[cfg(test)]
 mod tests {
     use super::*;
+    use editor_link::dialect::{ULOOP_2_1_1, ULOOP_3};
 
     fn uloop() -> Offers {
         Offers {
-            tools: ["ping", "get-tool-details", "get-logs"].map(String::from).into(),
+            tools: [methods::PING, methods::GET_TOOL_DETAILS, "get-logs"].map(String::from).into(),
             extensions: BTreeSet::new(),
-            catalogue: Some(Catalogue::Uloop211),
+            catalogue: Some(&ULOOP_2_1_1),
         }
     }
 
@@ -274,7 +251,7 @@ mod tests {
         let other = why_not(&catalogue, &uloop(), Profile::Auto, &none).unwrap();
         assert!(other.contains("this Editor's catalogue is uLoopMCP 2.1.1's"), "{other}");
         assert!(why_not(&catalogue, &package(), Profile::Core, &none).is_some());
-        let uloop_catalogue = Requires::catalogue(Catalogue::Uloop211);
+        let uloop_catalogue = Requires::catalogue(&ULOOP_2_1_1);
         assert_eq!(why_not(&uloop_catalogue, &uloop(), Profile::Auto, &none), None);
         let package_editor = why_not(&uloop_catalogue, &package(), Profile::Auto, &none).unwrap();
         assert!(package_editor.contains("is the package's tool catalogue"), "{package_editor}");
@@ -290,21 +267,18 @@ mod tests {
             offers.catalogue
         };
         // As the real 2.1.1 server answers (fixtures/recordings/uloop-2.1.1/raw-requests.jsonl).
-        assert_eq!(
-            read(json!({"UnityVersion": "6000.0.65f1", "IsEditor": true, "Ver": "2.1.1"})),
-            Some(Catalogue::Uloop211)
-        );
+        assert_eq!(read(json!({"UnityVersion": "6000.0.65f1", "IsEditor": true, "Ver": "2.1.1"})), Some(&ULOOP_2_1_1));
         assert_eq!(read(json!({"UnityVersion": "6000.0.65f1", "Ver": "2.2.0"})), None, "another version, no reference");
-        assert_eq!(read(json!({"ProtocolVersion": 1, "Ver": "2.1.1"})), Some(Catalogue::Package));
+        assert_eq!(read(json!({"ProtocolVersion": 1, "Ver": "2.1.1"})), Some(&PACKAGE));
         assert_eq!(read(json!({"ProtocolVersion": 2, "Ver": "2.1.1"})), None);
         // uLoopMCP 3 at c50f54c (fake-unity's model, docs/uloop-3-wire.md §7).
         let v3 = json!({"UnityVersion": "6000.0.65f1", "IsEditor": true, "Ver": "3.0.0-beta.1"});
-        assert_eq!(read(v3.clone()), Some(Catalogue::Uloop3));
+        assert_eq!(read(v3.clone()), Some(&ULOOP_3));
         let mut offers = Offers::default();
         offers.read_version(&v3);
-        assert!(offers.tools.contains("get-version") && offers.tools.contains("get-tool-details"), "{offers:?}");
+        assert!(offers.tools.contains(methods::GET_VERSION) && offers.tools.contains(methods::GET_TOOL_DETAILS));
         // The tag v3.0.0-beta.1 says the same Ver but lists ping: another catalogue.
-        let mut tagged = Offers { tools: ["ping".to_owned()].into(), ..Offers::default() };
+        let mut tagged = Offers { tools: [methods::PING.to_owned()].into(), ..Offers::default() };
         tagged.read_version(&v3);
         assert_eq!(tagged.catalogue, None);
     }
@@ -312,11 +286,11 @@ mod tests {
     #[test]
     fn protocol_version_1_offers_its_extensions_and_capabilities_name_the_rest() {
         let offers = package();
-        for extension in PROTOCOL_1.iter().chain(&[Extension::Resume, Extension::Progress]) {
+        for extension in Extension::OF_PROTOCOL_1.iter().chain(&[Extension::Resume, Extension::Progress]) {
             assert!(offers.extensions.contains(extension), "{extension}");
         }
         assert!(!offers.extensions.contains(&Extension::ImageData));
-        assert_eq!(offers.catalogue, Some(Catalogue::Package));
+        assert_eq!(offers.catalogue, Some(&PACKAGE));
         let mut none = Offers::default();
         none.read_version(&json!({"UnityVersion": "6000.0.65f1", "Capabilities": ["resume"]}));
         assert!(none.extensions.is_empty(), "Capabilities count only beside ProtocolVersion 1");

@@ -21,14 +21,14 @@ use std::{
     process::{Child, Command, Stdio},
 };
 
-use editor_link::endpoint::Endpoint;
+use editor_link::{dialect::PACKAGE, endpoint::Endpoint};
 use fake_unity::{Defect, EditorKind};
 use futures_util::StreamExt;
 
 use crate::{
     bridge::BridgeCommand,
     bridge_defect::BridgeDefect,
-    case::{Case, Catalogue, Level, Status},
+    case::{Case, Level, Status},
     profile::{Offers, Scope},
     runner::{self, Baseline, CaseResult, glob_matches},
     target::{Remote, RemoteKind, Target},
@@ -318,7 +318,7 @@ pub async fn prove(
             // defect shows against another).
             let editor = defect
                 .shown_against()
-                .unwrap_or_else(|| case.requires.catalogue.map_or(EditorKind::Package, Catalogue::fake_editor));
+                .unwrap_or_else(|| case.requires.catalogue.map_or(EditorKind::Package, EditorKind::of));
             let (target, bridge) = match defect {
                 Broken::Fake(d) => (Target::Fake { editor, defect: Some(d) }, BridgeCommand::embedded(program, None)),
                 Broken::Bridge(d) => (Target::Fake { editor, defect: None }, BridgeCommand::embedded(program, Some(d))),
@@ -420,7 +420,7 @@ pub fn editor_over_tcp(defect: Defect, cases: &[Case]) -> EditorKind {
     let claimed: Vec<Case> =
         Broken::Fake(defect).claimed(cases).into_iter().filter(|c| !c.id.starts_with("mcp.")).collect();
     match claimed.first().and_then(|c| c.requires.catalogue) {
-        Some(catalogue) if claimed.iter().all(|c| c.requires.catalogue == Some(catalogue)) => catalogue.fake_editor(),
+        Some(catalogue) if claimed.iter().all(|c| c.requires.catalogue == Some(catalogue)) => EditorKind::of(catalogue),
         _ => EditorKind::Package,
     }
 }
@@ -461,7 +461,7 @@ pub async fn suite_over_tcp(
         _ => Scope { offers: Offers::find_out(&target, &bridge).await.ok(), ..Scope::default() },
     };
     let of_other_catalogue =
-        |c: &&Case| editor == EditorKind::Package && c.requires.catalogue.is_some_and(|k| k != Catalogue::Package);
+        |c: &&Case| editor == EditorKind::Package && c.requires.catalogue.is_some_and(|k| *k != PACKAGE);
     let over_tcp = |cases: Vec<Case>| -> Vec<Case> {
         cases.into_iter().filter(|c| !c.id.starts_with("mcp.")).filter(|c| !of_other_catalogue(&c)).collect()
     };

@@ -2,6 +2,8 @@
 //! each tool takes and answers. Written from the documents, not from the
 //! fake: the cases compare any Editor with this.
 
+use editor_link::methods;
+
 /// A parameter's JSON type as `get-tool-details` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Type {
@@ -80,28 +82,28 @@ use Type::*;
 /// Every tool of §6, internal first.
 pub const TOOLS: &[ToolRef] = &[
     ToolRef {
-        name: "ping",
+        name: methods::PING,
         internal: true,
         params: &[p("Message", String)],
         call_with: r#"{"Message":"conformance"}"#,
         result: &["Message"],
     },
     ToolRef {
-        name: "set-client-name",
+        name: methods::SET_CLIENT_NAME,
         internal: true,
         params: &[p("ClientName", String)],
         call_with: r#"{"ClientName":"unity-conformance"}"#,
         result: &["Message", "ClientName"],
     },
     ToolRef {
-        name: "get-tool-details",
+        name: methods::GET_TOOL_DETAILS,
         internal: true,
         params: &[p("IncludeDevelopmentOnly", Boolean)],
         call_with: "{}",
         result: &["Tools"],
     },
     ToolRef {
-        name: "get-version",
+        name: methods::GET_VERSION,
         internal: true,
         params: &[],
         call_with: "{}",

@@ -15,6 +15,7 @@ use std::{
     time::Duration,
 };
 
+use editor_link::methods;
 use fake_unity::{
     Config, FakeUnity, ReloadOptions, Scenario,
     replay::{Outcome, Replay, ReplayConfig},
@@ -129,7 +130,7 @@ pub async fn replay(
     config.idle_timeout = Duration::from_secs(2);
     // How many times the bridge fetches the tool list depends on whether an
     // Editor's `list_changed` lands before or after a fetch is on its way.
-    config.background = vec!["get-tool-details".into()];
+    config.background = vec![methods::GET_TOOL_DETAILS.into()];
     let replay = Replay::start(config).await.map_err(harness)?;
     let mut mcp = McpProcess::spawn(bridge, Some(project), replay.port(), None, WireLog::default())?;
     mcp.initialize().await?;

@@ -115,6 +115,7 @@ fn is_current(entries: &HashMap<Key, Entry>, started: u64, key: &Key) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use editor_link::methods;
     use serde_json::json;
 
     fn key(id: u64) -> Key {
@@ -129,7 +130,7 @@ mod tests {
         journal.start(key(1), "compile", params.clone(), 0);
         assert!(matches!(journal.lookup(&key(1), "compile", &params, 0), Lookup::Running(_)));
         assert!(matches!(journal.lookup(&key(1), "compile", &params, 1), Lookup::Interrupted));
-        assert!(matches!(journal.lookup(&key(1), "ping", &params, 1), Lookup::Mismatch { .. }));
+        assert!(matches!(journal.lookup(&key(1), methods::PING, &params, 1), Lookup::Mismatch { .. }));
         let response = Response::ok(Id::from(1u64), json!({"Success": true}));
         journal.complete(&key(1), &response);
         assert!(matches!(journal.lookup(&key(1), "compile", &params, 1), Lookup::Completed(r) if r == response));
@@ -139,31 +140,31 @@ mod tests {
     fn capacity_is_bounded() {
         let mut journal = Journal::default();
         for i in 0..(CAPACITY as u64 + 10) {
-            journal.start(key(i), "ping", json!({}), 0);
+            journal.start(key(i), methods::PING, json!({}), 0);
         }
         assert_eq!(journal.len(), CAPACITY);
-        assert!(matches!(journal.lookup(&key(0), "ping", &json!({}), 0), Lookup::NotSeen));
+        assert!(matches!(journal.lookup(&key(0), methods::PING, &json!({}), 0), Lookup::NotSeen));
     }
 
     #[test]
     fn a_request_started_again_is_evicted_by_its_latest_start() {
         let mut journal = Journal::default();
-        journal.start(key(0), "ping", json!({}), 0);
+        journal.start(key(0), methods::PING, json!({}), 0);
         for i in 1..CAPACITY as u64 {
-            journal.start(key(i), "ping", json!({}), 0);
+            journal.start(key(i), methods::PING, json!({}), 0);
         }
-        journal.start(key(0), "ping", json!({}), 0);
-        journal.start(key(CAPACITY as u64), "ping", json!({}), 0);
+        journal.start(key(0), methods::PING, json!({}), 0);
+        journal.start(key(CAPACITY as u64), methods::PING, json!({}), 0);
         assert_eq!(journal.len(), CAPACITY);
-        assert!(matches!(journal.lookup(&key(0), "ping", &json!({}), 0), Lookup::Running(_)));
-        assert!(matches!(journal.lookup(&key(1), "ping", &json!({}), 0), Lookup::NotSeen));
+        assert!(matches!(journal.lookup(&key(0), methods::PING, &json!({}), 0), Lookup::Running(_)));
+        assert!(matches!(journal.lookup(&key(1), methods::PING, &json!({}), 0), Lookup::NotSeen));
     }
 
     #[test]
     fn one_key_started_over_and_over_keeps_the_order_bounded() {
         let mut journal = Journal::default();
         for _ in 0..10 * CAPACITY {
-            journal.start(key(7), "ping", json!({}), 0);
+            journal.start(key(7), methods::PING, json!({}), 0);
         }
         assert_eq!(journal.len(), 1);
         assert!(journal.order.len() <= 2 * CAPACITY);

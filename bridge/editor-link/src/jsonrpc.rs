@@ -14,6 +14,26 @@ use serde_json::{Map, Value, json};
 /// The request member that carries the Editor's token (extension `token`).
 pub const TOKEN_MEMBER: &str = "x-token";
 
+/// The request member that asks for a cut-off call's journaled answer
+/// (extension `resume`, protocol §5): `"x-resume": true`.
+pub const RESUME_MEMBER: &str = "x-resume";
+
+/// uLoopMCP 3's request member (`docs/uloop-3-wire.md` §5): the project
+/// root and server session the client expects.
+pub const ULOOP_MEMBER: &str = "x-uloop";
+
+/// JSON-RPC 2.0's error codes (§5.1 of its specification), the same on the
+/// editor link and on MCP: every crate names them through these.
+pub mod code {
+    /// Not JSON at all.
+    pub const PARSE_ERROR: i64 = -32700;
+    /// JSON that is not a request of the protocol.
+    pub const INVALID_REQUEST: i64 = -32600;
+    pub const METHOD_NOT_FOUND: i64 = -32601;
+    pub const INVALID_PARAMS: i64 = -32602;
+    pub const INTERNAL_ERROR: i64 = -32603;
+}
+
 /// A request id: a string or a number, echoed with the same JSON type and value.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub enum Id {
@@ -234,11 +254,11 @@ impl ErrorKind {
     /// The JSON-RPC error code.
     pub fn code(self) -> i64 {
         match self {
-            ErrorKind::ParseError | ErrorKind::FramingError => -32700,
-            ErrorKind::FrameTooLarge | ErrorKind::InvalidRequest => -32600,
-            ErrorKind::MethodNotFound => -32601,
-            ErrorKind::InvalidParams => -32602,
-            _ => -32603,
+            ErrorKind::ParseError | ErrorKind::FramingError => code::PARSE_ERROR,
+            ErrorKind::FrameTooLarge | ErrorKind::InvalidRequest => code::INVALID_REQUEST,
+            ErrorKind::MethodNotFound => code::METHOD_NOT_FOUND,
+            ErrorKind::InvalidParams => code::INVALID_PARAMS,
+            _ => code::INTERNAL_ERROR,
         }
     }
 
@@ -328,7 +348,8 @@ impl ErrorObject {
 
     /// What kind of error this is, understanding uLoopMCP's shapes as well as
     /// ours (protocol §3: uLoopMCP reports an unknown tool as `-32603`
-    /// "Unknown tool: X" and a disabled tool as an `internal_error`).
+    /// "Unknown tool: X", a disabled tool as an `internal_error`, and an
+    /// `x-uloop` it refuses in words). The one place an error's text is read.
     pub fn kind(&self) -> ErrorKind {
         if let Some(kind) = self.data_type().and_then(ErrorKind::from_type_name) {
             if kind != ErrorKind::InternalError {
@@ -337,10 +358,10 @@ impl ErrorObject {
         }
         let detail = self.detail();
         match self.code {
-            -32700 => ErrorKind::ParseError,
-            -32600 => ErrorKind::InvalidRequest,
-            -32601 => ErrorKind::MethodNotFound,
-            -32602 => ErrorKind::InvalidParams,
+            code::PARSE_ERROR => ErrorKind::ParseError,
+            code::INVALID_REQUEST => ErrorKind::InvalidRequest,
+            code::METHOD_NOT_FOUND => ErrorKind::MethodNotFound,
+            code::INVALID_PARAMS => ErrorKind::InvalidParams,
             _ if detail.starts_with("Unknown tool") => ErrorKind::MethodNotFound,
             _ if detail.contains("is disabled") && detail.starts_with("Tool ") => ErrorKind::ToolDisabled,
             // uLoopMCP 2.1.1: "Tool 'x' is disabled. To enable it, …" above
@@ -348,6 +369,9 @@ impl ErrorObject {
             _ if self.message.starts_with("Tool '") && self.message.contains("is disabled") => ErrorKind::ToolDisabled,
             // uLoopMCP 2.1.1's ParameterValidationException.
             _ if detail.starts_with("Parameter type mismatch for tool") => ErrorKind::InvalidParams,
+            // uLoopMCP's answers to an `x-uloop` it refuses.
+            _ if self.message == crate::dialect::uloop_3::OTHER_PROJECT => ErrorKind::ProjectMismatch,
+            _ if self.message == crate::dialect::uloop_3::SESSION_CHANGED => ErrorKind::SessionChanged,
             _ => ErrorKind::InternalError,
         }
     }
@@ -573,7 +597,13 @@ impl Request {
 
     /// True when the request carries `"x-resume": true` (protocol §5).
     pub fn is_resume(&self) -> bool {
-        self.extra.get("x-resume").and_then(Value::as_bool).unwrap_or(false)
+        self.extra.get(RESUME_MEMBER).and_then(Value::as_bool).unwrap_or(false)
+    }
+
+    /// Marks this request as a resumed one (`"x-resume": true`).
+    pub fn resumed(mut self) -> Self {
+        self.extra.insert(RESUME_MEMBER.into(), Value::Bool(true));
+        self
     }
 
     /// The `x-token` member (extension `token`, protocol §7), when it is a string.
@@ -591,7 +621,7 @@ impl Request {
 
     /// uLoopMCP's `x-uloop` member, when present.
     pub fn uloop(&self) -> Option<&Map<String, Value>> {
-        self.extra.get("x-uloop").and_then(Value::as_object)
+        self.extra.get(ULOOP_MEMBER).and_then(Value::as_object)
     }
 }
 
@@ -675,6 +705,14 @@ mod tests {
             "data": {"type": "internal_error", "message": "This tool has been disabled in project settings."}}))
         .unwrap();
         assert_eq!(disabled.kind(), ErrorKind::ToolDisabled);
+        // docs/uloop-3-wire.md §5: an x-uloop refused, in words only.
+        let refused = |text: &str| ErrorObject {
+            code: code::INTERNAL_ERROR,
+            message: text.into(),
+            data: Some(serde_json::json!({"type": "internal_error", "message": ""})),
+        };
+        assert_eq!(refused(crate::dialect::uloop_3::OTHER_PROJECT).kind(), ErrorKind::ProjectMismatch);
+        assert_eq!(refused(crate::dialect::uloop_3::SESSION_CHANGED).kind(), ErrorKind::SessionChanged);
     }
 
     #[test]

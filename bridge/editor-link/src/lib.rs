@@ -9,9 +9,17 @@
 //! - [`jsonrpc`] — §3/§4: [`jsonrpc::Message`] (request, notification,
 //!   response), ids that round-trip exactly, and the error table
 //!   ([`jsonrpc::ErrorKind`]).
+//! - [`version`] — §6: the `get-version` result, typed, and the extensions
+//!   an Editor names in its `Capabilities`.
+//! - [`dialect`] — which Editor is at the other end (the package, uLoopMCP
+//!   2.1.1, uLoopMCP 3) and its policies: how it is found, whether it
+//!   answers in order, its harmless probe, how it reloads, where it leaves
+//!   compile results, its catalogue.
 //! - [`connection`] — one [`connection::Connection`]: a reader and a writer
 //!   over a TCP stream or an in-memory pipe, frames in, bodies out, and how
 //!   far each body got.
+//! - [`methods`] — §6: the link's own methods (`get-version`, `ping` …),
+//!   named once.
 //! - [`tool_details`] — §6: the `get-tool-details` result, order-preserving.
 //! - [`discovery`] — §7: the discovery file (written atomically) and finding
 //!   the Editor ([`discovery::Locator`]).
@@ -25,14 +33,17 @@
 //!   panic.
 
 pub mod connection;
+pub mod dialect;
 pub mod discovery;
 pub mod duration;
 pub mod endpoint;
 pub mod framing;
 pub mod jsonrpc;
+pub mod methods;
 pub mod redaction;
 pub mod tool_details;
 pub mod transcript;
+pub mod version;
 
 /// `std::sync::Mutex::lock`, ignoring poisoning: every user of it (the
 /// bridge's link and MCP session, fake-unity's Editor) keeps its data

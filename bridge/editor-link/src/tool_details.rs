@@ -7,11 +7,6 @@ use indexmap::IndexMap;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::{Map, Value};
 
-/// The link's own method that says whether the Editor's main thread runs
-/// (protocol §6, extension `editor-state`): answered without the main
-/// thread, never a listed tool.
-pub const EDITOR_STATE: &str = "get-editor-state";
-
 /// The whole `get-tool-details` result.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolDetails {

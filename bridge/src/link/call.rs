@@ -211,7 +211,7 @@ enum Next {
 /// The rule of this module: resume only where the journal is, resend only
 /// what only reads.
 fn next_step(reached: &Reached, now: &super::EditorInfo, read_only: bool) -> Next {
-    let same_editor = reached.instance.is_some() && now.instance_id == reached.instance;
+    let same_editor = reached.instance.is_some() && now.instance() == reached.instance.as_deref();
     if same_editor && now.can_resume() {
         Next::Resume
     } else if read_only {
@@ -278,7 +278,7 @@ impl Link {
             }
             // An Editor that answers one request at a time per connection:
             // the call gets a connection of its own (lanes.rs).
-            let lane = if connection.info().concurrent() {
+            let lane = if connection.info().dialect.concurrent() {
                 None
             } else {
                 match self.lane(&connection, options.deadline, &options.cancel).await {
@@ -290,7 +290,7 @@ impl Link {
             self.name_the_client(&connection, options.deadline).await;
             let mut request = Request::new(id.clone(), method, params.clone());
             if resume {
-                request.extra.insert("x-resume".into(), true.into());
+                request = request.resumed();
             }
             let (reply, delivery) = connection.request(request, options.progress.clone(), false);
             let reply = tokio::select! {
@@ -301,7 +301,7 @@ impl Link {
                     connection.forget(&id);
                     let seconds = seconds_since(started);
                     let sent = delivery.withdraw();
-                    if sent && !connection.info().concurrent() {
+                    if sent && !connection.info().dialect.concurrent() {
                         // uLoopMCP answers one request at a time per
                         // connection: what is sent after this on it would
                         // wait for an answer no one wants (forever, if the
@@ -317,7 +317,7 @@ impl Link {
                 }
                 _ = options.cancel.cancelled() => {
                     connection.forget(&id);
-                    if delivery.withdraw() && !connection.info().concurrent() {
+                    if delivery.withdraw() && !connection.info().dialect.concurrent() {
                         // As at the deadline: the Editor would answer the
                         // cancelled call before anything sent after it.
                         connection.close(CloseReason::Cancelled);
@@ -344,14 +344,14 @@ impl Link {
                     let info = connection.info();
                     let cut = match CutOff::of(&connection.reason()) {
                         // uLoopMCP 3 says nothing before a reload: its lock file does.
-                        CutOff::Lost if connection.target.uloop3 && self.uloop3_reloading() => CutOff::Reload,
+                        CutOff::Lost if self.reload_lock_says_reloading(info.dialect) => CutOff::Reload,
                         cut => cut,
                     };
                     if !options.read_only && !info.can_resume() {
                         // Nothing can take it up again: say so now.
                         return Err(CallError::CutOff(cut));
                     }
-                    reached = Some(Reached { instance: info.instance_id, cut });
+                    reached = Some(Reached { instance: info.instance().map(str::to_owned), cut });
                     tracing::info!(method, %id, ?cut, "call cut off after it reached the Editor");
                 }
                 Err(_) => {
@@ -401,13 +401,15 @@ impl Link {
 mod tests {
     use super::*;
     use crate::link::EditorInfo;
+    use editor_link::version::Extension;
 
     fn editor(instance: Option<&str>, resume: bool) -> EditorInfo {
-        EditorInfo {
-            instance_id: instance.map(str::to_owned),
-            capabilities: if resume { vec!["resume".into()] } else { vec![] },
-            ..EditorInfo::default()
-        }
+        let version = editor_link::version::Version {
+            editor_instance_id: instance.map(str::to_owned),
+            capabilities: Some(editor_link::version::Capabilities::of(resume.then_some(Extension::Resume))),
+            ..Default::default()
+        };
+        EditorInfo { version, dialect: &editor_link::dialect::PACKAGE }
     }
 
     fn reached(instance: Option<&str>, cut: CutOff) -> Reached {

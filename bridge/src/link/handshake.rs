@@ -21,14 +21,13 @@ use super::{
     target::Target,
 };
 use editor_link::{
+    dialect::Dialect,
     discovery::same_folder,
     framing::Framing,
     jsonrpc::{ErrorKind, Request},
+    methods,
+    version::Version,
 };
-
-/// uLoopMCP 3's answer to an `x-uloop.expectedProjectRoot` that is not its
-/// project's (`docs/uloop-3-wire.md` §5).
-const ULOOP3_OTHER_PROJECT: &str = "Connected Unity instance belongs to a different project.";
 
 /// Why one candidate could not be used.
 #[derive(Debug)]
@@ -59,11 +58,13 @@ impl std::fmt::Display for ConnectError {
 }
 
 impl Link {
-    /// The framings to try, in order.
+    /// The framings to try, in order: what the dialect of an Editor known
+    /// by where it listens speaks (uLoopMCP 3's socket: header framing
+    /// only); otherwise as configured.
     fn framings(&self, target: &Target) -> Vec<Framing> {
-        if target.uloop3 {
-            // uLoopMCP 3 speaks header framing only.
-            return vec![Framing::Header];
+        let dialect = Dialect::speaking(&target.endpoint, &Version::default());
+        if dialect.on_project_socket() {
+            return dialect.framings.to_vec();
         }
         match self.config.framing {
             FramingChoice::Header => vec![Framing::Header],
@@ -107,22 +108,23 @@ impl Link {
         // call is sent. An Editor that answers in order answers both.
         let version_id = self.fresh_id();
         let (version, sent) =
-            connection.request(Request::new(version_id.clone(), "get-version", json!({})), None, true);
+            connection.request(Request::new(version_id.clone(), methods::GET_VERSION, json!({})), None, true);
         // uLoopMCP 3 has no set-client-name: it is not sent what it does not know.
-        let name = if candidate.uloop3 { None } else { lock(&self.memory).client_name.clone() };
+        let names_client = connection.info().dialect.names_client;
+        let name = if names_client { lock(&self.memory).client_name.clone() } else { None };
         let named = name.map(|name| {
             let id = self.fresh_id();
             let (reply, delivery) = connection.request(
-                Request::new(id.clone(), "set-client-name", json!({"ClientName": &name})),
+                Request::new(id.clone(), methods::SET_CLIENT_NAME, json!({"ClientName": &name})),
                 None,
                 true,
             );
             (id, reply, delivery, name)
         });
-        match connection.answer(&version_id, "get-version", version, sent, limit).await {
+        match connection.answer(&version_id, methods::GET_VERSION, version, sent, limit).await {
             Ok(version) => {
-                let info = EditorInfo::from_version(&version);
-                if let (Some(project), Some(data_path)) = (&self.config.locator.project, &info.data_path) {
+                let info = EditorInfo::at(&candidate.endpoint, Version::read(&version));
+                if let (Some(project), Some(data_path)) = (&self.config.locator.project, &info.version.data_path) {
                     if !same_folder(std::path::Path::new(data_path), &project.join("Assets")) {
                         connection.close(CloseReason::Stopped);
                         return Err(ConnectError::OtherProject(format!(
@@ -137,10 +139,10 @@ impl Link {
             // uLoopMCP 3 always answers get-version (an internal command)
             // unless it refuses the request: this project is not the one it
             // has open, or it cannot tell which it has.
-            Err(ExchangeError::Editor(e)) if candidate.uloop3 => {
+            Err(ExchangeError::Editor(e)) if connection.info().dialect.on_project_socket() => {
                 connection.close(CloseReason::Stopped);
                 let root = candidate.project_root.as_deref().unwrap_or("");
-                return Err(if e.message == ULOOP3_OTHER_PROJECT {
+                return Err(if e.kind() == ErrorKind::ProjectMismatch {
                     ConnectError::OtherProject(format!(
                         "that Editor has another project open: it refused this project's root ({root}) with \"{}\"",
                         e.message
@@ -179,7 +181,7 @@ impl Link {
         }
         lock(&connection.session_id).clone_from(&candidate.session_id);
         if let Some((id, reply, delivery, name)) = named {
-            let _ = connection.answer(&id, "set-client-name", reply, delivery, limit).await;
+            let _ = connection.answer(&id, methods::SET_CLIENT_NAME, reply, delivery, limit).await;
             connection.told(Some(name));
         }
         Ok(connection)

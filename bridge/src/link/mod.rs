@@ -40,18 +40,20 @@ use std::{
 };
 
 use serde::Serialize;
-use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use self::call::{CallError, CallOptions, CutOff, NotSent};
 use self::socket::{CloseReason, EditorConnection, lock};
 use editor_link::{
+    dialect::Dialect,
     discovery::{Locator, iso_timestamp},
     endpoint::Endpoint,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing},
     jsonrpc::Id,
+    methods,
     transcript::Recorder,
+    version::Version,
 };
 
 /// Which framing to speak to the Editor.
@@ -123,51 +125,28 @@ impl LinkConfig {
     }
 }
 
-/// What the Editor says about itself (`get-version`).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
+/// The Editor at the other end of a connection: what it said of itself
+/// (`get-version`), and the dialect it speaks, which says how to talk to it.
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EditorInfo {
-    pub unity_version: Option<String>,
-    pub package_version: Option<String>,
-    pub protocol_version: Option<u32>,
-    pub capabilities: Vec<String>,
-    pub product_name: Option<String>,
-    pub data_path: Option<String>,
-    /// The Editor process (`EditorInstanceId`, an extension): the same
-    /// across domain reloads, new when Unity restarts. Its resume journal
-    /// belongs to it.
-    pub instance_id: Option<String>,
+    pub version: Version,
+    pub dialect: &'static Dialect,
 }
 
 impl EditorInfo {
-    fn from_version(result: &Value) -> EditorInfo {
-        let text = |k: &str| result.get(k).and_then(Value::as_str).map(str::to_owned);
-        EditorInfo {
-            unity_version: text("UnityVersion"),
-            package_version: text("PackageVersion").or_else(|| text("Ver")),
-            protocol_version: result.get("ProtocolVersion").and_then(Value::as_u64).map(|v| v as u32),
-            capabilities: result
-                .get("Capabilities")
-                .and_then(Value::as_array)
-                .map(|c| c.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect())
-                .unwrap_or_default(),
-            product_name: text("ProductName"),
-            data_path: text("DataPath"),
-            instance_id: text("EditorInstanceId"),
-        }
+    /// The Editor reached at `endpoint` that said `version`.
+    fn at(endpoint: &Endpoint, version: Version) -> EditorInfo {
+        EditorInfo { dialect: Dialect::speaking(endpoint, &version), version }
     }
 
-    /// The Editor keeps a resume journal (protocol §5) and says which Editor
-    /// process it belongs to (without that, a call resumed after a crash
-    /// would run again in the new process).
+    /// Its resume journal can take up a call cut off by a reload.
     pub fn can_resume(&self) -> bool {
-        self.capabilities.iter().any(|c| c == "resume") && self.instance_id.is_some()
+        self.version.can_resume()
     }
 
-    /// Editors of this protocol answer requests on one connection
-    /// concurrently; uLoopMCP answers them one at a time.
-    fn concurrent(&self) -> bool {
-        self.protocol_version.is_some()
+    /// The Editor process, when it names it: its resume journal belongs to it.
+    pub fn instance(&self) -> Option<&str> {
+        self.version.editor_instance_id.as_deref()
     }
 }
 
@@ -197,8 +176,7 @@ pub struct ReloadRecord {
 }
 
 /// A snapshot of the link, for status reports.
-#[derive(Clone, Debug, Serialize)]
-#[serde(rename_all = "camelCase")]
+#[derive(Clone, Debug)]
 pub struct LinkStatus {
     pub state: LinkState,
     pub port: Option<u16>,
@@ -381,18 +359,10 @@ impl Link {
         self.current().is_some()
     }
 
-    /// The method that asks whether the Editor answers: `ping`, or
-    /// `get-version` for uLoopMCP 3, which has no `ping`.
+    /// The method that asks whether the Editor answers: its dialect's
+    /// probe (`ping`; `get-version` for uLoopMCP 3, which has no `ping`).
     pub fn probe_method(&self) -> &'static str {
-        match self.current() {
-            Some(c) if c.target.uloop3 => "get-version",
-            _ => "ping",
-        }
-    }
-
-    /// Whether the Editor is uLoopMCP 3 (reached on its socket or pipe).
-    pub fn is_uloop3(&self) -> bool {
-        lock(&self.memory).last.as_ref().is_some_and(|c| c.target.uloop3)
+        self.current().map_or(methods::PING, |c| c.info().dialect.probe)
     }
 
     /// The Editor's self-description, once connected.
@@ -425,7 +395,7 @@ impl Link {
     /// `deadline` (the call's own: an Editor that hangs while being named
     /// does not hold a call past its TimeoutSeconds).
     async fn name_the_client(&self, connection: &socket::EditorConnection, deadline: Instant) {
-        if connection.target.uloop3 {
+        if !connection.info().dialect.names_client {
             // uLoopMCP 3 has no set-client-name (and no client names).
             return;
         }
@@ -473,18 +443,19 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn version_results_become_editor_info() {
-        let info = EditorInfo::from_version(&json!({
-            "UnityVersion": "6000.0.65f1", "PackageVersion": "0.1.0", "ProtocolVersion": 1,
-            "EditorInstanceId": "e-1", "Capabilities": ["resume", "progress"], "DataPath": "/p/Assets", "Ver": "0.1.0"
-        }));
-        assert!(info.can_resume() && info.concurrent());
-        assert_eq!(info.instance_id.as_deref(), Some("e-1"));
-        let anonymous = EditorInfo::from_version(&json!({"ProtocolVersion": 1, "Capabilities": ["resume"]}));
-        assert!(!anonymous.can_resume(), "a journal without its Editor's name cannot be trusted across a crash");
-        let uloop = EditorInfo::from_version(&json!({"UnityVersion": "2022.3.1f1", "Ver": "2.1.1"}));
-        assert!(!uloop.can_resume() && !uloop.concurrent());
-        assert_eq!(uloop.package_version.as_deref(), Some("2.1.1"));
+    fn an_editor_speaks_the_dialect_of_where_it_was_reached_and_what_it_said() {
+        let tcp = Endpoint::Tcp(std::net::SocketAddr::from(([127, 0, 0, 1], 8700)));
+        let package = EditorInfo::at(
+            &tcp,
+            Version::read(&json!({"ProtocolVersion": 1, "EditorInstanceId": "e-1", "Capabilities": ["resume"]})),
+        );
+        assert!(package.can_resume() && package.dialect.concurrent());
+        assert_eq!(package.instance(), Some("e-1"));
+        let uloop = EditorInfo::at(&tcp, Version::read(&json!({"UnityVersion": "2022.3.1f1", "Ver": "2.1.1"})));
+        assert!(!uloop.can_resume() && !uloop.dialect.concurrent() && uloop.dialect.names_client);
+        let socket = Endpoint::Unix("/tmp/uloop/x.sock".into());
+        let uloop3 = EditorInfo::at(&socket, Version::default());
+        assert!(!uloop3.dialect.names_client && uloop3.dialect.probe == methods::GET_VERSION);
     }
 
     #[test]

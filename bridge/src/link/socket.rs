@@ -18,8 +18,10 @@ use editor_link::{
     connection::{Connection, Ending, Options, Outgoing, Received, Sender},
     endpoint::Endpoint,
     framing::{Framing, HEAD_BYTES},
-    jsonrpc::{ErrorObject, Id, IdNumber, Message, Request, Response, notifications},
+    jsonrpc::{ErrorObject, Id, IdNumber, Message, Request, Response, ULOOP_MEMBER, notifications},
+    methods,
     transcript::{Direction, Recorder},
+    version::Version,
 };
 use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc, oneshot};
@@ -147,7 +149,7 @@ impl EditorConnection {
             number,
             target: target.clone(),
             framing,
-            info: Mutex::new(EditorInfo::default()),
+            info: Mutex::new(EditorInfo::at(&target.endpoint, Version::default())),
             session_id: Mutex::new(None),
             told_name: tokio::sync::Mutex::new(None),
             sender,
@@ -335,9 +337,9 @@ impl EditorConnection {
         let mut request = request.with_token(self.target.token.as_deref());
         if let Some(root) = &self.target.project_root {
             // uLoopMCP 3 checks it before anything else (`docs/uloop-3-wire.md` §5).
-            request.extra.insert("x-uloop".into(), json!({ "expectedProjectRoot": root }));
+            request.extra.insert(ULOOP_MEMBER.into(), json!({ "expectedProjectRoot": root }));
         }
-        let quiet = request.method == editor_link::tool_details::EDITOR_STATE;
+        let quiet = request.method == editor_link::methods::GET_EDITOR_STATE;
         if quiet && self.recorder.is_some() {
             let mut unrecorded = lock(&self.unrecorded);
             // Bounded: an answer that never came is forgotten in time.
@@ -379,7 +381,7 @@ impl EditorConnection {
             return;
         }
         let left = limit.saturating_sub(started.elapsed());
-        let _ = self.exchange(id(), "set-client-name", json!({"ClientName": name}), left).await;
+        let _ = self.exchange(id(), methods::SET_CLIENT_NAME, json!({"ClientName": name}), left).await;
         *told = Some(name.to_owned());
     }
 

@@ -16,18 +16,13 @@ use std::{
 };
 
 use editor_link::{
+    dialect::{Dialect, ReloadSignal, ULOOP_3},
     discovery::{Candidate, Source},
     endpoint::{Endpoint, canonical_project_root, uloop3_endpoint},
     lock,
 };
 
 use super::Link;
-
-/// uLoopMCP 3's lock files under the project (`docs/uloop-3-wire.md` §8):
-/// while one is there the Editor compiles, reloads or starts its server,
-/// and its socket is (or will be) gone for a while.
-pub(super) const ULOOP3_LOCKS: [&str; 3] =
-    ["Temp/compiling.lock", "Temp/domainreload.lock", "Temp/serverstarting.lock"];
 
 /// One place an Editor may listen, and what to send it there.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -39,9 +34,6 @@ pub(super) struct Target {
     pub session_id: Option<String>,
     /// Sent as `x-token` with every request (extension `token`).
     pub token: Option<String>,
-    /// A uLoopMCP 3 Editor (a local socket or pipe): header framing only,
-    /// no `set-client-name`, no `ping`.
-    pub uloop3: bool,
     /// uLoopMCP 3: the canonical project root, sent with every request as
     /// `x-uloop.expectedProjectRoot`. `None` when the project is not known
     /// (`--endpoint` outside a project): nothing is sent, and the Editor
@@ -56,7 +48,6 @@ impl Target {
             source: candidate.source.to_string(),
             session_id: candidate.session_id.clone(),
             token: candidate.token.clone(),
-            uloop3: false,
             project_root: None,
         }
     }
@@ -108,7 +99,6 @@ impl Link {
                     source: "--endpoint".into(),
                     session_id: None,
                     token: locator.explicit_token.clone(),
-                    uloop3: false,
                     project_root: None,
                 }),
                 local => self.local_target(local, "--endpoint", root(), &mut found),
@@ -153,7 +143,6 @@ impl Link {
             source: source.to_owned(),
             session_id: None,
             token: None,
-            uloop3: true,
             project_root: root,
         };
         match endpoint {
@@ -181,20 +170,28 @@ impl Link {
                 }
                 found.targets.push(target);
             }
-            Endpoint::Tcp(_) => found.targets.push(Target { uloop3: false, project_root: None, ..target }),
+            Endpoint::Tcp(_) => found.targets.push(Target { project_root: None, ..target }),
         }
     }
 
-    /// The first of uLoopMCP 3's lock files in the project, if any.
+    /// The first of uLoopMCP 3's lock files in the project, if any: while
+    /// one is there the Editor compiles, reloads or starts its server, and
+    /// its socket is (or will be) gone for a while (`docs/uloop-3-wire.md` §8).
     fn uloop3_busy(&self) -> Option<String> {
         let project = self.config.locator.project.as_deref()?;
-        ULOOP3_LOCKS.iter().find(|lock| project.join(lock).exists()).map(|lock| (*lock).to_owned())
+        ULOOP_3.busy_locks.iter().find(|lock| project.join(lock).exists()).map(|lock| (*lock).to_owned())
     }
 
-    /// uLoopMCP 3's domain reload lock is there: a connection that closed
-    /// now was closed by a reload.
-    pub(super) fn uloop3_reloading(&self) -> bool {
-        self.config.locator.project.as_deref().is_some_and(|p| p.join("Temp/domainreload.lock").exists())
+    /// The connection to an Editor of `dialect` that closed now was closed
+    /// by a domain reload, as its lock file says (for a dialect that
+    /// announces nothing on the wire).
+    pub(super) fn reload_lock_says_reloading(&self, dialect: &Dialect) -> bool {
+        match dialect.reload {
+            ReloadSignal::LockFile(lock) => {
+                self.config.locator.project.as_deref().is_some_and(|p| p.join(lock).exists())
+            }
+            ReloadSignal::Announced => false,
+        }
     }
 
     /// Logs a refusal once (the link looks again and again).
@@ -232,7 +229,7 @@ impl Link {
         if let Some(socket) = socket {
             files.push(socket);
             if let Some(project) = &locator.project {
-                files.extend(ULOOP3_LOCKS.iter().map(|lock| project.join(lock)));
+                files.extend(ULOOP_3.busy_locks.iter().map(|lock| project.join(lock)));
             }
         }
         files
@@ -330,7 +327,7 @@ mod tests {
         let found = link.targets();
         assert_eq!(found.targets.len(), 1, "{found:?}");
         let target = &found.targets[0];
-        assert!(target.uloop3 && target.port().is_none());
+        assert!(target.port().is_none());
         assert_eq!(target.project_root, Some(canonical_project_root(project.path()).unwrap()));
         assert_eq!(target.label(), format!("unix:{}", path.display()));
 

@@ -31,14 +31,15 @@ impl Link {
             if connection.calls_waiting() == 0 || silent_for < self.config.silence_before_ping {
                 continue;
             }
-            let alive = if connection.info().concurrent() {
+            let dialect = connection.info().dialect;
+            let alive = if dialect.concurrent() {
                 // Our Editors answer a ping beside a running call.
-                let ping = connection.exchange(self.fresh_id(), "ping", json!({}), self.config.ping_deadline);
+                let ping = connection.exchange(self.fresh_id(), dialect.probe, json!({}), self.config.ping_deadline);
                 answered(&ping.await)
             } else {
                 // uLoopMCP answers one request at a time per connection: ask
                 // on a second connection whether the Editor is there at all.
-                self.probe(&connection.target, connection.framing).await
+                self.probe(&connection.target, connection.framing, dialect.probe).await
             };
             if alive {
                 *lock(&connection.last_inbound) = Instant::now();
@@ -50,14 +51,13 @@ impl Link {
         }
     }
 
-    async fn probe(&self, target: &Target, framing: Framing) -> bool {
+    /// Asks `method` (the dialect's harmless probe) on a connection of its own.
+    async fn probe(&self, target: &Target, framing: Framing, method: &str) -> bool {
         let (events, _) = broadcast::channel(1);
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
         let Ok(probe) = EditorConnection::open(target, framing, number, &self.config, None, events).await else {
             return false;
         };
-        // uLoopMCP 3 has no ping: its get-version says as much.
-        let method = if target.uloop3 { "get-version" } else { "ping" };
         let ok = answered(&probe.exchange(self.fresh_id(), method, json!({}), self.config.ping_deadline).await);
         probe.close(CloseReason::Stopped);
         ok

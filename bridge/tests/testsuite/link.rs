@@ -60,7 +60,7 @@ async fn finds_the_editor_through_the_project_and_calls() {
     assert_eq!((status.state, status.port), (LinkState::Connected, Some(setup.fake.port())));
     let editor = status.editor.unwrap();
     assert!(editor.can_resume());
-    assert_eq!(editor.unity_version.as_deref(), Some("6000.0.65f1"));
+    assert_eq!(editor.version.unity_version.as_deref(), Some("6000.0.65f1"));
     let error = link.call("no-such-tool", json!({}), within(10)).await.unwrap_err();
     assert!(matches!(&error, CallError::Editor(e) if e.code == -32601), "{error:?}");
 }

@@ -19,7 +19,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use editor_link::discovery::EditorState;
+use editor_link::{discovery::EditorState, methods};
 use fake_unity::{
     Config, FakeUnity, ReloadOptions,
     faults::{Fault, RuleSpec},
@@ -205,7 +205,7 @@ impl Bench<'_> {
 
     /// Whether answers are checked for the call's own echo (`ping`).
     fn echoes(&self) -> bool {
-        self.tool == "ping"
+        self.tool == methods::PING
     }
 
     /// The next call's arguments, and the echo its answer must carry.
@@ -591,7 +591,9 @@ impl Bench<'_> {
             let tasks: Vec<_> = links
                 .into_iter()
                 .map(|mut link| {
-                    tokio::spawn(async move { link.pipelined("ping", &json!({}), per_connection, IN_FLIGHT).await })
+                    tokio::spawn(
+                        async move { link.pipelined(methods::PING, &json!({}), per_connection, IN_FLIGHT).await },
+                    )
                 })
                 .collect();
             for task in tasks {
@@ -661,7 +663,7 @@ async fn choose_tool(options: &BenchOptions, project: &Path, port: u16) -> anyho
     if let Some(tool) = &options.tool {
         return Ok(tool.clone());
     }
-    let mut candidates = vec![("ping", json!({})), ("get-logs", json!({"MaxCount": 1}))];
+    let mut candidates = vec![(methods::PING, json!({})), ("get-logs", json!({"MaxCount": 1}))];
     for bridge in std::iter::once(&options.ours).chain(&options.others) {
         let mut child = bridge.spawn(project, port, &[])?;
         child.initialize().await.map_err(|e| anyhow::anyhow!("{}: {e:#}", bridge.label))?;

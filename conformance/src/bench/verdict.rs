@@ -3,6 +3,8 @@
 //! with a success, or anything else it made up, gets nothing for it, and
 //! every answer that was not real is counted and printed.
 
+use editor_link::methods;
+
 use super::{
     Stats,
     clients::{Answer, Answered},
@@ -70,7 +72,7 @@ pub(super) fn success_rule(tool: &str) -> String {
     let mut rule = format!(
         "a tools/call of {tool} counts only if its answer has no JSON-RPC error and no isError, and fake-unity's run counter for {tool} went up for it"
     );
-    if tool == "ping" {
+    if tool == methods::PING {
         rule.push_str(", and the answer echoes the call's own Message (bench-N), which only the Editor could do");
     }
     rule

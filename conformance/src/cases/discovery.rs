@@ -6,6 +6,7 @@ use std::time::Duration;
 use editor_link::{
     discovery::{DiscoveryFile, EditorState},
     framing::Framing,
+    methods,
 };
 use serde_json::json;
 
@@ -155,7 +156,7 @@ fn discovery_fields(s: Session) -> CheckFuture {
         let file = s.discovery()?;
         let port = link.peer_port()?;
         ensure!(port == file.port, "the file names port {}, the Editor answers on {port}", file.port);
-        link.result("ping", json!({})).await?;
+        link.result(methods::PING, json!({})).await?;
         let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
         let named = std::fs::canonicalize(&file.project_path).ok();
         ensure!(

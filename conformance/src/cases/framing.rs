@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use editor_link::framing::{Framing, frame_bytes};
+use editor_link::{
+    framing::{Framing, frame_bytes},
+    methods,
+};
 use serde_json::json;
 
 use crate::{
@@ -205,7 +208,7 @@ fn fixed_cases() -> Vec<Case> {
 /// the other one fails to read.
 async fn ping_in(s: Session, framing: Framing) -> CheckResult {
     let mut link = s.link(framing).await?;
-    let result = link.result("ping", json!({"Message": framing.as_str()})).await?;
+    let result = link.result(methods::PING, json!({"Message": framing.as_str()})).await?;
     ensure!(result["Message"] == format!("Unity MCP Bridge received: {framing}"), "ping answered {result}");
     Ok(())
 }
@@ -223,7 +226,8 @@ fn coalesced_frames(s: Session) -> CheckFuture {
         let mut link = s.link(Framing::Header).await?;
         let mut bytes = Vec::new();
         for n in 1..=3 {
-            let body = json!({"jsonrpc": "2.0", "id": n, "method": "ping", "params": {"Message": n.to_string()}});
+            let body =
+                json!({"jsonrpc": "2.0", "id": n, "method": methods::PING, "params": {"Message": n.to_string()}});
             bytes.extend_from_slice(
                 &frame_bytes(Framing::Header, &link.signed(body.to_string().as_bytes()))
                     .map_err(|e| Finding::Harness(e.to_string()))?,
@@ -246,7 +250,8 @@ fn coalesced_frames(s: Session) -> CheckFuture {
 fn split_frames(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let body = json!({"jsonrpc": "2.0", "id": "split", "method": "ping", "params": {"Message": "日本語 ☃ 𝄞"}});
+        let body =
+            json!({"jsonrpc": "2.0", "id": "split", "method": methods::PING, "params": {"Message": "日本語 ☃ 𝄞"}});
         let bytes = frame_bytes(Framing::Header, &link.signed(body.to_string().as_bytes()))
             .map_err(|e| Finding::Harness(e.to_string()))?;
         for b in bytes.iter() {
@@ -271,7 +276,7 @@ fn parse_error(s: Session) -> CheckFuture {
             "data.type {} (must be parse_error)",
             error["error"]["data"]["type"]
         );
-        let after = link.result("ping", json!({"Message": "after"})).await?;
+        let after = link.result(methods::PING, json!({"Message": "after"})).await?;
         ensure!(
             after["Message"] == "Unity MCP Bridge received: after",
             "the connection is not usable after the error: {after}"
@@ -285,20 +290,22 @@ fn frame_too_large(s: Session) -> CheckFuture {
         let mut link = s.link(Framing::Header).await?;
         // Over the 8 MiB default request limit of protocol §2.
         let filler = "x".repeat(9 * 1024 * 1024);
-        let big = json!({"jsonrpc": "2.0", "id": "big", "method": "ping", "params": {"Message": filler}});
+        let big = json!({"jsonrpc": "2.0", "id": "big", "method": methods::PING, "params": {"Message": filler}});
         link.send_body(big.to_string().as_bytes()).await?;
         let error = link.message().await?;
         ensure!(error["id"].is_null(), "the error's id is {} (must be null)", error["id"]);
         ensure!(error["error"]["code"] == -32600, "code {} (must be -32600)", error["error"]["code"]);
         ensure!(error["error"]["data"]["type"] == "frame_too_large", "data.type {}", error["error"]["data"]["type"]);
-        let after = link.result("ping", json!({"Message": "after"})).await?;
+        let after = link.result(methods::PING, json!({"Message": "after"})).await?;
         ensure!(after["Message"] == "Unity MCP Bridge received: after", "answered {after}");
         Ok(())
     })
 }
 
 fn ping_body(id: &str, message: &str) -> Vec<u8> {
-    json!({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {"Message": message}}).to_string().into_bytes()
+    json!({"jsonrpc": "2.0", "id": id, "method": methods::PING, "params": {"Message": message}})
+        .to_string()
+        .into_bytes()
 }
 
 async fn expect_echo(link: &mut crate::editor_client::EditorClient, id: &str, message: &str) -> CheckResult {
@@ -328,7 +335,7 @@ async fn header_refused(s: Session, head: &str) -> CheckResult {
     ensure!(error["error"]["data"]["type"] == "framing_error", "data.type {}", error["error"]["data"]["type"]);
     ensure!(link.closes_within(Duration::from_secs(3)).await, "the connection stayed open after a framing error");
     let mut fresh = s.link(Framing::Header).await?;
-    fresh.result("ping", json!({})).await?;
+    fresh.result(methods::PING, json!({})).await?;
     Ok(())
 }
 
@@ -425,7 +432,7 @@ fn partial_frame_waits(s: Session) -> CheckFuture {
         link.send_raw(first).await?;
         // Meanwhile, another client is served.
         let mut other = s.link(Framing::Header).await?;
-        other.result("ping", json!({})).await?;
+        other.result(methods::PING, json!({})).await?;
         tokio::time::sleep(Duration::from_millis(300)).await;
         link.send_raw(rest).await?;
         expect_echo(&mut link, "half", "half").await

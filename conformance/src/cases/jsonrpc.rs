@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use editor_link::framing::Framing;
+use editor_link::{framing::Framing, methods};
 use serde_json::{Value, json};
 
 use crate::{
@@ -218,7 +218,7 @@ fn id_echo(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
         for id in [json!("b-1"), json!("7"), json!(7), json!(0), json!(-3), json!(1.5), json!(u64::MAX)] {
-            link.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": "ping", "params": {}})).await?;
+            link.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": methods::PING, "params": {}})).await?;
             let answer = link.message().await?;
             ensure!(
                 answer["id"] == id && answer["id"].is_string() == id.is_string(),
@@ -244,9 +244,9 @@ fn id_echo(s: Session) -> CheckFuture {
 fn notification_unanswered(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.send_json(&json!({"jsonrpc": "2.0", "method": "ping", "params": {}})).await?;
-        link.send_json(&json!({"jsonrpc": "2.0", "id": null, "method": "ping"})).await?;
-        let id = link.request("ping", json!({})).await?;
+        link.send_json(&json!({"jsonrpc": "2.0", "method": methods::PING, "params": {}})).await?;
+        link.send_json(&json!({"jsonrpc": "2.0", "id": null, "method": methods::PING})).await?;
+        let id = link.request(methods::PING, json!({})).await?;
         let first = link.message().await?;
         ensure!(first["id"] == id, "the first message after two notifications was {first}, not the answer to {id}");
         Ok(())
@@ -299,7 +299,7 @@ fn invalid_params(s: Session) -> CheckFuture {
 fn result_ver(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        for tool in ["ping", "get-tool-details"] {
+        for tool in [methods::PING, methods::GET_TOOL_DETAILS] {
             let result = link.result(tool, json!({})).await?;
             ensure!(result["Ver"].is_string(), "{tool}'s result has no Ver: {result}");
         }
@@ -377,7 +377,7 @@ fn pipelining(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
         for n in 0..10 {
-            let method = if n % 2 == 0 { "ping" } else { "get-tool-details" };
+            let method = if n % 2 == 0 { methods::PING } else { methods::GET_TOOL_DETAILS };
             link.send_json(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": {}})).await?;
         }
         let mut seen = Vec::new();
@@ -403,8 +403,10 @@ fn pipelining(s: Session) -> CheckFuture {
 fn extra_fields_ignored(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.send_json(&json!({"jsonrpc": "2.0", "id": "x", "method": "ping", "params": {}, "trace": {"span": 1}}))
-            .await?;
+        link.send_json(
+            &json!({"jsonrpc": "2.0", "id": "x", "method": methods::PING, "params": {}, "trace": {"span": 1}}),
+        )
+        .await?;
         let answer = link.response(&json!("x")).await?;
         ensure!(answer.get("result").is_some(), "answered {answer}");
         Ok(())

@@ -2,7 +2,12 @@
 
 use std::time::Duration;
 
-use editor_link::{discovery::EditorState, framing::Framing};
+use editor_link::{
+    discovery::EditorState,
+    framing::Framing,
+    jsonrpc::{RESUME_MEMBER, notifications},
+    methods,
+};
 use serde_json::json;
 
 use crate::{
@@ -93,7 +98,7 @@ async fn shutdown_then_close(link: &mut crate::editor_client::EditorClient, reas
             return crate::finding::violation(format!("expected the shutdown notification, got {next:?}"));
         };
         let another_notification =
-            note.get("id").is_none() && note["method"].as_str().is_some_and(|m| m != "notifications/server/shutdown");
+            note.get("id").is_none() && note["method"].as_str().is_some_and(|m| m != notifications::SERVER_SHUTDOWN);
         if another_notification && others < 8 {
             others += 1;
             continue;
@@ -101,7 +106,7 @@ async fn shutdown_then_close(link: &mut crate::editor_client::EditorClient, reas
         break note;
     };
     ensure!(
-        note["method"] == "notifications/server/shutdown" && note["params"] == json!({"reason": reason}),
+        note["method"] == notifications::SERVER_SHUTDOWN && note["params"] == json!({"reason": reason}),
         "expected the shutdown notification for {reason}, got {note}"
     );
     ensure!(
@@ -121,7 +126,7 @@ pub(super) async fn reload(s: &Session, move_port: bool) -> Result<serde_json::V
 fn reload_shutdown_notification(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.result("ping", json!({})).await?;
+        link.result(methods::PING, json!({})).await?;
         s.control()?.post("/reload", json!({"downtimeMs": 100})).await.map_err(|e| Finding::Harness(e.to_string()))?;
         shutdown_then_close(&mut link, "DomainReload").await
     })
@@ -139,7 +144,7 @@ fn reload_new_session(s: Session) -> CheckFuture {
             after.server_session_id
         );
         let mut link = s.link(Framing::Header).await?;
-        link.result("ping", json!({})).await?;
+        link.result(methods::PING, json!({})).await?;
         Ok(())
     })
 }
@@ -159,7 +164,7 @@ async fn list_changed_after_reload(s: &Session) -> Result<serde_json::Value, Fin
     loop {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         match link.receive(left).await {
-            Read::Message(m) if m["method"] == "notifications/tools/list_changed" => return Ok(m),
+            Read::Message(m) if m["method"] == notifications::TOOLS_LIST_CHANGED => return Ok(m),
             Read::Message(_) => {}
             other => {
                 return crate::finding::violation(format!(
@@ -188,7 +193,7 @@ fn reload_in_flight_unanswered(s: Session) -> CheckFuture {
             let left = deadline.saturating_duration_since(tokio::time::Instant::now());
             match link.receive(left).await {
                 Read::Closed => break,
-                Read::Message(m) if m["method"] == "notifications/server/shutdown" => shut = true,
+                Read::Message(m) if m["method"] == notifications::SERVER_SHUTDOWN => shut = true,
                 Read::Message(m) if m.get("id").is_some() && m.get("method").is_none() => {
                     return crate::finding::violation(format!(
                         "the request in flight was answered {} the shutdown notification: {m}",
@@ -208,7 +213,7 @@ fn reload_in_flight_unanswered(s: Session) -> CheckFuture {
 
 async fn advertises_resume(s: &Session) -> Result<(), Finding> {
     let mut link = s.link(Framing::Header).await?;
-    let version = link.result("get-version", json!({})).await?;
+    let version = link.result(methods::GET_VERSION, json!({})).await?;
     let resume = version["Capabilities"].as_array().is_some_and(|c| c.iter().any(|c| c == "resume"));
     if resume { Ok(()) } else { crate::finding::violation("get-version does not advertise resume in Capabilities") }
 }
@@ -224,7 +229,7 @@ fn resume_completed(s: Session) -> CheckFuture {
         let cleared = first["result"]["ClearedLogCount"].clone();
         ensure!(cleared.is_u64(), "clear-console answered {first}");
         let mut again = request.clone();
-        again["x-resume"] = json!(true);
+        again[RESUME_MEMBER] = json!(true);
         link.send_json(&again).await?;
         let resumed = link.response(&json!("resume-1")).await?;
         ensure!(
@@ -250,7 +255,7 @@ fn resume_interrupted(s: Session) -> CheckFuture {
         }
         let mut link = s.link(Framing::Header).await?;
         let mut again = request.clone();
-        again["x-resume"] = json!(true);
+        again[RESUME_MEMBER] = json!(true);
         link.send_json(&again).await?;
         let answer = link.response(&json!("resume-2")).await?;
         ensure!(
@@ -275,7 +280,7 @@ fn list_changed_params(s: Session) -> CheckFuture {
 fn quit(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.result("ping", json!({})).await?;
+        link.result(methods::PING, json!({})).await?;
         s.control()?.post("/quit", json!({})).await.map_err(|e| Finding::Harness(format!("quit: {e}")))?;
         shutdown_then_close(&mut link, "EditorQuit").await?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);

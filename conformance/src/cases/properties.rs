@@ -6,7 +6,10 @@
 
 use std::time::Duration;
 
-use editor_link::framing::{Framing, frame_bytes};
+use editor_link::{
+    framing::{Framing, frame_bytes},
+    methods,
+};
 use proptest::{
     prelude::*,
     strategy::ValueTree,
@@ -75,7 +78,8 @@ async fn try_input(s: &Session, framing: Framing, input: &Input) -> Result<Optio
     let mut link = s.link(framing).await?;
     let mut bytes = Vec::new();
     for (n, message) in input.messages.iter().enumerate() {
-        let body = json!({"jsonrpc": "2.0", "id": format!("p-{n}"), "method": "ping", "params": {"Message": message}});
+        let body =
+            json!({"jsonrpc": "2.0", "id": format!("p-{n}"), "method": methods::PING, "params": {"Message": message}});
         bytes.extend_from_slice(
             &frame_bytes(framing, &link.signed(body.to_string().as_bytes()))
                 .map_err(|e| Finding::Harness(e.to_string()))?,

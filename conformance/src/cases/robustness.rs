@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use editor_link::framing::Framing;
+use editor_link::{framing::Framing, methods};
 use serde_json::json;
 use tokio::{io::AsyncWriteExt, net::TcpStream};
 
@@ -123,7 +123,8 @@ fn non_reading_client(s: Session) -> CheckFuture {
         let token = s.token();
         let (mut sent, mut requests, mut held_back) = (0usize, 0u64, false);
         while sent < UNREAD_LIMIT {
-            let mut body = json!({"jsonrpc": "2.0", "id": requests, "method": "ping", "params": {"Message": message}});
+            let mut body =
+                json!({"jsonrpc": "2.0", "id": requests, "method": methods::PING, "params": {"Message": message}});
             if let Some(token) = &token {
                 body[editor_link::jsonrpc::TOKEN_MEMBER] = json!(token);
             }
@@ -142,7 +143,7 @@ fn non_reading_client(s: Session) -> CheckFuture {
             }
         }
         let mut other = s.link(Framing::Header).await?;
-        other.result("ping", json!({"Message": "another client"})).await.map_err(|e| match e {
+        other.result(methods::PING, json!({"Message": "another client"})).await.map_err(|e| match e {
             Finding::Violation(why) | Finding::Harness(why) | Finding::Unreachable(why) => {
                 Finding::Violation(format!("with a client not reading, another client's ping failed: {why}"))
             }
@@ -170,7 +171,7 @@ fn held_connections(s: Session) -> CheckFuture {
             })?);
         }
         for (n, link) in links.iter_mut().enumerate() {
-            link.result("ping", json!({})).await.map_err(|e| match e {
+            link.result(methods::PING, json!({})).await.map_err(|e| match e {
                 Finding::Harness(why) | Finding::Violation(why) | Finding::Unreachable(why) => {
                     Finding::Violation(format!("held connection {n} of 200 was not answered: {why}"))
                 }
@@ -190,7 +191,7 @@ async fn still_serving(s: &Session) -> CheckResult {
         }
         other => other,
     })?;
-    fresh.result("ping", json!({"Message": "still there"})).await?;
+    fresh.result(methods::PING, json!({"Message": "still there"})).await?;
     Ok(())
 }
 
@@ -231,7 +232,7 @@ fn connection_churn(s: Session) -> CheckFuture {
                 }
                 other => other,
             })?;
-            link.result("ping", json!({})).await?;
+            link.result(methods::PING, json!({})).await?;
         }
         still_serving(&s).await
     })
@@ -246,8 +247,8 @@ fn concurrent_clients(s: Session) -> CheckFuture {
             links.push(s.link(Framing::Header).await?);
         }
         for (n, link) in links.iter_mut().enumerate() {
-            link.send_json(&json!({"jsonrpc": "2.0", "id": n, "method": "ping", "params": {}})).await?;
-            link.send_json(&json!({"jsonrpc": "2.0", "id": format!("second-{n}"), "method": "ping",
+            link.send_json(&json!({"jsonrpc": "2.0", "id": n, "method": methods::PING, "params": {}})).await?;
+            link.send_json(&json!({"jsonrpc": "2.0", "id": format!("second-{n}"), "method": methods::PING,
                                    "params": {"Message": format!("client {n}")}}))
                 .await?;
         }

@@ -6,7 +6,7 @@ use std::{
     time::Duration,
 };
 
-use editor_link::{framing::Framing, jsonrpc::TOKEN_MEMBER};
+use editor_link::{framing::Framing, jsonrpc::TOKEN_MEMBER, methods};
 use serde_json::json;
 
 use crate::{
@@ -77,14 +77,14 @@ fn token_required(s: Session) -> CheckFuture {
         let last = if token.ends_with('x') { "y" } else { "x" };
         let wrong = format!("{}{last}", &token[..token.len() - 1]);
         let attempts = [
-            ("without a token", json!({"jsonrpc": "2.0", "id": "t-none", "method": "ping", "params": {}})),
+            ("without a token", json!({"jsonrpc": "2.0", "id": "t-none", "method": methods::PING, "params": {}})),
             (
                 "with a wrong token",
-                json!({"jsonrpc": "2.0", "id": "t-wrong", "method": "ping", "params": {}, TOKEN_MEMBER: wrong}),
+                json!({"jsonrpc": "2.0", "id": "t-wrong", "method": methods::PING, "params": {}, TOKEN_MEMBER: wrong}),
             ),
             (
                 "with the token in an array",
-                json!({"jsonrpc": "2.0", "id": "t-array", "method": "ping", "params": {}, TOKEN_MEMBER: [token]}),
+                json!({"jsonrpc": "2.0", "id": "t-array", "method": methods::PING, "params": {}, TOKEN_MEMBER: [token]}),
             ),
         ];
         for (how, request) in &attempts {
@@ -103,7 +103,7 @@ fn token_required(s: Session) -> CheckFuture {
             "a body that is not JSON, without a token, was answered {parse} (the parse error comes first: -32700)"
         );
         let mut client = s.link(Framing::Header).await?;
-        let answer = client.call("ping", json!({"Message": "with the token"})).await?;
+        let answer = client.call(methods::PING, json!({"Message": "with the token"})).await?;
         ensure!(
             answer["result"]["Message"] == "Unity MCP Bridge received: with the token",
             "a request with the token was answered {answer}"
@@ -203,7 +203,7 @@ fn disabled_tool(s: Session) -> CheckFuture {
 async fn disabled_tool_check(s: &Session) -> Result<(), Finding> {
     {
         let mut link = s.link(Framing::Header).await?;
-        let details = link.result("get-tool-details", json!({})).await?;
+        let details = link.result(methods::GET_TOOL_DETAILS, json!({})).await?;
         let listed = details["Tools"].as_array().into_iter().flatten().any(|t| t["name"] == "get-menu-items");
         ensure!(!listed, "a disabled tool is still listed");
         let answer = link.call("get-menu-items", json!({})).await?;

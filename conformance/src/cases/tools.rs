@@ -1,6 +1,6 @@
 //! §6 Tools.
 
-use editor_link::{framing::Framing, tool_details::ToolDetails};
+use editor_link::{framing::Framing, methods, tool_details::ToolDetails};
 use serde_json::{Value, json};
 
 use crate::{
@@ -45,7 +45,7 @@ pub fn cases() -> Vec<Case> {
             needs: Needs::Link,
             requires: match tool.name {
                 // Its PackageVersion is this project's (uLoopMCP lists other fields).
-                "get-version" => Requires::catalogue_tool(tool.name),
+                methods::GET_VERSION => Requires::catalogue_tool(tool.name),
                 _ => tool.requires(),
             },
             check: check(move |s| Box::pin(result_fields(s, *tool))),
@@ -111,7 +111,7 @@ fn fixed_cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            requires: Requires::catalogue_tool("get-hierarchy").and_tool("get-version"),
+            requires: Requires::catalogue_tool("get-hierarchy").and_tool(methods::GET_VERSION),
             check: check(object_identity),
         },
         Case {
@@ -128,7 +128,7 @@ fn fixed_cases() -> Vec<Case> {
 
 async fn tool_details(s: &Session, include_dev: bool) -> Result<ToolDetails, Finding> {
     let mut link = s.link(Framing::Header).await?;
-    let result = link.result("get-tool-details", json!({"IncludeDevelopmentOnly": include_dev})).await?;
+    let result = link.result(methods::GET_TOOL_DETAILS, json!({"IncludeDevelopmentOnly": include_dev})).await?;
     serde_json::from_value(result)
         .map_err(|e| Finding::Violation(format!("get-tool-details does not have the shape of §6: {e}")))
 }
@@ -140,7 +140,7 @@ fn internal_tools_hidden(s: Session) -> CheckFuture {
             public.tools.iter().filter(|t| t.display_development_only).map(|t| t.name.as_str()).collect();
         ensure!(listed.is_empty(), "internal tools listed by default: {listed:?}");
         let all = tool_details(&s, true).await?;
-        for internal in ["ping", "get-tool-details", "set-client-name"] {
+        for internal in [methods::PING, methods::GET_TOOL_DETAILS, methods::SET_CLIENT_NAME] {
             ensure!(
                 all.get(internal).is_some_and(|t| t.display_development_only),
                 "{internal} missing or not marked internal"
@@ -258,16 +258,16 @@ async fn result_fields(s: Session, tool: ToolRef) -> crate::case::CheckResult {
 fn protocol_version(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let version = link.result("get-version", json!({})).await?;
+        let version = link.result(methods::GET_VERSION, json!({})).await?;
         ensure!(version["ProtocolVersion"] == 1, "ProtocolVersion is {} (expected 1)", version["ProtocolVersion"]);
         let Some(capabilities) = version["Capabilities"].as_array() else {
             return crate::finding::violation(format!("Capabilities is {}, not a list", version["Capabilities"]));
         };
         // The extensions an Editor names there: those ProtocolVersion 1 does
         // not imply.
-        let known: Vec<&str> = crate::case::Extension::all()
+        let known: Vec<&str> = crate::case::Extension::ALL
             .iter()
-            .filter(|e| !crate::profile::PROTOCOL_1.contains(e))
+            .filter(|e| !crate::case::Extension::OF_PROTOCOL_1.contains(e))
             .map(|e| e.name())
             .collect();
         let unknown: Vec<&Value> =
@@ -321,7 +321,7 @@ fn entity_ids_are_64_bit(unity_version: &str) -> bool {
 fn object_identity(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let version = link.result("get-version", json!({})).await?;
+        let version = link.result(methods::GET_VERSION, json!({})).await?;
         let unity = version["UnityVersion"].as_str().unwrap_or_default().to_owned();
         let wide = entity_ids_are_64_bit(&unity);
         let result = link.result("get-hierarchy", json!({"IncludeInactive": true, "IncludeComponents": false})).await?;

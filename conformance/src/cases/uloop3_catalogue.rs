@@ -14,15 +14,18 @@
 //! - `6.uloop-3.error-shape`: every error is `-32603` with
 //!   `data: {type, message}` (an unknown tool: `Unknown tool: NAME`).
 
-use editor_link::framing::Framing;
+use editor_link::{
+    dialect::{ULOOP_3, uloop_3::OTHER_PROJECT},
+    framing::Framing,
+    methods,
+};
 use serde_json::{Value, json};
 
 use crate::{
-    case::{Case, Catalogue, CheckFuture, Level, Needs, Requires, check},
+    case::{Case, CheckFuture, Level, Needs, Requires, check},
     editor_client::EditorClient,
     ensure,
     finding::Finding,
-    profile::ULOOP3_VERSIONS,
     target::Session,
 };
 
@@ -61,10 +64,9 @@ const GET_VERSION_FIELDS: &[&str] = &[
 
 /// `ProjectRootIdentityValidator`'s messages (`docs/uloop-3-wire.md` §5).
 const ROOT_REQUIRED: &str = "Invalid x-uloop metadata: expectedProjectRoot is required.";
-const OTHER_PROJECT: &str = "Connected Unity instance belongs to a different project.";
 
 pub fn cases() -> Vec<Case> {
-    let requires = |tool: &'static str| Requires::catalogue(Catalogue::Uloop3).and_tool(tool);
+    let requires = |tool: &'static str| Requires::catalogue(&ULOOP_3).and_tool(tool);
     vec![
         Case {
             id: "6.uloop-3.project-identity".into(),
@@ -72,7 +74,7 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Project,
-            requires: requires("get-version"),
+            requires: requires(methods::GET_VERSION),
             check: check(project_identity),
         },
         Case {
@@ -81,7 +83,7 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            requires: requires("get-tool-details"),
+            requires: requires(methods::GET_TOOL_DETAILS),
             check: check(tool_list),
         },
         Case {
@@ -90,7 +92,7 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            requires: requires("get-version"),
+            requires: requires(methods::GET_VERSION),
             check: check(get_version),
         },
         Case {
@@ -99,7 +101,7 @@ pub fn cases() -> Vec<Case> {
             reference: REF,
             level: Level::Must,
             needs: Needs::Link,
-            requires: Requires::catalogue(Catalogue::Uloop3),
+            requires: Requires::catalogue(&ULOOP_3),
             check: check(error_shape),
         },
     ]
@@ -107,9 +109,9 @@ pub fn cases() -> Vec<Case> {
 
 /// `method` called with `x-uloop` as given (`None`: no member at all).
 async fn call_with_uloop(link: &mut EditorClient, id: &str, uloop: Option<Value>) -> Result<Value, Finding> {
-    let mut request = json!({"jsonrpc": "2.0", "id": id, "method": "get-version", "params": {}});
+    let mut request = json!({"jsonrpc": "2.0", "id": id, "method": methods::GET_VERSION, "params": {}});
     if let Some(uloop) = uloop {
-        request[crate::editor_client::ULOOP_MEMBER] = uloop;
+        request[editor_link::jsonrpc::ULOOP_MEMBER] = uloop;
     }
     link.send_json(&request).await?;
     link.response(&json!(id)).await
@@ -151,7 +153,7 @@ fn tool_list(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
         for include in [false, true] {
-            let details = link.result("get-tool-details", json!({"IncludeDevelopmentOnly": include})).await?;
+            let details = link.result(methods::GET_TOOL_DETAILS, json!({"IncludeDevelopmentOnly": include})).await?;
             let tools = details["Tools"].as_array().cloned().unwrap_or_default();
             let mut names: Vec<&str> = tools.iter().filter_map(|t| t["name"].as_str()).collect();
             names.sort_unstable();
@@ -177,15 +179,12 @@ fn tool_list(s: Session) -> CheckFuture {
 fn get_version(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let version = link.result("get-version", json!({})).await?;
+        let version = link.result(methods::GET_VERSION, json!({})).await?;
         let missing: Vec<&str> = GET_VERSION_FIELDS.iter().copied().filter(|f| version.get(*f).is_none()).collect();
         ensure!(missing.is_empty(), "get-version lacks {missing:?}: {version}");
         ensure!(version["IsEditor"].is_boolean(), "IsEditor is not a boolean: {version}");
-        ensure!(
-            ULOOP3_VERSIONS.iter().any(|v| version["Ver"] == *v),
-            "Ver is {}, not one of {ULOOP3_VERSIONS:?}",
-            version["Ver"]
-        );
+        let versions = ULOOP_3.catalogue.versions;
+        ensure!(versions.iter().any(|v| version["Ver"] == *v), "Ver is {}, not one of {versions:?}", version["Ver"]);
         Ok(())
     })
 }

@@ -10,11 +10,11 @@
 
 use std::collections::BTreeMap;
 
-use editor_link::{framing::Framing, jsonrpc::json_type};
+use editor_link::{dialect::ULOOP_2_1_1, framing::Framing, jsonrpc::json_type, methods};
 use serde_json::{Value, json};
 
 use crate::{
-    case::{Case, Catalogue, CheckResult, Level, Needs, Requires, check},
+    case::{Case, CheckResult, Level, Needs, Requires, check},
     ensure,
     target::Session,
 };
@@ -31,8 +31,15 @@ const RECORDED: &str = include_str!("../../../fixtures/recordings/uloop-2.1.1/ra
 /// The recorded calls that are harmless in someone's Editor, so the cases
 /// make them again: not `control-play-mode` (it enters play mode) nor
 /// `focus-window` (it moves the user's windows).
-const HARMLESS: &[&str] =
-    &["ping", "set-client-name", "get-version", "get-tool-details", "get-logs", "clear-console", "debug-sleep"];
+const HARMLESS: &[&str] = &[
+    methods::PING,
+    methods::SET_CLIENT_NAME,
+    methods::GET_VERSION,
+    methods::GET_TOOL_DETAILS,
+    "get-logs",
+    "clear-console",
+    "debug-sleep",
+];
 
 /// Every tool of the recorded answer, in its order.
 pub fn reference_tools() -> Vec<Value> {
@@ -61,7 +68,7 @@ pub fn recorded_calls() -> BTreeMap<String, (Value, Value)> {
 }
 
 pub fn cases() -> Vec<Case> {
-    let requires = |tool: &str| Requires::catalogue(Catalogue::Uloop211).and_tool(tool.to_owned());
+    let requires = |tool: &str| Requires::catalogue(&ULOOP_2_1_1).and_tool(tool.to_owned());
     let mut cases = vec![Case {
         id: "6.uloop-2.1.1.tool-list".into(),
         requirement:
@@ -71,7 +78,7 @@ pub fn cases() -> Vec<Case> {
         reference: REF,
         level: Level::Must,
         needs: Needs::Link,
-        requires: requires("get-tool-details"),
+        requires: requires(methods::GET_TOOL_DETAILS),
         check: check(|s| Box::pin(tool_list(s))),
     }];
     for tool in reference_tools() {
@@ -129,9 +136,10 @@ async fn tool_list(s: Session) -> CheckResult {
         .filter_map(|t| t["name"].as_str().map(str::to_owned))
         .collect();
     let mut link = s.link(Framing::Header).await?;
-    let listed = names(&link.result("get-tool-details", json!({})).await?["Tools"]);
+    let listed = names(&link.result(methods::GET_TOOL_DETAILS, json!({})).await?["Tools"]);
     ensure!(listed == public, "get-tool-details lists {listed:?}, not 2.1.1's public tools {public:?}");
-    let listed = names(&link.result("get-tool-details", json!({"IncludeDevelopmentOnly": true})).await?["Tools"]);
+    let listed =
+        names(&link.result(methods::GET_TOOL_DETAILS, json!({"IncludeDevelopmentOnly": true})).await?["Tools"]);
     ensure!(listed == all, "with IncludeDevelopmentOnly it lists {listed:?}, not 2.1.1's tools {all:?}");
     Ok(())
 }
@@ -139,7 +147,7 @@ async fn tool_list(s: Session) -> CheckResult {
 async fn schema(s: Session, reference: Value) -> CheckResult {
     let name = reference["name"].as_str().unwrap_or_default();
     let mut link = s.link(Framing::Header).await?;
-    let tools = link.result("get-tool-details", json!({"IncludeDevelopmentOnly": true})).await?["Tools"].take();
+    let tools = link.result(methods::GET_TOOL_DETAILS, json!({"IncludeDevelopmentOnly": true})).await?["Tools"].take();
     let listed = tools.as_array().into_iter().flatten().find(|t| t["name"] == name);
     let Some(listed) = listed else {
         return crate::finding::violation(format!("{name} is not listed by get-tool-details"));
@@ -212,7 +220,7 @@ mod tests {
             harmless.sort_unstable();
             harmless
         });
-        assert_eq!(calls["ping"].0, json!({"Message": "hello"}));
+        assert_eq!(calls[methods::PING].0, json!({"Message": "hello"}));
         assert!(calls["get-logs"].1.get("TotalCount").is_some());
     }
 }

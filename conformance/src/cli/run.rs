@@ -74,10 +74,8 @@ pub struct Args {
     /// (every case). A case that does not apply is reported SKIP, with why.
     #[arg(long, value_enum, default_value_t = Profile::Auto)]
     pub profile: Profile,
-    /// Also check this extension, whatever the Editor says (repeatable):
-    /// newline-framing, frame-too-large, error-codes, resume, capabilities,
-    /// timeouts, tool-metadata, progress, image-data, discovery-file.
-    #[arg(long, value_enum, value_name = "NAME")]
+    /// Also check this extension, whatever the Editor says (repeatable).
+    #[arg(long, value_name = "NAME", value_parser = extension_names())]
     pub extension: Vec<Extension>,
     /// Cases expected to fail on this target, one id per line (`#` comments):
     /// their failures do not fail the run, and one that passes does (the
@@ -259,4 +257,11 @@ pub fn command(args: Args) -> ExitCode {
         }
     }
     ExitCode::from(code as u8)
+}
+
+/// `--extension`'s values: the names `Capabilities` says.
+fn extension_names() -> impl clap::builder::TypedValueParser<Value = Extension> {
+    use clap::builder::TypedValueParser;
+    clap::builder::PossibleValuesParser::new(Extension::ALL.map(Extension::name))
+        .try_map(|name| Extension::named(&name).ok_or(format!("{name}: no such extension")))
 }

@@ -14,7 +14,7 @@ fn conformance() -> Cmd {
 /// A case of a catalogue other than the package's: not applicable to the
 /// package's Editor.
 fn of_another_catalogue(case: &unity_conformance::case::Case) -> bool {
-    case.requires.catalogue.is_some_and(|c| c != unity_conformance::case::Catalogue::Package)
+    case.requires.catalogue.is_some_and(|c| *c != editor_link::dialect::PACKAGE)
 }
 
 #[test]

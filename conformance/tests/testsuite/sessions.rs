@@ -16,7 +16,6 @@ use editor_link::transcript::Transcript;
 use fake_unity::{Fault, RuleSpec, Scenario};
 use serde_json::{Value, json};
 use unity_conformance::{
-    case::Catalogue,
     cases::mcp::snapshots::{snapshot_of, workflows},
     sessions::{RECORDED, as_snapshot, record, replay, sessions_dir},
     snapshot,
@@ -59,7 +58,7 @@ async fn each_recorded_session_replays_with_the_answers_of_its_snapshot() {
         for (answer, (tool, _)) in answers.iter().zip(&calls) {
             assert!(!answer.to_string().contains("not in the transcript"), "{name}: {tool} was not replayed: {answer}");
         }
-        let expected = snapshot::parse_insta(snapshot_of(Catalogue::Package, name).unwrap()).unwrap();
+        let expected = snapshot::parse_insta(snapshot_of(&editor_link::dialect::PACKAGE, name).unwrap()).unwrap();
         let actual = as_snapshot(&calls[1..], &answers[1..], project.path());
         let differences = snapshot::differences(&expected, &actual, 8);
         assert!(differences.is_empty(), "{name}: the replayed answers differ from its snapshot: {differences:?}");

@@ -5,12 +5,15 @@
 
 use std::collections::BTreeSet;
 
-use editor_link::transcript::Transcript;
+use editor_link::{
+    dialect::{Dialect, PACKAGE, ULOOP_2_1_1},
+    transcript::Transcript,
+};
+use fake_unity::EditorKind;
 use unity_conformance::{
-    case::Catalogue,
     cases::mcp::{
         scenarios::{SCENARIOS, scenarios_dir},
-        snapshots::{run_workflow, snapshot_folder, snapshot_of, workflows},
+        snapshots::{WITH_SNAPSHOTS, run_workflow, snapshot_folder, snapshot_of, workflows},
     },
     target::{Target, fixture_project},
     wire_log::WireLog,
@@ -29,13 +32,13 @@ fn names_in(dir: &std::path::Path, extension: &str) -> BTreeSet<String> {
 }
 
 #[rstest::rstest]
-#[case::package(Catalogue::Package)]
-#[case::uloop_2_1_1(Catalogue::Uloop211)]
+#[case::package(&PACKAGE)]
+#[case::uloop_2_1_1(&ULOOP_2_1_1)]
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn each_workflow_gives_its_snapshot_against_the_catalogues_fake(#[case] catalogue: Catalogue) {
+async fn each_workflow_gives_its_snapshot_against_the_catalogues_fake(#[case] catalogue: &'static Dialect) {
     let folder = format!("../../../fixtures/snapshots/mcp/{}", snapshot_folder(catalogue));
     for workflow in workflows() {
-        let session = Target::Fake { editor: catalogue.fake_editor(), defect: None }
+        let session = Target::Fake { editor: EditorKind::of(catalogue), defect: None }
             .open(WireLog::default(), &embedded_bridge())
             .await
             .unwrap();
@@ -54,7 +57,7 @@ async fn each_workflow_gives_its_snapshot_against_the_catalogues_fake(#[case] ca
 #[test]
 fn every_snapshot_file_belongs_to_a_workflow_and_is_built_in() {
     let names: BTreeSet<String> = workflows().iter().map(|w| w.name.clone()).collect();
-    for catalogue in Catalogue::with_snapshots() {
+    for catalogue in WITH_SNAPSHOTS {
         let dir = fixture_project().join("../snapshots/mcp").join(snapshot_folder(catalogue));
         assert_eq!(names_in(&dir, ".snap"), names, "{catalogue}");
         for name in &names {

@@ -84,7 +84,7 @@ impl Editor {
 
     fn uloop_locks_now(&self, phase: EditorState) {
         use crate::model::lifecycle::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, SERVER_STARTING_LOCK, lock_stamp};
-        if phase == EditorState::Ready && self.model.discovery.file == DiscoveryFileKind::Uloop3Locks {
+        if phase == EditorState::Ready && self.model.dialect.busy_locks.contains(&SERVER_STARTING_LOCK) {
             let _ = std::fs::remove_file(self.project.join(SERVER_STARTING_LOCK));
         }
         match phase {
@@ -105,7 +105,7 @@ impl Editor {
     /// (`ServerStartingLockService.cs:28-61`); the others write nothing.
     pub fn starting_server(&self) {
         use crate::model::lifecycle::SERVER_STARTING_LOCK;
-        if self.model.discovery.file != DiscoveryFileKind::Uloop3Locks {
+        if !self.model.dialect.busy_locks.contains(&SERVER_STARTING_LOCK) {
             return;
         }
         let token = new_session_id(&mut lock(&self.rng));

@@ -661,6 +661,7 @@ impl Drop for FaultGuard {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use editor_link::methods;
 
     fn request(method: &str) -> Subject<'_> {
         Subject { connection: Some(1), frame: Some(FrameKind::Request), is_error: false, method: Some(method) }
@@ -703,7 +704,7 @@ mod tests {
                 RuleSpec::new(Fault::Drop(crate::faults::Drop {}))
                     .named("third-ping")
                     .on(Trigger::ToEditor)
-                    .method("ping")
+                    .method(methods::PING)
                     .nth(3),
                 RuleSpec::new(Fault::Latency(crate::faults::Latency { ms: 1, jitter_ms: 0 }))
                     .named("any")
@@ -711,14 +712,15 @@ mod tests {
                     .times(4),
             ])
             .unwrap();
-        let names: Vec<Option<String>> =
-            (0..6).map(|_| faults.frame(Trigger::ToEditor, request("ping")).map(|f| f.name().to_owned())).collect();
+        let names: Vec<Option<String>> = (0..6)
+            .map(|_| faults.frame(Trigger::ToEditor, request(methods::PING)).map(|f| f.name().to_owned()))
+            .collect();
         let names: Vec<Option<&str>> = names.iter().map(Option::as_deref).collect();
         assert_eq!(names, [Some("any"), Some("any"), Some("third-ping"), Some("any"), Some("any"), None]);
         assert_eq!(faults.fired("third-ping"), Some(1));
         assert_eq!(faults.fired("any"), Some(4));
         // The other direction is another chain.
-        assert!(faults.frame(Trigger::FromEditor, request("ping")).is_none());
+        assert!(faults.frame(Trigger::FromEditor, request(methods::PING)).is_none());
     }
 
     #[test]
@@ -786,8 +788,8 @@ mod tests {
         assert!(message.contains(r#""g" (drop) fired 0 times, expected at least 1"#), "{message}");
         // Fired as often as expected: fine, even after the Editor is gone.
         let guard = FaultGuard::install(&faults, drop_requests()).unwrap().expect(2);
-        assert!(faults.frame(Trigger::ToEditor, request("ping")).is_some());
-        assert!(faults.frame(Trigger::ToEditor, request("ping")).is_some());
+        assert!(faults.frame(Trigger::ToEditor, request(methods::PING)).is_some());
+        assert!(faults.frame(Trigger::ToEditor, request(methods::PING)).is_some());
         assert_eq!(guard.fired(), 2);
         drop(faults);
         drop(guard);

@@ -15,17 +15,6 @@ pub enum DiscoveryFileKind {
 }
 
 impl DiscoveryFileKind {
-    /// Where `compile` with `WaitForDomainReload` leaves its result for the
-    /// client (`<dir>/<RequestId>.json`): uLoopMCP 2.1.1's
-    /// `Temp/uLoopMCP/compile-results`, uLoopMCP 3's
-    /// `Temp/UnityCliLoop/compile-results` (its CLI's `compile_wait.go:22`).
-    pub fn compile_results_dir(self) -> &'static str {
-        match self {
-            DiscoveryFileKind::InstanceFile | DiscoveryFileKind::UloopSettings => "Temp/uLoopMCP/compile-results",
-            DiscoveryFileKind::Uloop3Locks => "Temp/UnityCliLoop/compile-results",
-        }
-    }
-
     /// A session id as this Editor writes it: a GUID with dashes (protocol
     /// §7), or uLoopMCP's 32 hex digits (`Guid.ToString("N")`).
     pub fn session_id(self, guid: &str) -> String {

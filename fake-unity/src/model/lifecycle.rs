@@ -52,16 +52,12 @@ impl LifecyclePolicy {
         LifecyclePolicy { shutdown_notice: false, list_changed_after_reload: false, ..Self::PROTOCOL };
 }
 
-// uLoopMCP's lock files, which clients read to tell a compile or a reload.
-
-/// Exists while scripts compile.
-pub const COMPILING_LOCK: &str = "Temp/compiling.lock";
-/// Exists from a domain reload's start until the server listens again.
-pub const DOMAIN_RELOAD_LOCK: &str = "Temp/domainreload.lock";
-/// uLoopMCP 3: exists while the server is starting (binding), written with
-/// a GUID token (`ServerStartingLockService.cs`) and deleted, with the two
-/// above, once it listens (`UnityCliLoopBridgeServer.cs:136-142`).
-pub const SERVER_STARTING_LOCK: &str = "Temp/serverstarting.lock";
+// uLoopMCP's lock files, which clients read to tell a compile or a reload
+// (their names are the dialects': editor_link::dialect).
+pub use editor_link::dialect::{
+    uloop_2_1_1::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK},
+    uloop_3::SERVER_STARTING_LOCK,
+};
 
 /// `DateTime.UtcNow.ToString("o")`: what uLoopMCP writes into its lock files.
 pub fn lock_stamp(at: SystemTime) -> String {

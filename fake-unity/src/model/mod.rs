@@ -33,6 +33,7 @@ pub mod listener;
 pub mod messages;
 
 pub use discovery::{DiscoveryFileKind, DiscoveryPolicy};
+use editor_link::dialect::{self, Dialect};
 pub use errors::{ErrorPolicy, Failure, Identity};
 pub use framing::{Decoding, FramingPolicy, HeaderError, NewlineFrames, Oversize, Pipelining, Reading, ReplyFraming};
 pub use lifecycle::LifecyclePolicy;
@@ -40,15 +41,13 @@ pub use listener::ListenerPolicy;
 pub use messages::MessagePolicy;
 
 /// uLoopMCP's `McpVersion.VERSION`: `Ver` in every result of the 2.1.1 Editor.
-pub const ULOOP_VERSION: &str = "2.1.1";
+pub const ULOOP_VERSION: &str = editor_link::dialect::uloop_2_1_1::VERSION;
 
-/// `UnityCliLoopVersion.VERSION` at c50f54c
-/// (`Packages/src/Editor/Application/Config/UnityCliLoopVersion.cs:9`):
 /// `Ver` in every result of the uLoopMCP 3 Editor.
-pub const ULOOP3_VERSION: &str = "3.0.0-beta.1";
+pub const ULOOP3_VERSION: &str = editor_link::dialect::uloop_3::VERSION;
 
 /// The commit of hatayama/uLoopMCP (branch `v3-beta`) the v3 model follows.
-pub const ULOOP3_COMMIT: &str = "c50f54c3afe7cb94985c26eb6eaec910f1ae2cce";
+pub const ULOOP3_COMMIT: &str = editor_link::dialect::uloop_3::COMMIT;
 
 /// Which Editor fake-unity plays.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, clap::ValueEnum)]
@@ -65,10 +64,29 @@ pub enum EditorKind {
     Uloop3,
 }
 
+impl EditorKind {
+    /// The dialect it speaks: how clients reach, probe and follow it.
+    pub fn dialect(self) -> &'static Dialect {
+        match self {
+            EditorKind::Package => &dialect::PACKAGE,
+            EditorKind::Uloop211 => &dialect::ULOOP_2_1_1,
+            EditorKind::Uloop3 => &dialect::ULOOP_3,
+        }
+    }
+
+    /// The Editor that speaks `dialect`.
+    pub fn of(dialect: &Dialect) -> EditorKind {
+        <EditorKind as clap::ValueEnum>::value_variants()
+            .iter()
+            .copied()
+            .find(|kind| kind.dialect() == dialect)
+            .unwrap_or_default()
+    }
+}
+
 impl std::fmt::Display for EditorKind {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        let value = clap::ValueEnum::to_possible_value(self).ok_or(std::fmt::Error)?;
-        f.write_str(value.get_name())
+        f.write_str(self.dialect().name)
     }
 }
 
@@ -113,6 +131,9 @@ impl Extensions {
 #[derive(Clone, Debug)]
 pub struct EditorModel {
     pub kind: EditorKind,
+    /// Its dialect's policies on the wire and on disk (lock files, result
+    /// files), which clients rely on.
+    pub dialect: &'static Dialect,
     /// `Ver` in every result; `None`: the editor state's package version.
     pub version: Option<&'static str>,
     pub errors: ErrorPolicy,
@@ -131,6 +152,7 @@ impl EditorModel {
         match kind {
             EditorKind::Package => EditorModel {
                 kind,
+                dialect: kind.dialect(),
                 version: None,
                 errors: ErrorPolicy::Package,
                 framing: FramingPolicy::PACKAGE,
@@ -151,6 +173,7 @@ impl EditorModel {
             },
             EditorKind::Uloop211 => EditorModel {
                 kind,
+                dialect: kind.dialect(),
                 version: Some(ULOOP_VERSION),
                 errors: ErrorPolicy::Uloop211,
                 framing: FramingPolicy::ULOOP_2_1_1,
@@ -162,6 +185,7 @@ impl EditorModel {
             },
             EditorKind::Uloop3 => EditorModel {
                 kind,
+                dialect: kind.dialect(),
                 version: Some(ULOOP3_VERSION),
                 errors: ErrorPolicy::Uloop3,
                 // FrameParser, MessageReassembler and the Newtonsoft reading

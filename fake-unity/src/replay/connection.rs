@@ -142,7 +142,7 @@ pub(super) fn received_frame(engine: &Arc<Mutex<Engine>>, live_no: u64, body: &[
             state.pings_answered += 1;
             tracing::info!(live = live_no, "an unrecorded ping answered");
             if let Some(live) = state.live.get(&live_no) {
-                live.sender.send_message(&Message::Response(Response::ok(id, result)), Some("ping"));
+                live.sender.send_message(&Message::Response(Response::ok(id, result)), Some(methods::PING));
             }
         }
         Pairing::Mismatch(mismatch) => {

@@ -100,7 +100,7 @@ impl Engine {
         let Payload::Message(m) = payload else { return false };
         self.config.answer_pings
             && self.config.mode != MatchMode::Strict
-            && m.get("method").and_then(Value::as_str) == Some("ping")
+            && m.get("method").and_then(Value::as_str) == Some(methods::PING)
             && m.get("id").is_some_and(|id| Id::from_value(id).ok().flatten().is_some())
     }
 
@@ -167,7 +167,7 @@ impl Engine {
         // A credential, different in every Editor process.
         ignore.push(editor_link::jsonrpc::TOKEN_MEMBER.parse().expect("a valid path"));
         if mode != MatchMode::Strict {
-            ignore.push("x-resume".parse().expect("a valid path"));
+            ignore.push(editor_link::jsonrpc::RESUME_MEMBER.parse().expect("a valid path"));
         }
         let redacted = match received {
             Payload::Message(m) => {

@@ -30,6 +30,7 @@ use editor_link::{
     discovery::{DiscoveryFile, EditorState, PROTOCOL_VERSION, iso_timestamp},
     framing::DEFAULT_RESPONSE_LIMIT,
     jsonrpc::{ErrorKind, ErrorObject, Id, Message, Response},
+    methods,
     redaction::{Redactor, Substitution, numbered},
     transcript::{Payload, Transcript},
 };

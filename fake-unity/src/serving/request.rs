@@ -71,7 +71,7 @@ impl Editor {
             // It crashed or reloaded meanwhile: this request died with it.
             return (None, None);
         }
-        if request.method == editor_link::tool_details::EDITOR_STATE && self.model.extensions.editor_state {
+        if request.method == editor_link::methods::GET_EDITOR_STATE && self.model.extensions.editor_state {
             // Answered by the link, without the main thread (protocol §6).
             let state = self.main_thread.state();
             return (Some(Response { id: Some(id), outcome: Ok(self.with_ver(state)) }), None);
@@ -168,9 +168,9 @@ impl Editor {
                 return fail(ErrorObject::new(ErrorKind::InvalidParams, format!("unknown parameter {key}")));
             }
         }
-        let bound = match &tool.dialect {
-            tools::Dialect::Package => Args::parse(&tool.params, &params),
-            tools::Dialect::Uloop(binding) => {
+        let bound = match &tool.schema {
+            tools::ToolSchema::Declared => Args::parse(&tool.params, &params),
+            tools::ToolSchema::Uloop(binding) => {
                 let text = tools::uloop::newtonsoft::RequestText::of(&id.to_value(), &request.method);
                 tools::uloop::newtonsoft::bind(tool.name, binding, request.params.as_ref(), text)
                     .inspect_err(|error| self.log_failure(error, Thrown::ConvertToSchema))
@@ -342,7 +342,7 @@ impl Editor {
     /// `expectedProjectRoot` (`JToken.ToString()`: a number counts as its
     /// text) equal, ordinally, to the Editor's canonical project root.
     fn check_uloop3(&self, request: &Request) -> Result<(), Refusal> {
-        let token = match request.extra.get("x-uloop") {
+        let token = match request.extra.get(editor_link::jsonrpc::ULOOP_MEMBER) {
             None | Some(Value::Null) => return Ok(()),
             Some(Value::Object(token)) => token,
             Some(Value::Array(_)) => {

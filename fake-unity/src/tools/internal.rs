@@ -1,8 +1,11 @@
 //! Internal tools (`displayDevelopmentOnly`): ping, set-client-name,
 //! get-tool-details, get-version, debug-sleep.
 
-use editor_link::discovery::{PROTOCOL_VERSION, unity_path};
-use serde_json::{Map, Value, json};
+use editor_link::{
+    discovery::{PROTOCOL_VERSION, unity_path},
+    version::{Capabilities, Extension, Version},
+};
+use serde_json::{Map, Value};
 
 use super::{BoxFuture, Outcome, ToolCall, ToolSpec, result};
 use crate::{defect::Defect, params::Kind};
@@ -86,41 +89,36 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
 pub fn get_version(call: &ToolCall) -> Outcome {
     let editor = &call.editor;
     let info = &editor.base.editor;
-    let mut reply = result([
-        ("UnityVersion", info.unity_version.clone().into()),
-        ("Platform", info.platform.clone().into()),
-        ("DataPath", unity_path(&editor.project.join("Assets")).into()),
-        ("ProductName", info.product_name.clone().into()),
-        ("PackageVersion", info.package_version.clone().into()),
-        ("ProtocolVersion", PROTOCOL_VERSION.into()),
+    let extensions = &editor.model.extensions;
+    // In the package's order (no dialog-buttons: the fake shows no dialog
+    // a client could press).
+    let offered = [
+        (Extension::Resume, extensions.resume),
+        (Extension::Progress, true),
+        (Extension::NewlineFraming, true),
+        (Extension::ImageData, true),
+        (Extension::OutputSchema, extensions.output_schema),
+        (Extension::EditorState, extensions.editor_state),
+        (Extension::Token, editor.token_enforced()),
+    ];
+    let capabilities = Capabilities::of(offered.into_iter().filter(|(_, on)| *on).map(|(extension, _)| extension));
+    let mut version = Version {
+        unity_version: Some(info.unity_version.clone()),
+        platform: Some(info.platform.clone()),
+        data_path: Some(unity_path(&editor.project.join("Assets"))),
+        product_name: Some(info.product_name.clone()),
+        package_version: Some(info.package_version.clone()),
+        protocol_version: Some(PROTOCOL_VERSION),
         // The Editor process (the same across reloads): the resume journal
         // belongs to it, so a client resumes only where this has not changed.
-        ("EditorInstanceId", editor.instance_id().into()),
-        ("Capabilities", {
-            let mut capabilities = vec!["progress", "newline-framing", "image-data"];
-            if editor.model.extensions.resume {
-                capabilities.insert(0, "resume");
-            }
-            // In the package's order (no dialog-buttons: the fake shows no
-            // dialog a client could press).
-            if editor.model.extensions.output_schema {
-                capabilities.push("output-schema");
-            }
-            if editor.model.extensions.editor_state {
-                capabilities.push("editor-state");
-            }
-            if editor.token_enforced() {
-                capabilities.push("token");
-            }
-            json!(capabilities)
-        }),
-    ]);
-    if !editor.model.extensions.capabilities {
-        reply.remove("ProtocolVersion");
-        reply.remove("EditorInstanceId");
-        reply.remove("Capabilities");
+        editor_instance_id: Some(editor.instance_id()),
+        capabilities: Some(capabilities),
+        ver: None,
+    };
+    if !extensions.capabilities {
+        version = Version { protocol_version: None, editor_instance_id: None, capabilities: None, ..version };
     }
-    Outcome::Reply(reply)
+    Outcome::Reply(version.to_result())
 }
 
 pub fn debug_sleep(call: ToolCall) -> BoxFuture {

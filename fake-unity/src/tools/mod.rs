@@ -23,6 +23,7 @@ use std::{future::Future, pin::Pin, sync::Arc, sync::LazyLock};
 
 use editor_link::{
     jsonrpc::{ErrorObject, Id, Message, Notification, notifications},
+    methods,
     tool_details::{ToolAnnotations, ToolDetail},
 };
 use serde_json::{Map, Value, json};
@@ -90,10 +91,10 @@ impl std::fmt::Debug for Body {
 
 /// How a tool is listed and how its parameters are read.
 #[derive(Debug)]
-pub enum Dialect {
+pub enum ToolSchema {
     /// Protocol §6: the schema is built from the declared parameters, and
     /// values are checked against it ([`Args::parse`]).
-    Package,
+    Declared,
     /// uLoopMCP 2.1.1: listed as its recorded `get-tool-details` entry;
     /// parameters read as Newtonsoft reads them into its C# schema class.
     Uloop(uloop::Binding),
@@ -113,7 +114,7 @@ pub struct ToolSpec {
     pub timeout_seconds: f64,
     pub gate: Gate,
     pub body: Body,
-    pub dialect: Dialect,
+    pub schema: ToolSchema,
 }
 
 impl ToolSpec {
@@ -183,7 +184,7 @@ impl Declare {
                 timeout_seconds: 15.0,
                 gate: Gate::None,
                 body,
-                dialect: Dialect::Package,
+                schema: ToolSchema::Declared,
             },
         }
     }
@@ -400,22 +401,22 @@ static PACKAGE: LazyLock<Catalogue> = LazyLock::new(|| {
             .param("IncludeImageData", Kind::Bool, false, "Also return the PNG as base64 in ImageDataBase64")
             .hints(true, false, false)
             .build(),
-        Declare::new("ping", "Connection test and message echo", Sync(internal::ping))
+        Declare::new(methods::PING, "Connection test and message echo", Sync(internal::ping))
             .param("Message", Kind::Str, "", "Message to send to Unity")
             .dev_only()
             .hints(true, false, true)
             .build(),
-        Declare::new("set-client-name", "Register client name for identification in Unity", Sync(internal::set_client_name))
+        Declare::new(methods::SET_CLIENT_NAME, "Register client name for identification in Unity", Sync(internal::set_client_name))
             .param("ClientName", Kind::Str, "Unknown Client", "Name of the MCP client tool")
             .dev_only()
             .hints(false, false, true)
             .build(),
-        Declare::new("get-tool-details", "Retrieve detailed information about all registered Unity tools", Sync(internal::get_tool_details))
+        Declare::new(methods::GET_TOOL_DETAILS, "Retrieve detailed information about all registered Unity tools", Sync(internal::get_tool_details))
             .param("IncludeDevelopmentOnly", Kind::Bool, false, "Whether to include development-only tools")
             .dev_only()
             .hints(true, false, true)
             .build(),
-        Declare::new("get-version", "Get Unity version, platform and package information", Sync(internal::get_version))
+        Declare::new(methods::GET_VERSION, "Get Unity version, platform and package information", Sync(internal::get_version))
             .dev_only()
             .hints(true, false, true)
             .build(),
@@ -530,10 +531,10 @@ mod tests {
             "focus-window",
             "control-play-mode",
             "screenshot",
-            "ping",
-            "set-client-name",
-            "get-tool-details",
-            "get-version",
+            methods::PING,
+            methods::SET_CLIENT_NAME,
+            methods::GET_TOOL_DETAILS,
+            methods::GET_VERSION,
             "debug-sleep",
         ];
         assert_eq!(names, expected);

@@ -20,12 +20,15 @@ use tools::*;
 
 use std::time::Duration;
 
-use editor_link::framing::Framing;
+use editor_link::{
+    dialect::{PACKAGE, ULOOP_2_1_1},
+    framing::Framing,
+};
 use serde_json::{Value, json};
 
 use crate::{
     bridge::{McpProcess, stateless_meta},
-    case::{Case, Catalogue, CheckFuture, Level, Needs, Requires, check},
+    case::{Case, CheckFuture, Level, Needs, Requires, check},
     ensure,
     finding::{Finding, violation},
     target::Session,
@@ -66,7 +69,7 @@ fn requires(id: &str) -> Requires {
     use crate::case::Extension;
     match id {
         // Every tool of the package's catalogue, with its parameters.
-        "mcp.tools-call.arguments-schema" => Requires::catalogue(Catalogue::Package),
+        "mcp.tools-call.arguments-schema" => Requires::catalogue(&PACKAGE),
         // get-logs' LogType enum; get-hierarchy's result.
         "mcp.tools-call.invalid-arguments" => Requires::catalogue_tool("get-logs"),
         "mcp.tools-call.concurrent" => Requires::catalogue_tool("get-hierarchy"),
@@ -81,7 +84,7 @@ fn requires(id: &str) -> Requires {
             Requires::tools(&["debug-sleep", "get-logs"])
         }
         // uLoopMCP's compile parameter (its own server waits the same way).
-        "mcp.uloop-2.1.1.wait-for-domain-reload" => Requires::catalogue(Catalogue::Uloop211).and_tool("compile"),
+        "mcp.uloop-2.1.1.wait-for-domain-reload" => Requires::catalogue(&ULOOP_2_1_1).and_tool("compile"),
         _ => Requires::CORE,
     }
 }

@@ -1,6 +1,8 @@
 //! The `mcp` cases of tools: listing, schemas, calls, results, progress
 //! and cancellation.
 
+use editor_link::methods;
+
 use super::*;
 use crate::finding::{Finding, violation};
 
@@ -50,7 +52,7 @@ pub(super) fn schemas(s: Session) -> CheckFuture {
 /// The Editor's own public tools, straight from `get-tool-details`.
 pub(super) async fn editor_tool_names(s: &Session) -> Result<Vec<String>, Finding> {
     let mut link = s.link(Framing::Header).await?;
-    let details = link.result("get-tool-details", json!({"IncludeDevelopmentOnly": false})).await?;
+    let details = link.result(methods::GET_TOOL_DETAILS, json!({"IncludeDevelopmentOnly": false})).await?;
     let tools = details["Tools"].as_array().cloned().unwrap_or_default();
     Ok(tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect())
 }

@@ -61,7 +61,7 @@ pub fn compile(call: ToolCall) -> BoxFuture {
             None if wait => Some(generated_request_id(&call)),
             None => None,
         };
-        let results = project.join(editor.model.discovery.file.compile_results_dir());
+        let results = project.join(editor.model.dialect.compile_results);
         clear_stale_results(&results);
         let project_root = wait.then(|| Value::String(editor_link::discovery::unity_path(&project)));
         let project_root = project_root.unwrap_or(Value::Null);

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::super::{After, BoxFuture, Dialect, Outcome, ToolCall, result};
+use super::super::{After, BoxFuture, Outcome, ToolCall, ToolSchema, result};
 use crate::Defect;
 
 pub fn ping(call: &ToolCall) -> Outcome {
@@ -52,16 +52,16 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
     let lists_internal_commands = call.editor.has_defect(Defect::ListsInternalCommands);
     let tools: Vec<Value> = crate::tools::offered(&call.editor, include_dev)
         .into_iter()
-        .filter_map(|t| match &t.dialect {
+        .filter_map(|t| match &t.schema {
             // uLoopMCP 3's internal commands have no listing.
-            Dialect::Uloop(binding) if !binding.listing.is_null() => Some(binding.listing.clone()),
+            ToolSchema::Uloop(binding) if !binding.listing.is_null() => Some(binding.listing.clone()),
             // Unless a defect lists them (as v3's listing shapes a tool).
-            Dialect::Uloop(_) if lists_internal_commands => Some(json!({
+            ToolSchema::Uloop(_) if lists_internal_commands => Some(json!({
                 "name": t.name,
                 "parameterSchema": {"Properties": {}, "Required": []},
                 "displayDevelopmentOnly": false,
             })),
-            Dialect::Uloop(_) | Dialect::Package => None,
+            ToolSchema::Uloop(_) | ToolSchema::Declared => None,
         })
         .map(|mut listing| {
             if let Some(Value::String(description)) = listing.get_mut("description").filter(|_| reworded) {

@@ -32,9 +32,10 @@ pub mod v3;
 
 use std::sync::LazyLock;
 
+use editor_link::methods;
 use serde_json::Value;
 
-use super::{Body, Catalogue, Dialect, Gate, ToolSpec};
+use super::{Body, Catalogue, Gate, ToolSchema, ToolSpec};
 
 /// `McpVersion.VERSION`: `Ver` in every result.
 pub const VERSION: &str = crate::model::ULOOP_VERSION;
@@ -123,7 +124,7 @@ pub(crate) fn declarations() -> Vec<Declaration> {
         ("debug-sleep", "SleepSchema", vec![("SleepSeconds", Int)], Async(internal::debug_sleep)),
         ("focus-window", "FocusUnityWindowSchema", vec![], Sync(internal::focus_window)),
         (
-            "get-tool-details",
+            methods::GET_TOOL_DETAILS,
             "GetToolDetailsSchema",
             vec![("IncludeDevelopmentOnly", Bool)],
             Sync(internal::get_tool_details),
@@ -141,8 +142,8 @@ pub(crate) fn declarations() -> Vec<Declaration> {
             ],
             Sync(console::get_logs),
         ),
-        ("get-version", "GetVersionSchema", vec![], Sync(internal::get_version)),
-        ("ping", "PingSchema", vec![("Message", Str)], Sync(internal::ping)),
+        (methods::GET_VERSION, "GetVersionSchema", vec![], Sync(internal::get_version)),
+        (methods::PING, "PingSchema", vec![("Message", Str)], Sync(internal::ping)),
         (
             "record-input",
             "RecordInputSchema",
@@ -166,7 +167,7 @@ pub(crate) fn declarations() -> Vec<Declaration> {
             ],
             Sync(input::replay_input),
         ),
-        ("set-client-name", "SetClientNameSchema", vec![("ClientName", Str)], Sync(internal::set_client_name)),
+        (methods::SET_CLIENT_NAME, "SetClientNameSchema", vec![("ClientName", Str)], Sync(internal::set_client_name)),
         (
             "simulate-keyboard",
             "SimulateKeyboardSchema",
@@ -298,7 +299,7 @@ static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(|| {
                 timeout_seconds: 0.0,
                 gate: Gate::None,
                 body,
-                dialect: Dialect::Uloop(Binding {
+                schema: ToolSchema::Uloop(Binding {
                     schema_type: format!("{NAMESPACE}.{schema}"),
                     namespace: NAMESPACE,
                     params,
@@ -329,7 +330,7 @@ mod tests {
         assert_eq!(ours.len(), 20);
         assert_eq!(catalogue().tools().iter().filter(|t| !t.dev_only).count(), 15);
         for tool in catalogue().tools() {
-            let Dialect::Uloop(binding) = &tool.dialect else { panic!("{} is not uLoopMCP's", tool.name) };
+            let ToolSchema::Uloop(binding) = &tool.schema else { panic!("{} is not uLoopMCP's", tool.name) };
             let listed: Vec<&String> =
                 binding.listing["parameterSchema"]["Properties"].as_object().unwrap().keys().collect();
             let bound: Vec<&str> = binding.params.iter().map(|p| p.name).filter(|n| *n != "RequestId").collect();

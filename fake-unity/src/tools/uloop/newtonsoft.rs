@@ -243,9 +243,9 @@ mod tests {
     use serde_json::json;
 
     fn get_logs() -> &'static Binding {
-        match &super::super::catalogue().find("get-logs").unwrap().dialect {
-            crate::tools::Dialect::Uloop(binding) => binding,
-            crate::tools::Dialect::Package => unreachable!(),
+        match &super::super::catalogue().find("get-logs").unwrap().schema {
+            crate::tools::ToolSchema::Uloop(binding) => binding,
+            crate::tools::ToolSchema::Declared => unreachable!(),
         }
     }
 

@@ -26,10 +26,11 @@
 
 use std::sync::LazyLock;
 
+use editor_link::{dialect::ULOOP_3, methods};
 use serde_json::{Map, Value, json};
 
 use super::{Binding, CsParam, TOOL_DETAILS, declarations, internal};
-use crate::tools::{Body, Catalogue, Dialect, Gate, ToolSpec};
+use crate::tools::{Body, Catalogue, Gate, ToolSchema, ToolSpec};
 
 /// The namespace of v3's first-party schema classes and their enums.
 const NAMESPACE: &str = "io.github.hatayama.UnityCliLoop.FirstPartyTools";
@@ -52,8 +53,9 @@ pub const TOOLS: [&str; 14] = [
     "simulate-mouse-ui",
 ];
 
-/// The internal bridge commands (`InternalBridgeCommandRouter.cs:14-35`).
-pub const INTERNAL_COMMANDS: [&str; 2] = ["get-tool-details", "get-version"];
+/// The internal bridge commands (`InternalBridgeCommandRouter.cs:14-35`):
+/// answered, never listed.
+pub const INTERNAL_COMMANDS: &[&str] = ULOOP_3.catalogue.unlisted;
 
 /// A v3 `ToolInfo` from 2.1.1's recorded listing of the same schema.
 fn listing(name: &str, recorded: &Value) -> Value {
@@ -96,7 +98,7 @@ static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(|| {
             timeout_seconds: 0.0,
             gate: Gate::None,
             body,
-            dialect: Dialect::Uloop(Binding {
+            schema: ToolSchema::Uloop(Binding {
                 schema_type: format!("{NAMESPACE}.{schema}"),
                 namespace: NAMESPACE,
                 params,
@@ -111,7 +113,7 @@ static CATALOGUE: LazyLock<Catalogue> = LazyLock::new(|| {
         let (name, schema, params, body) = declared.swap_remove(at);
         let body = match name {
             // Same `GetVersionResponse` fields as 2.1.1's tool.
-            "get-version" => Body::Sync(internal::get_version),
+            methods::GET_VERSION => Body::Sync(internal::get_version),
             _ => body,
         };
         tools.push(spec(name, schema, params, body));
@@ -133,10 +135,10 @@ mod tests {
         let names: Vec<&str> = catalogue().tools().iter().map(|t| t.name).collect();
         let expected: Vec<&str> = TOOLS.iter().chain(INTERNAL_COMMANDS.iter()).copied().collect();
         assert_eq!(names, expected);
-        for gone in ["ping", "set-client-name", "debug-sleep", "focus-window", "unity-search"] {
+        for gone in [methods::PING, methods::SET_CLIENT_NAME, "debug-sleep", "focus-window", "unity-search"] {
             assert!(catalogue().find(gone).is_none(), "{gone}");
         }
-        let Dialect::Uloop(compile) = &catalogue().find("compile").unwrap().dialect else { panic!() };
+        let ToolSchema::Uloop(compile) = &catalogue().find("compile").unwrap().schema else { panic!() };
         assert_eq!(
             compile.listing,
             json!({"name": "compile", "parameterSchema": {"Properties": {
@@ -146,7 +148,7 @@ mod tests {
         );
         assert_eq!(compile.schema_type, "io.github.hatayama.UnityCliLoop.FirstPartyTools.CompileSchema");
         for tool in catalogue().tools() {
-            let Dialect::Uloop(binding) = &tool.dialect else { panic!() };
+            let ToolSchema::Uloop(binding) = &tool.schema else { panic!() };
             assert_eq!(binding.listing.is_null(), INTERNAL_COMMANDS.contains(&tool.name), "{}", tool.name);
             assert!(binding.listing.get("description").is_none());
         }

@@ -1,0 +1,21 @@
+//! This project's Unity package (`unity-package/`): the protocol of
+//! `docs/editor-link-protocol.md` with every extension.
+
+use super::{Catalogue, Dialect, Ordering, Reached, ReloadSignal, uloop_2_1_1};
+use crate::{discovery::DISCOVERY_FILE, framing::Framing, methods};
+
+pub const PACKAGE: Dialect = Dialect {
+    name: "package",
+    title: "the package",
+    reached: Reached::Tcp { published_in: DISCOVERY_FILE },
+    framings: &[Framing::Header, Framing::Newline],
+    ordering: Ordering::Concurrent,
+    probe: methods::PING,
+    names_client: true,
+    reload: ReloadSignal::Announced,
+    // Its compile writes uLoopMCP 2.1.1's result files and locks too, for
+    // clients that cannot resume.
+    busy_locks: uloop_2_1_1::BUSY_LOCKS,
+    compile_results: uloop_2_1_1::COMPILE_RESULTS,
+    catalogue: Catalogue { reference: "the package's tool catalogue (§6's reference)", versions: &[], unlisted: &[] },
+};
