@@ -1,7 +1,10 @@
 //! The bridge as a service, independent of the MCP SDK: the tool catalogue
 //! (kept fresh from the Editor, answered from the on-disk cache before Unity
-//! is reachable), tool calls with deadlines, progress and cancellation, and
-//! the bridge's own tools (`bridge-status`, `wait-for-editor-ready`).
+//! is reachable), tool calls with deadlines, progress and cancellation
+//! ([`tool_call`], step by step), and the bridge's own tools
+//! (`bridge-status`, `wait-for-editor-ready`).
+
+mod tool_call;
 
 use std::{
     future::Future,
@@ -12,18 +15,17 @@ use std::{
 };
 
 use serde_json::{Map, Value, json};
-use tokio::sync::{mpsc, watch};
+use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    compile_result,
-    link::{CallError, CallOptions, CutOff, Link, LinkEvent, NotSent},
+    link::{CallError, CallOptions, Link, LinkEvent},
     main_thread,
-    results::{self, ResultPolicy, ToolResult},
+    results::{ResultPolicy, ToolResult},
     silent_editor,
     tools::{self, McpTool, ToolCache},
 };
-use editor_link::{jsonrpc::ErrorKind, lock, methods, tool_details::ToolDetails};
+use editor_link::{methods, tool_details::ToolDetails};
 
 /// The bridge's own tools.
 pub const STATUS_TOOL: &str = "bridge-status";
@@ -122,8 +124,6 @@ type Listener = Box<dyn Fn() + Send + Sync>;
 /// The bridge.
 pub struct Bridge {
     pub link: Arc<Link>,
-    /// Itself, for work it hands to a task (a tool-list refresh).
-    me: std::sync::Weak<Bridge>,
     options: BridgeOptions,
     catalog: watch::Sender<Catalog>,
     cache: Option<ToolCache>,
@@ -151,8 +151,7 @@ impl Bridge {
             let (unity, warnings) = tools::from_editor(&details, options.include_internal);
             catalog = Catalog { unity: without_own(unity), source: CatalogSource::Cache, warnings, ..catalog };
         }
-        let bridge = Arc::new_cyclic(|me| Bridge {
-            me: me.clone(),
+        let bridge = Arc::new(Bridge {
             link,
             options,
             catalog: watch::channel(catalog).0,
@@ -267,134 +266,6 @@ impl Bridge {
         let mut out = own_tools();
         out.extend(self.catalog.borrow().unity.iter().map(|t| t.definition.clone()));
         out
-    }
-
-    /// Calls a tool. A tool result whatever happens in Unity; a refusal only
-    /// for an unknown tool or a cancelled call. Answered by the call's
-    /// deadline (its `TimeoutSeconds`, else the tool's default) plus
-    /// [`BridgeOptions::timeout_grace`], counted from now.
-    pub async fn call_tool(
-        &self,
-        name: &str,
-        arguments: Map<String, Value>,
-        progress: Option<ProgressSink>,
-        cancel: CancellationToken,
-    ) -> Result<ToolResult, CallRefused> {
-        let started = Instant::now();
-        match name {
-            STATUS_TOOL => return Ok(self.status_result().await),
-            WAIT_TOOL => return self.wait_for_editor(&arguments, cancel).await,
-            _ => {}
-        }
-        let own_timeout = match timeout_seconds(&arguments, "TimeoutSeconds") {
-            Ok(own) => own,
-            Err(message) => return Ok(ToolResult::error(message)),
-        };
-        // Looking the tool up may wait for the Editor's list: within the
-        // call's own deadline when it has one.
-        let lookup_limit = own_timeout.map_or(self.options.tools_wait, |t| t.min(self.options.tools_wait));
-        let tool = self.find_tool(name, lookup_limit).await.ok_or_else(|| CallRefused::UnknownTool(name.to_owned()))?;
-        let seconds = own_timeout
-            .or_else(|| tool.timeout_seconds.map(editor_link::duration::saturating_seconds))
-            .unwrap_or(self.options.default_timeout);
-        let deadline = editor_link::duration::instant_after(started, seconds + self.options.timeout_grace);
-        // Why the call waits, when the Editor can say (its main thread held)
-        // or the bridge can see (an open Editor that does not answer).
-        let blocked: Arc<Mutex<Option<String>>> = Arc::default();
-        let (progress_tx, forwarder) = match progress {
-            Some(sink) => {
-                let (tx, rx) = mpsc::unbounded_channel();
-                let stop = CancellationToken::new();
-                let beat = Heartbeat { every: self.options.heartbeat, blocked: blocked.clone() };
-                let task = tokio::spawn(forward_progress(rx, sink, beat, stop.clone()));
-                (Some(tx), Some((stop, task)))
-            }
-            None => (None, None),
-        };
-        if let Err(why) = tools::check_arguments(&tool.definition["inputSchema"], &arguments) {
-            return Ok(ToolResult::error(format!(
-                "The arguments of {name} do not fit its input schema: {why}. The bridge did not send the call to Unity, so it did not run. Check them against the tool's input schema."
-            )));
-        }
-        let mut arguments = arguments;
-        let result_file = match self.link.editor_info() {
-            Some(info) if name == "compile" && !info.can_resume() => {
-                let project = self.options.project.clone().or_else(|| {
-                    let assets = info.version.data_path.as_deref()?;
-                    std::path::Path::new(assets).parent().map(Into::into)
-                });
-                compile_result::prepare(
-                    info.dialect,
-                    &tool.definition["inputSchema"],
-                    project.as_deref(),
-                    &mut arguments,
-                )
-            }
-            _ => None,
-        };
-        let options = CallOptions { deadline, cancel, progress: progress_tx, read_only: tool.read_only };
-        let mut outcome = tokio::select! {
-            outcome = self.link.call_raw(name, Value::Object(arguments), options) => outcome,
-            never = main_thread::watch(&self.link, self.options.project.as_deref(), blocked.clone()) => match never {},
-        }
-        .map_err(|error| error.counted_from(started));
-        let mut not_back = None;
-        if let (Some(file), Ok(_) | Err(CallError::CutOff(CutOff::Reload))) = (&result_file, &outcome) {
-            // The client asked to wait for the domain reload: answered once
-            // the Editor is back, with the result it wrote before reloading
-            // (the reload may have cut its answer off).
-            let cancel = CancellationToken::new();
-            let connected = |by| async move { self.link.wait_connected(by, &cancel).await.is_ok() };
-            match file.settle(deadline, connected).await {
-                compile_result::Settled::Ready(result) => {
-                    tracing::info!(path = %file.path.display(), "compile answered once the Editor was back");
-                    outcome = Ok(crate::raw_json::RawJson::from_value(&result));
-                }
-                // The compile did not finish (cut off by a reload it did
-                // not cause): the call's own outcome says so.
-                compile_result::Settled::NoResult => {}
-                compile_result::Settled::NotBack(result) => {
-                    let seconds = seconds.as_secs_f64() + self.options.timeout_grace.as_secs_f64();
-                    not_back = Some((result.or_else(|| outcome.as_ref().ok().map(|r| r.to_value())), seconds));
-                }
-            }
-        }
-        if let Some((stop, task)) = forwarder {
-            // Every report goes out before the answer does, within a moment.
-            stop.cancel();
-            let _ = tokio::time::timeout(PROGRESS_FLUSH, task).await;
-        }
-        if let Some((result, seconds)) = not_back {
-            return Ok(ToolResult::error(compile_result::not_back(result.as_ref(), seconds)));
-        }
-        match outcome {
-            Ok(result) => Ok(results::from_editor_result(name, result, &self.options.results)),
-            Err(CallError::Cancelled) => Err(CallRefused::Cancelled),
-            Err(error @ CallError::NotSent { why: NotSent::NoEditor { .. }, .. }) => {
-                let answer = results::from_call_error(name, &error);
-                match self.options.project.as_deref().and_then(silent_editor::diagnose) {
-                    Some(silent) => Ok(ToolResult::error(format!("{} {silent}.", answer.text()))),
-                    None => Ok(answer),
-                }
-            }
-            Err(error @ CallError::NoAnswer { .. }) => {
-                let answer = results::from_call_error(name, &error);
-                // Said at the deadline: what held the Editor, if it said.
-                match lock(&blocked).take() {
-                    Some(held) => Ok(ToolResult::error(format!("{} When the deadline passed, {held}.", answer.text()))),
-                    None => Ok(answer),
-                }
-            }
-            Err(error) => {
-                if matches!(&error, CallError::Editor(e) if e.kind() == ErrorKind::MethodNotFound) {
-                    // The tools changed: fetch them again, without holding this answer.
-                    if let Some(bridge) = self.me.upgrade() {
-                        tokio::spawn(async move { bridge.refresh().await });
-                    }
-                }
-                Ok(results::from_call_error(name, &error))
-            }
-        }
     }
 
     /// The tool called `name`. Only the Editor's own list can say a tool does
@@ -544,30 +415,6 @@ impl Bridge {
     }
 }
 
-/// How long progress reports may take to go out after the answer is known.
-const PROGRESS_FLUSH: Duration = Duration::from_millis(200);
-
-/// The longest `TimeoutSeconds` a call may ask for: a day.
-pub const MAX_TIMEOUT_SECONDS: f64 = 86_400.0;
-
-/// The shortest `TimeoutSeconds` a call may ask for: a millisecond, the
-/// Editor's floor too (protocol §6), so the bridge never sends one the
-/// Editor would refuse.
-pub const MIN_TIMEOUT_SECONDS: f64 = 0.001;
-
-/// The call's own deadline, `TimeoutSeconds` (protocol §6), when it names
-/// one; a message naming the parameter when it is not a number of seconds
-/// from a millisecond to a day.
-fn timeout_seconds(arguments: &Map<String, Value>, name: &str) -> Result<Option<Duration>, String> {
-    let Some(value) = arguments.get(name).filter(|v| !v.is_null()) else { return Ok(None) };
-    match value.as_f64() {
-        Some(s) if (MIN_TIMEOUT_SECONDS..=MAX_TIMEOUT_SECONDS).contains(&s) => Ok(Some(Duration::from_secs_f64(s))),
-        _ => Err(format!(
-            "{name} must be a number of seconds from {MIN_TIMEOUT_SECONDS} to {MAX_TIMEOUT_SECONDS} (a day), not {value}. The call was not sent to Unity, so it did not run."
-        )),
-    }
-}
-
 /// A Unity tool with the name of one of the bridge's own is not offered.
 fn without_own(unity: Vec<McpTool>) -> Vec<Arc<McpTool>> {
     unity.into_iter().filter(|t| t.name() != STATUS_TOOL && t.name() != WAIT_TOOL).map(Arc::new).collect()
@@ -593,62 +440,6 @@ pub fn own_tools() -> Vec<Value> {
     ]
 }
 
-/// Forwards Unity's progress for one call, with a heartbeat while it says
-/// nothing; each report's number is higher than the last. When stopped, it
-/// still sends what Unity reported before.
-/// The heartbeat of a call's progress: how often, and what holds the
-/// Editor's main thread (said instead of "waiting", when known).
-struct Heartbeat {
-    every: Duration,
-    blocked: Arc<Mutex<Option<String>>>,
-}
-
-async fn forward_progress(
-    mut unity: mpsc::UnboundedReceiver<Value>,
-    sink: ProgressSink,
-    heartbeat: Heartbeat,
-    stop: CancellationToken,
-) {
-    let started = Instant::now();
-    let mut count = 0.0;
-    loop {
-        let message = tokio::select! {
-            biased;
-            update = unity.recv() => match update {
-                None => return,
-                Some(p) => unity_message(&p),
-            },
-            _ = stop.cancelled() => {
-                while let Ok(p) = unity.try_recv() {
-                    count += 1.0;
-                    sink(Progress { progress: count, message: unity_message(&p) }).await;
-                }
-                return;
-            }
-            _ = tokio::time::sleep(heartbeat.every) => match lock(&heartbeat.blocked).as_ref() {
-                Some(held) => format!("waiting for Unity ({} s): {held}", started.elapsed().as_secs()),
-                None => format!("waiting for Unity ({} s)", started.elapsed().as_secs()),
-            },
-        };
-        count += 1.0;
-        sink(Progress { progress: count, message }).await;
-    }
-}
-
-/// Unity's `notifications/progress` params as one line: `3/9: message`.
-fn unity_message(p: &Value) -> String {
-    let step = match (p["progress"].as_f64(), p["total"].as_f64()) {
-        (Some(done), Some(total)) => format!("{done}/{total}"),
-        (Some(done), None) => format!("{done}"),
-        _ => String::new(),
-    };
-    match p["message"].as_str() {
-        Some(m) if !step.is_empty() => format!("{step}: {m}"),
-        Some(m) => m.to_owned(),
-        None => step,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -659,49 +450,5 @@ mod tests {
             assert!(tools::valid_tool_name(tool["name"].as_str().unwrap()));
             assert_eq!(tool["inputSchema"]["type"], "object");
         }
-    }
-
-    #[tokio::test]
-    async fn progress_is_forwarded_with_heartbeats_and_always_increases() {
-        let (tx, rx) = mpsc::unbounded_channel();
-        let seen = Arc::new(Mutex::new(Vec::new()));
-        let sink_seen = seen.clone();
-        let sink: ProgressSink = Arc::new(move |p| {
-            sink_seen.lock().unwrap().push(p);
-            Box::pin(async {})
-        });
-        let stop = CancellationToken::new();
-        let task = tokio::spawn(forward_progress(
-            rx,
-            sink,
-            Heartbeat { every: Duration::from_millis(30), blocked: Arc::default() },
-            stop.clone(),
-        ));
-        tx.send(json!({"requestId": "x", "progress": 1, "total": 3, "message": "Compiling"})).unwrap();
-        tokio::time::sleep(Duration::from_millis(80)).await;
-        tx.send(json!({"requestId": "x", "progress": 2, "total": 3})).unwrap();
-        tokio::time::sleep(Duration::from_millis(10)).await;
-        stop.cancel();
-        task.await.unwrap();
-        let seen = seen.lock().unwrap();
-        assert_eq!(seen[0], Progress { progress: 1.0, message: "1/3: Compiling".into() });
-        assert!(seen.iter().any(|p| p.message.starts_with("waiting for Unity")), "{seen:?}");
-        assert_eq!(seen.last().unwrap().message, "2/3");
-        assert!(seen.windows(2).all(|w| w[1].progress > w[0].progress));
-    }
-
-    /// The bridge's floor and ceiling for TimeoutSeconds are the Editor's
-    /// (protocol §6): it never forwards one the Editor would refuse.
-    #[test]
-    fn timeout_seconds_has_the_editors_floor_and_ceiling() {
-        let given =
-            |v: Value| timeout_seconds(&json!({"TimeoutSeconds": v}).as_object().unwrap().clone(), "TimeoutSeconds");
-        for refused in [json!(0), json!(0.0005), json!(-1), json!(86_400.5), json!("3")] {
-            let error = given(refused.clone()).unwrap_err();
-            assert!(error.contains("from 0.001 to 86400") && error.contains("did not run"), "{refused}: {error}");
-        }
-        assert_eq!(given(json!(0.001)).unwrap(), Some(Duration::from_millis(1)));
-        assert_eq!(given(json!(86_400)).unwrap(), Some(Duration::from_secs(86_400)));
-        assert_eq!(given(Value::Null).unwrap(), None);
     }
 }

@@ -128,7 +128,7 @@ impl fmt::Display for Blocked {
 
 /// Asks the Editor once; `None` when it does not offer the question, is
 /// not connected, or does not answer within a moment.
-pub async fn ask(link: &Link) -> Option<Value> {
+pub async fn ask(link: &Arc<Link>) -> Option<Value> {
     let info = link.editor_info()?;
     if !info.version.offers(Extension::EditorState) || !link.is_connected() {
         return None;
@@ -150,7 +150,7 @@ pub fn can_press(link: &Link) -> bool {
 /// ([`crate::silent_editor`]). The latest in `latest`, cleared when the
 /// reason goes.
 pub async fn watch(
-    link: &Link,
+    link: &Arc<Link>,
     project: Option<&std::path::Path>,
     latest: Arc<std::sync::Mutex<Option<String>>>,
 ) -> std::convert::Infallible {

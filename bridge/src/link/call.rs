@@ -10,6 +10,7 @@
 
 use std::{
     fmt,
+    sync::Arc,
     time::{Duration, Instant},
 };
 
@@ -253,13 +254,18 @@ fn seconds_since(started: Instant) -> f64 {
 impl Link {
     /// Calls a tool on the Editor: waits for a connection, follows the Editor
     /// through reloads, and answers exactly once, by `options.deadline`.
-    pub async fn call(&self, method: &str, params: Value, options: CallOptions) -> Result<Value, CallError> {
+    pub async fn call(self: &Arc<Self>, method: &str, params: Value, options: CallOptions) -> Result<Value, CallError> {
         self.call_raw(method, params, options).await.map(|result| result.to_value())
     }
 
     /// [`Link::call`], its result as the Editor wrote it (a tool's result
     /// is relayed without being parsed into a tree).
-    pub async fn call_raw(&self, method: &str, params: Value, options: CallOptions) -> Result<RawJson, CallError> {
+    pub async fn call_raw(
+        self: &Arc<Self>,
+        method: &str,
+        params: Value,
+        options: CallOptions,
+    ) -> Result<RawJson, CallError> {
         let started = Instant::now();
         let mut id = self.fresh_id();
         let mut resume = false;

@@ -136,7 +136,7 @@ impl Link {
     /// lane cannot be opened (an Editor that takes one connection only): the
     /// call then goes out on `primary`.
     pub(super) async fn lane(
-        &self,
+        self: &Arc<Self>,
         primary: &Arc<EditorConnection>,
         deadline: Instant,
         cancel: &CancellationToken,
@@ -170,7 +170,11 @@ impl Link {
 
     /// Opens a lane: a connection to the same Editor, endpoint, token (or
     /// `x-uloop`) and framing as `primary`, which already said who it is.
-    async fn open_lane(&self, primary: &Arc<EditorConnection>, deadline: Instant) -> Option<Arc<EditorConnection>> {
+    async fn open_lane(
+        self: &Arc<Self>,
+        primary: &Arc<EditorConnection>,
+        deadline: Instant,
+    ) -> Option<Arc<EditorConnection>> {
         let number = self.next_connection.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let opening = EditorConnection::open(
             &primary.target,
@@ -194,9 +198,7 @@ impl Link {
         // the next call (`Lanes::take`) and one in use when its call ends: a
         // lane in use is left to end as the Editor ends it, so its call
         // hears why (a reload's shutdown notification, or a crash).
-        if let Some(link) = self.me.upgrade() {
-            tokio::spawn(link.watch_silence(lane.clone()));
-        }
+        tokio::spawn(self.clone().watch_silence(lane.clone()));
         Some(lane)
     }
 }

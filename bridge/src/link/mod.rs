@@ -273,8 +273,6 @@ pub struct Link {
     /// Connections of their own for calls to an Editor that answers one
     /// request at a time per connection.
     lanes: lanes::Lanes,
-    /// This link, for tasks it starts on its connections.
-    me: std::sync::Weak<Link>,
     stopping: CancellationToken,
 }
 
@@ -283,7 +281,7 @@ impl Link {
     pub fn start(config: LinkConfig, recorder: Option<Recorder>) -> Arc<Link> {
         let (events, _) = broadcast::channel(64);
         let id_prefix = config.id_prefix.clone();
-        let link = Arc::new_cyclic(|me| Link {
+        let link = Arc::new(Link {
             config,
             recorder: recorder.map(Arc::new),
             phase: watch::channel(Phase::Searching).0,
@@ -293,7 +291,6 @@ impl Link {
             next_id: AtomicU64::new(1),
             next_connection: AtomicU64::new(1),
             lanes: lanes::Lanes::default(),
-            me: me.clone(),
             stopping: CancellationToken::new(),
         });
         tokio::spawn(link.clone().keep_connected());
