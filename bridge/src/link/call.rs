@@ -22,7 +22,7 @@ use super::{
     Link,
     socket::{CloseReason, EditorConnection, Reply},
 };
-use editor_link::jsonrpc::{ErrorKind, ErrorObject, Request, Response};
+use editor_link::jsonrpc::{ErrorKind, ErrorObject, Id, Request, Response};
 
 use crate::raw_json::RawJson;
 
@@ -251,6 +251,58 @@ fn seconds_since(started: Instant) -> f64 {
     (started.elapsed().as_secs_f64() * 10.0).round() / 10.0
 }
 
+/// Where one call stands between its attempts: the id it goes out with,
+/// whether it asks the Editor's journal (`x-resume`), and whether an
+/// earlier attempt reached an Editor.
+#[derive(Debug)]
+struct Attempt {
+    id: Id,
+    resume: bool,
+    reached: Option<Reached>,
+}
+
+/// What one attempt came to.
+#[derive(Debug)]
+enum Tried {
+    /// The call's answer (a result, or why there is none).
+    Answered(Result<RawJson, CallError>),
+    /// Its connection ended: the next connection gets it.
+    Again,
+}
+
+impl Attempt {
+    /// The attempt on a connection to an Editor that says `now`, after
+    /// one that reached an Editor: resumed, sent afresh, or given up
+    /// ([`next_step`]).
+    fn follow(
+        &mut self,
+        now: &super::EditorInfo,
+        read_only: bool,
+        fresh: impl FnOnce() -> Id,
+    ) -> Result<(), CallError> {
+        let Some(reached) = &self.reached else { return Ok(()) };
+        match next_step(reached, now, read_only) {
+            Next::Resume => self.resume = true,
+            Next::Fresh => *self = Attempt { id: fresh(), resume: false, reached: None },
+            Next::GiveUp(cut) => return Err(CallError::CutOff(cut)),
+        }
+        Ok(())
+    }
+
+    fn request(&self, method: &str, params: &Value) -> Request {
+        let request = Request::new(self.id.clone(), method, params.clone());
+        if self.resume { request.resumed() } else { request }
+    }
+
+    /// Why the call ends after every attempt was cut off.
+    fn exhausted(self, started: Instant, tried: Vec<String>) -> CallError {
+        match self.reached {
+            Some(r) => CallError::CutOff(r.cut),
+            None => CallError::NotSent { seconds: seconds_since(started), why: NotSent::NoEditor { tried } },
+        }
+    }
+}
+
 impl Link {
     /// Calls a tool on the Editor: waits for a connection, follows the Editor
     /// through reloads, and answers exactly once, by `options.deadline`.
@@ -259,7 +311,10 @@ impl Link {
     }
 
     /// [`Link::call`], its result as the Editor wrote it (a tool's result
-    /// is relayed without being parsed into a tree).
+    /// is relayed without being parsed into a tree). Each attempt: a
+    /// connection (the link's, and a lane of its own where the Editor
+    /// answers in order), the call resumed or sent afresh as its last
+    /// attempt allows, the client named, then one exchange.
     pub async fn call_raw(
         self: &Arc<Self>,
         method: &str,
@@ -267,112 +322,127 @@ impl Link {
         options: CallOptions,
     ) -> Result<RawJson, CallError> {
         let started = Instant::now();
-        let mut id = self.fresh_id();
-        let mut resume = false;
-        let mut reached: Option<Reached> = None;
+        let mut attempt = Attempt { id: self.fresh_id(), resume: false, reached: None };
         for _ in 0..MAX_ATTEMPTS {
+            let gave_up = |wait, attempt: &Attempt| gave_up_waiting(wait, started, attempt.reached.as_ref());
             let connection = match self.connection(options.deadline, &options.cancel).await {
                 Ok(connection) => connection,
-                Err(wait) => return Err(gave_up_waiting(wait, started, reached.as_ref())),
+                Err(wait) => return Err(gave_up(wait, &attempt)),
             };
-            if let Some(r) = &reached {
-                match next_step(r, &connection.info(), options.read_only) {
-                    Next::Resume => resume = true,
-                    Next::Fresh => (id, resume, reached) = (self.fresh_id(), false, None),
-                    Next::GiveUp(cut) => return Err(CallError::CutOff(cut)),
-                }
-            }
+            attempt.follow(&connection.info(), options.read_only, || self.fresh_id())?;
             // An Editor that answers one request at a time per connection:
-            // the call gets a connection of its own (lanes.rs).
-            let lane = if connection.info().dialect.concurrent() {
-                None
-            } else {
-                match self.lane(&connection, options.deadline, &options.cancel).await {
+            // the call gets a connection of its own (lanes.rs), held until
+            // this attempt ends.
+            let lane = match connection.info().dialect.concurrent() {
+                true => None,
+                false => match self.lane(&connection, options.deadline, &options.cancel).await {
                     Ok(lane) => lane,
-                    Err(wait) => return Err(gave_up_waiting(wait, started, reached.as_ref())),
-                }
+                    Err(wait) => return Err(gave_up(wait, &attempt)),
+                },
             };
             let connection = lane.as_ref().map_or(connection, |lane| lane.connection.clone());
             self.name_the_client(&connection, options.deadline).await;
-            let mut request = Request::new(id.clone(), method, params.clone());
-            if resume {
-                request = request.resumed();
-            }
-            let (reply, delivery) = connection.request(request, options.progress.clone(), false);
-            let reply = tokio::select! {
-                reply = reply => reply,
-                _ = tokio::time::sleep_until(options.deadline.into()) => {
-                    // A late answer finds no one waiting and is dropped.
-                    tracing::debug!(method, %id, "no answer by the call's deadline");
-                    connection.forget(&id);
-                    let seconds = seconds_since(started);
-                    let sent = delivery.withdraw();
-                    if sent && !connection.info().dialect.concurrent() {
-                        // uLoopMCP answers one request at a time per
-                        // connection: what is sent after this on it would
-                        // wait for an answer no one wants (forever, if the
-                        // connection went half-open). Closed, it frees the
-                        // Editor's side at once.
-                        connection.close(CloseReason::Overdue);
-                    }
-                    return Err(match (sent, &reached) {
-                        (true, _) => CallError::NoAnswer { seconds, after: None },
-                        (false, Some(r)) => CallError::NoAnswer { seconds, after: Some(r.cut) },
-                        (false, None) => CallError::NotSent { seconds, why: NotSent::Blocked },
-                    });
-                }
-                _ = options.cancel.cancelled() => {
-                    connection.forget(&id);
-                    if delivery.withdraw() && !connection.info().dialect.concurrent() {
-                        // As at the deadline: the Editor would answer the
-                        // cancelled call before anything sent after it.
-                        connection.close(CloseReason::Cancelled);
-                    }
-                    return Err(CallError::Cancelled);
-                }
-            };
-            match reply {
-                // The Editor says the resumed call was cut off before it
-                // finished; a read-only call is simply made again.
-                Ok(Reply::Response(Response { outcome: Err(e), .. }))
-                    if resume && options.read_only && e.kind() == ErrorKind::Interrupted =>
-                {
-                    (id, resume, reached) = (self.fresh_id(), false, None);
-                }
-                Ok(Reply::Result(result)) => return Ok(result),
-                Ok(Reply::Response(response)) => {
-                    return response.outcome.map(|v| RawJson::from_value(&v)).map_err(CallError::Editor);
-                }
-                Ok(Reply::TooLarge { size, limit }) => return Err(CallError::TooLarge { size, limit }),
-                Ok(Reply::Unreadable(reason)) => return Err(CallError::Unreadable { reason }),
-                Err(_) if delivery.reached() => {
-                    // The connection ended after the Editor may have read it.
-                    let info = connection.info();
-                    let cut = match CutOff::of(&connection.reason()) {
-                        // uLoopMCP 3 says nothing before a reload: its lock file does.
-                        CutOff::Lost if self.reload_lock_says_reloading(info.dialect) => CutOff::Reload,
-                        cut => cut,
-                    };
-                    if !options.read_only && !info.can_resume() {
-                        // Nothing can take it up again: say so now.
-                        return Err(CallError::CutOff(cut));
-                    }
-                    reached = Some(Reached { instance: info.instance().map(str::to_owned), cut });
-                    tracing::info!(method, %id, ?cut, "call cut off after it reached the Editor");
-                }
-                Err(_) => {
-                    // It never left the bridge: the next connection gets it.
-                    tracing::info!(method, %id, "call not sent before the connection closed; sending it again");
-                }
+            match self.exchange(&connection, method, &params, &options, started, &mut attempt).await {
+                Tried::Answered(outcome) => return outcome,
+                Tried::Again => {}
             }
         }
-        Err(match reached {
-            Some(r) => CallError::CutOff(r.cut),
-            None => CallError::NotSent {
-                seconds: seconds_since(started),
-                why: NotSent::NoEditor { tried: self.status().tried },
-            },
+        Err(attempt.exhausted(started, self.status().tried))
+    }
+
+    /// One attempt on `connection`: the request sent, its answer awaited by
+    /// the deadline (or the caller's cancellation), and what the answer, or
+    /// the connection's end, means for the call.
+    async fn exchange(
+        &self,
+        connection: &EditorConnection,
+        method: &str,
+        params: &Value,
+        options: &CallOptions,
+        started: Instant,
+        attempt: &mut Attempt,
+    ) -> Tried {
+        let id = attempt.id.clone();
+        let (reply, delivery) = connection.request(attempt.request(method, params), options.progress.clone(), false);
+        let in_order = !connection.info().dialect.concurrent();
+        let reply = tokio::select! {
+            reply = reply => reply,
+            _ = tokio::time::sleep_until(options.deadline.into()) => {
+                // A late answer finds no one waiting and is dropped.
+                tracing::debug!(method, %id, "no answer by the call's deadline");
+                connection.forget(&id);
+                let seconds = seconds_since(started);
+                let sent = delivery.withdraw();
+                if sent && in_order {
+                    // uLoopMCP answers one request at a time per
+                    // connection: what is sent after this on it would
+                    // wait for an answer no one wants (forever, if the
+                    // connection went half-open). Closed, it frees the
+                    // Editor's side at once.
+                    connection.close(CloseReason::Overdue);
+                }
+                return Tried::Answered(Err(match (sent, &attempt.reached) {
+                    (true, _) => CallError::NoAnswer { seconds, after: None },
+                    (false, Some(r)) => CallError::NoAnswer { seconds, after: Some(r.cut) },
+                    (false, None) => CallError::NotSent { seconds, why: NotSent::Blocked },
+                }));
+            }
+            _ = options.cancel.cancelled() => {
+                connection.forget(&id);
+                if delivery.withdraw() && in_order {
+                    // As at the deadline: the Editor would answer the
+                    // cancelled call before anything sent after it.
+                    connection.close(CloseReason::Cancelled);
+                }
+                return Tried::Answered(Err(CallError::Cancelled));
+            }
+        };
+        let reply = match reply {
+            Ok(reply) => reply,
+            Err(_) if delivery.reached() => return self.cut_off(connection, method, options, attempt),
+            Err(_) => {
+                tracing::info!(method, %id, "call not sent before the connection closed; sending it again");
+                return Tried::Again;
+            }
+        };
+        Tried::Answered(match reply {
+            // The Editor says the resumed call was cut off before it
+            // finished; a read-only call is simply made again.
+            Reply::Response(Response { outcome: Err(e), .. })
+                if attempt.resume && options.read_only && e.kind() == ErrorKind::Interrupted =>
+            {
+                *attempt = Attempt { id: self.fresh_id(), resume: false, reached: None };
+                return Tried::Again;
+            }
+            Reply::Result(result) => Ok(result),
+            Reply::Response(response) => response.outcome.map(|v| RawJson::from_value(&v)).map_err(CallError::Editor),
+            Reply::TooLarge { size, limit } => Err(CallError::TooLarge { size, limit }),
+            Reply::Unreadable(reason) => Err(CallError::Unreadable { reason }),
         })
+    }
+
+    /// The connection ended after the Editor may have read the call: it is
+    /// given up now when nothing can take it up again, else followed to
+    /// the next connection.
+    fn cut_off(
+        &self,
+        connection: &EditorConnection,
+        method: &str,
+        options: &CallOptions,
+        attempt: &mut Attempt,
+    ) -> Tried {
+        let info = connection.info();
+        let cut = match CutOff::of(&connection.reason()) {
+            // uLoopMCP 3 says nothing before a reload: its lock file does.
+            CutOff::Lost if self.reload_lock_says_reloading(info.dialect) => CutOff::Reload,
+            cut => cut,
+        };
+        if !options.read_only && !info.can_resume() {
+            return Tried::Answered(Err(CallError::CutOff(cut)));
+        }
+        tracing::info!(method, id = %attempt.id, ?cut, "call cut off after it reached the Editor");
+        attempt.reached = Some(Reached { instance: info.instance().map(str::to_owned), cut });
+        Tried::Again
     }
 
     /// A connection that is open, waiting for one up to the deadline.
