@@ -1,0 +1,14 @@
+//! Never answers `server/discover`.
+
+use serde_json::Value;
+
+use super::{Breaks, Flow, FromClient, Relay};
+
+#[derive(Debug, Default)]
+pub(super) struct IgnoresDiscover;
+
+impl Breaks for IgnoresDiscover {
+    fn from_client(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
+        if client.method == "server/discover" { Flow::Stop } else { Flow::Pass }
+    }
+}

@@ -1,0 +1,19 @@
+//! Leaves `isError` out of failed tool results.
+
+use serde_json::Value;
+
+use super::{Answering, Breaks, Flow, Relay};
+
+#[derive(Debug, Default)]
+pub(super) struct NoIsError;
+
+impl Breaks for NoIsError {
+    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+        if answering.method == "tools/call" {
+            if let Some(result) = message.pointer_mut("/result").and_then(Value::as_object_mut) {
+                result.remove("isError");
+            }
+        }
+        Flow::Pass
+    }
+}
