@@ -145,9 +145,7 @@ impl McpProcess {
             return Finding::Harness(error.to_string());
         }
         let text = match error {
-            mcp_client::Error::Failed { method, answer } if method.starts_with("tools/call ") => {
-                format!("{} failed through the bridge: {answer}", &method["tools/call ".len()..])
-            }
+            mcp_client::Error::ToolFailed { tool, answer } => format!("{tool} failed through the bridge: {answer}"),
             _ => error.to_string(),
         };
         Finding::Violation(format!("{text}{}", self.stderr_tail()))

@@ -13,7 +13,7 @@ use editor_link::framing::Framing;
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
-use crate::{editor_client::Read, target::Session};
+use crate::{editor_client::Read, finding::Finding, target::Session};
 
 /// The corpus file, in the repository.
 pub fn corpus_path() -> std::path::PathBuf {
@@ -113,7 +113,7 @@ pub async fn run_one(session: &Session, snippet: &Snippet, expected: Outcome) ->
     let (observed, answer) = loop {
         let params = json!({"Code": snippet.code, "CompileOnly": snippet.unity, "TimeoutSeconds": timeout});
         match call(session, "execute-dynamic-code", params, Duration::from_secs_f64(timeout + 60.0)).await {
-            Err(e) => break (Observed::Crashed(e.clone()), e),
+            Err(e) => break (Observed::Crashed(e.to_string()), e.to_string()),
             // The machine, not the snippet, used up the call's time: that
             // says nothing about the snippet, so it is sent again with more
             // time, the run timed afresh.
@@ -137,19 +137,46 @@ pub async fn run_one(session: &Session, snippet: &Snippet, expected: Outcome) ->
     Run { name: snippet.name.clone(), expected, observed, seconds, answer }
 }
 
+/// Why a call got no answer.
+#[derive(Debug)]
+enum NoAnswer {
+    /// No connection could be had: the Editor is gone.
+    Connect(Finding),
+    /// The request could not be written.
+    Send(Finding),
+    /// Nothing came back within this long.
+    Silence(Duration),
+    /// The Editor closed the connection.
+    Closed,
+    /// What came back was not a message.
+    Broken(String),
+}
+
+impl std::fmt::Display for NoAnswer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            NoAnswer::Connect(e) => write!(f, "cannot connect: {e:?}"),
+            NoAnswer::Send(e) => write!(f, "cannot send: {e:?}"),
+            NoAnswer::Silence(wait) => write!(f, "no answer within {wait:?}"),
+            NoAnswer::Closed => f.write_str("the Editor closed the connection"),
+            NoAnswer::Broken(e) => f.write_str(e),
+        }
+    }
+}
+
 /// One call on a fresh connection, waiting up to `wait` for its answer.
-async fn call(session: &Session, method: &str, params: Value, wait: Duration) -> Result<Value, String> {
-    let mut link = session.link(Framing::Header).await.map_err(|e| format!("cannot connect: {e:?}"))?;
-    let id = link.request(method, params).await.map_err(|e| format!("cannot send: {e:?}"))?;
+async fn call(session: &Session, method: &str, params: Value, wait: Duration) -> Result<Value, NoAnswer> {
+    let mut link = session.link(Framing::Header).await.map_err(NoAnswer::Connect)?;
+    let id = link.request(method, params).await.map_err(NoAnswer::Send)?;
     let deadline = Instant::now() + wait;
     loop {
         let left = deadline.saturating_duration_since(Instant::now());
         match link.receive(left).await {
             Read::Message(m) if m.get("id") == Some(&id) => return Ok(m),
             Read::Message(_) => continue,
-            Read::Silence => return Err(format!("no answer within {wait:?}")),
-            Read::Closed => return Err("the Editor closed the connection".into()),
-            Read::NotJson(e) | Read::BadFraming(e) => return Err(e),
+            Read::Silence => return Err(NoAnswer::Silence(wait)),
+            Read::Closed => return Err(NoAnswer::Closed),
+            Read::NotJson(e) | Read::BadFraming(e) => return Err(NoAnswer::Broken(e)),
         }
     }
 }
@@ -159,7 +186,7 @@ async fn alive(session: &Session) -> Result<(), Observed> {
     match call(session, "get-hierarchy", json!({"MaxDepth": 0, "TimeoutSeconds": 10}), Duration::from_secs(20)).await {
         Ok(response) if response.get("result").is_some() => Ok(()),
         Ok(response) => Err(Observed::Froze(format!("afterwards get-hierarchy answered {response}"))),
-        Err(e) if e.starts_with("cannot connect") => Err(Observed::Crashed(e)),
+        Err(e @ NoAnswer::Connect(_)) => Err(Observed::Crashed(e.to_string())),
         Err(e) => Err(Observed::Froze(format!("afterwards get-hierarchy: {e}"))),
     }
 }

@@ -61,6 +61,9 @@ pub enum Error {
     Stray(String),
     #[error("{method} failed: {answer}")]
     Failed { method: String, answer: Value },
+    /// A tool call answered with an error, or a result that says `isError`.
+    #[error("tools/call {tool} failed: {answer}")]
+    ToolFailed { tool: String, answer: Value },
     #[error("tools/list pages never end (100 pages)")]
     EndlessPages,
 }
@@ -398,7 +401,7 @@ impl McpClient {
         let mut answer = self.call(tool, arguments).await?;
         match answer.get_mut("result") {
             Some(result) if result["isError"] != json!(true) => Ok(result.take()),
-            _ => Err(Error::Failed { method: format!("tools/call {tool}"), answer }),
+            _ => Err(Error::ToolFailed { tool: tool.to_owned(), answer }),
         }
     }
 
