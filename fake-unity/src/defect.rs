@@ -134,8 +134,8 @@ impl Defect {
     /// model once at start: the Editor core carries out policies and never
     /// asks for a defect. The seven that break one tool's answer are
     /// checked by that tool.
-    pub fn shape(self, model: &mut crate::model::EditorModel) {
-        use crate::model::{
+    pub fn shape(self, model: &mut crate::editor::model::EditorModel) {
+        use crate::editor::model::{
             Decoding, HeaderError, NewlineFrames, Oversize, ReplyFraming,
             discovery::{DiscoveryPid, Readers, Writes},
             lifecycle::{InFlightAtShutdown, SessionAfterReload},

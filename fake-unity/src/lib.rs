@@ -4,15 +4,12 @@
 //!
 //! Map of the modules:
 //!
-//! - [`model`] — the Editor it plays (the package, uLoopMCP 2.1.1): its
-//!   catalogue and wire policies, chosen at start.
-//! - [`state`] — the simulated editor state and its fixture file format.
+//! - [`editor`] — the Editor: which one it plays ([`editor::model`]), its
+//!   project's state file ([`editor::state`]), what it remembers across
+//!   reloads ([`editor::simulation`]), clients, lifecycle, journal, counters.
 //! - [`params`] — schema-driven tool parameters: one declaration gives the
 //!   `get-tool-details` schema and the validation.
 //! - [`tools`] — the tool catalogue of protocol §6, one file per area.
-//! - [`simulation`] — what the simulated Editor remembers across reloads.
-//! - [`editor`] — the Editor: its simulation, clients, lifecycle, journal,
-//!   counters.
 //! - [`serving`] — the Editor at work: the lifecycle driver, connections,
 //!   requests, and the one place the faults' effects are carried out.
 //! - [`journal`] — the resume journal (`x-resume`, protocol §5).
@@ -41,7 +38,6 @@ pub mod defect;
 pub mod editor;
 pub mod faults;
 pub mod journal;
-pub mod model;
 pub mod params;
 pub mod proxy;
 pub mod record;
@@ -50,9 +46,7 @@ pub mod scenario;
 pub mod server;
 pub mod serving;
 pub mod silent_package;
-pub mod simulation;
 pub mod stall;
-pub mod state;
 pub mod tools;
 pub mod transport;
 
@@ -73,11 +67,13 @@ use tokio_util::sync::CancellationToken;
 pub use crate::{
     control::ControlClient,
     defect::Defect,
-    editor::{Clock, CrashOptions, Editor, ReloadOptions, ReloadReport},
+    editor::{
+        Clock, CrashOptions, Editor, ReloadOptions, ReloadReport,
+        model::{EditorKind, EditorModel},
+        state::EditorStateFile,
+    },
     faults::{Expected, Fault, FaultError, FaultGuard, FrameKind, RuleSpec, Trigger},
-    model::{EditorKind, EditorModel},
     scenario::Scenario,
-    state::EditorStateFile,
 };
 
 /// The default editor state, modelling `fixtures/unity-project`; embedded so
@@ -228,7 +224,7 @@ impl FakeUnity {
             state: config.state,
             seed,
             max_request_bytes: config.max_request_bytes,
-            model: model::EditorModel::of(config.editor, config.resume),
+            model: EditorModel::of(config.editor, config.resume),
             defect: config.defect,
             clock: config.clock,
             time_scale: config.time_scale,
@@ -250,8 +246,8 @@ impl FakeUnity {
             None => scenario::start_delay(&editor, scenario.start_delay_ms),
         };
         let local = match editor.model.listener.transport {
-            model::listener::Transport::TcpPort => None,
-            model::listener::Transport::ProjectSocket => Some(match config.endpoint {
+            editor::model::listener::Transport::TcpPort => None,
+            editor::model::listener::Transport::ProjectSocket => Some(match config.endpoint {
                 Some(endpoint) => endpoint,
                 None => editor_link::endpoint::canonical_project_root(&editor.project)
                     .map(|root| editor_link::endpoint::uloop3_endpoint(&root))
@@ -460,6 +456,6 @@ mod tests {
     fn embedded_state_is_valid() {
         let state = super::default_state();
         state.validate().unwrap();
-        assert_eq!(state.format_version, super::state::FORMAT_VERSION);
+        assert_eq!(state.format_version, super::editor::state::FORMAT_VERSION);
     }
 }

@@ -509,8 +509,8 @@ async fn a_20_mib_response_is_relayed_within_the_output_budget(#[values(Era::Han
     config.seed = Some(8);
     // 2,100 console lines of 10 KiB: get-logs answers with over 20 MiB.
     config.state.console = (0..2100)
-        .map(|n| fake_unity::state::LogEntry {
-            log_type: fake_unity::state::LogType::Log,
+        .map(|n| fake_unity::editor::state::LogEntry {
+            log_type: fake_unity::editor::state::LogType::Log,
             message: format!("{n:05} {}", "x".repeat(10 * 1024)),
             stack_trace: String::new(),
         })

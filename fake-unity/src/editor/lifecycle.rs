@@ -2,7 +2,7 @@
 //! listening, reloads, crashes, restarts, and the discovery file.
 
 use super::*;
-use crate::model::{
+use crate::editor::model::{
     DiscoveryFileKind, discovery,
     discovery::{DiscoveryPid, Readers, Writes},
     lifecycle::{InFlightAtShutdown, SessionAfterReload},
@@ -83,7 +83,7 @@ impl Editor {
     }
 
     fn uloop_locks_now(&self, phase: EditorState) {
-        use crate::model::lifecycle::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, SERVER_STARTING_LOCK, lock_stamp};
+        use crate::editor::model::lifecycle::{COMPILING_LOCK, DOMAIN_RELOAD_LOCK, SERVER_STARTING_LOCK, lock_stamp};
         if phase == EditorState::Ready && self.model.dialect.busy_locks.contains(&SERVER_STARTING_LOCK) {
             let _ = std::fs::remove_file(self.project.join(SERVER_STARTING_LOCK));
         }
@@ -104,7 +104,7 @@ impl Editor {
     /// 3 writes `Temp/serverstarting.lock` with a GUID token first
     /// (`ServerStartingLockService.cs:28-61`); the others write nothing.
     pub fn starting_server(&self) {
-        use crate::model::lifecycle::SERVER_STARTING_LOCK;
+        use crate::editor::model::lifecycle::SERVER_STARTING_LOCK;
         if !self.model.dialect.busy_locks.contains(&SERVER_STARTING_LOCK) {
             return;
         }

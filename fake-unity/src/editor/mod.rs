@@ -1,21 +1,32 @@
-//! The simulated Editor: its [`Simulation`], its connected clients, its
-//! lifecycle (ready, reloading, stopped), the resume journal, the counters,
-//! and what faults hold. The tools act on it; [`crate::serving`] serves it
-//! (connections, requests, the lifecycle driver, the faults' effects).
+//! The simulated Editor, the one name for everything it is: which Editor it
+//! plays ([`model`]), what its project holds ([`state`], the fixture
+//! file), what it remembers across reloads ([`Simulation`]), its connected
+//! clients, its lifecycle (ready, reloading, stopped), the resume journal,
+//! the counters, and what faults hold. The tools act on it;
+//! [`crate::serving`] serves it (connections, requests, the lifecycle
+//! driver, the faults' effects).
 //!
+//! - [`model`] — the Editor it plays (the package, uLoopMCP 2.1.1, uLoopMCP
+//!   3): its dialect, catalogue and wire policies, chosen at start.
+//! - [`state`] — the editor state file: scene, console, tests, settings.
+//! - [`simulation`] — what the Editor remembers across domain reloads.
 //! - [`client`] — one connected client and what it is sent.
 //! - [`stats`] — the counters (`GET /stats`).
 //! - [`lifecycle`] — reloads, crashes, restarts and the discovery file.
+//! - [`main_thread`] — what holds the main thread, as `get-editor-state` says.
 
 mod client;
 mod lifecycle;
 pub mod main_thread;
+pub mod model;
+pub mod simulation;
+pub mod state;
 mod stats;
 
 pub use client::Client;
 pub use stats::Stats;
 
-pub use crate::simulation::{ConsoleEntry, Simulation};
+pub use self::simulation::{ConsoleEntry, Simulation};
 
 use std::{
     collections::BTreeMap,
@@ -41,13 +52,15 @@ use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+use self::{
+    model::{MessagePolicy, ReplyFraming},
+    state::{EditorStateFile, Settings},
+};
 use crate::{
     defect::Defect,
     faults::{Faults, FrameKind, Wire},
     journal::Journal,
-    model::{MessagePolicy, ReplyFraming},
     stall::Stall,
-    state::{EditorStateFile, Settings},
 };
 
 /// Console entries remembered, as Unity's console keeps a bounded log.
@@ -188,7 +201,7 @@ pub struct EditorConfig {
     /// Largest request frame accepted.
     pub max_request_bytes: usize,
     /// The Editor it plays.
-    pub model: crate::model::EditorModel,
+    pub model: crate::editor::model::EditorModel,
     pub defect: Option<Defect>,
     pub clock: Clock,
     /// Multiplies every fault duration (a 20-minute compile in a test).
@@ -205,7 +218,7 @@ pub struct Editor {
     pub seed: u64,
     pub max_request_bytes: usize,
     /// The Editor it plays: catalogue, errors, framing, discovery, extensions.
-    pub model: crate::model::EditorModel,
+    pub model: crate::editor::model::EditorModel,
     pub defect: Option<Defect>,
     pub clock: Clock,
     /// Readings of the virtual clock so far.
@@ -288,7 +301,7 @@ impl Editor {
 
     /// True when this Editor listens on every interface, not only loopback.
     pub fn listens_everywhere(&self) -> bool {
-        self.model.listener.interfaces == crate::model::listener::Interfaces::All
+        self.model.listener.interfaces == crate::editor::model::listener::Interfaces::All
     }
 
     /// True when this Editor breaks `defect`'s rule on purpose (for the
@@ -477,8 +490,8 @@ impl Editor {
             "reloads": self.stats.reloads.load(Ordering::Relaxed),
             "connections": clients,
             "playMode": {"isPlaying": sim.playing, "isPaused": sim.paused},
-            "console": {"total": sim.console.len(), "errors": count(crate::state::LogType::Error),
-                        "warnings": count(crate::state::LogType::Warning), "logs": count(crate::state::LogType::Log)},
+            "console": {"total": sim.console.len(), "errors": count(crate::editor::state::LogType::Error),
+                        "warnings": count(crate::editor::state::LogType::Warning), "logs": count(crate::editor::state::LogType::Log)},
             "sceneRootCount": sim.scene_roots.len(),
             "journalEntries": lock(&self.journal).len(),
             "settings": serde_json::to_value(&sim.settings).unwrap_or(Value::Null),
@@ -491,7 +504,7 @@ impl Editor {
         let (before, after) = {
             let mut sim = self.sim();
             let mut value = serde_json::to_value(&sim.settings).map_err(|e| e.to_string())?;
-            crate::state::merge(&mut value, patch);
+            crate::editor::state::merge(&mut value, patch);
             let settings: Settings = serde_json::from_value(value).map_err(|e| format!("invalid settings: {e}"))?;
             let before = std::mem::replace(&mut sim.settings, settings.clone());
             (before, settings)

@@ -20,13 +20,15 @@ use tokio_util::task::TaskTracker;
 
 use super::decoder::PolicyDecoder;
 use crate::{
-    editor::{Client, Editor},
-    faults::{BoxFuture, Inbound, Silence, Subject, Trigger, Wire},
-    model::{
-        Decoding, HeaderError, NewlineFrames, Oversize, Pipelining, ReplyFraming,
-        listener::{Accepting, Backpressure, BrokenPeer},
-        messages::{AfterParseError, Batches, Notifications},
+    editor::{
+        Client, Editor,
+        model::{
+            Decoding, HeaderError, NewlineFrames, Oversize, Pipelining, ReplyFraming,
+            listener::{Accepting, Backpressure, BrokenPeer},
+            messages::{AfterParseError, Batches, Notifications},
+        },
     },
+    faults::{BoxFuture, Inbound, Silence, Subject, Trigger, Wire},
     server::{Peer, Stream},
 };
 

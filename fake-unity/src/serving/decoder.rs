@@ -9,7 +9,7 @@ use editor_link::{
     framing::{Frame, FrameDecoder, FrameError, Framing, FramingError},
 };
 
-use crate::model::Decoding;
+use crate::editor::model::Decoding;
 
 /// The editor link's frame decoder, cutting frames as the Editor's
 /// [`Decoding`] says.

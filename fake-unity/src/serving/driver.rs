@@ -13,9 +13,8 @@ use super::{
     effects::{self, Port},
 };
 use crate::{
-    editor::{Command, Editor, ReloadReport, ShutdownReason},
+    editor::{Command, Editor, ReloadReport, ShutdownReason, model::listener::Accepting},
     faults::{Effect, Trigger},
-    model::listener::Accepting,
     server::{Accepted, Listener, NextPort, Responder, Server},
 };
 

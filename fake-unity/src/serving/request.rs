@@ -10,28 +10,68 @@ use std::{
 
 use editor_link::{
     discovery::unity_path,
-    jsonrpc::{ErrorKind, ErrorObject, Request, Response},
+    jsonrpc::{ErrorKind, ErrorObject, Id, Request, Response},
+    methods,
 };
 use serde_json::{Map, Value};
+use tokio_util::sync::CancellationToken;
 
 use super::effects::{AfterRun, AtRequest, work_for};
-use crate::model::{
+use crate::editor::model::{
     Failure,
     errors::{Identity, Thrown},
     lifecycle::InFlightAtShutdown,
     messages::{Expectations, ExtraFields, ParamNames, Resume, TimeoutParameter, Tokens, UnknownTool, WrongTypes},
 };
 use crate::{
-    editor::{Client, ConsoleEntry, Editor, ReloadOptions, lock},
+    editor::{Client, ConsoleEntry, Editor, ReloadOptions, lock, state::LogEntry},
     faults::Fired,
     journal::{Key, Lookup},
     params::Args,
-    state::LogEntry,
     tools::{self, Gate, Outcome, Progress, ToolCall},
 };
 
 /// The refusal of a request without the token, as the package words it.
 pub(crate) const UNAUTHORIZED: &str = "This Editor needs the token from Library/MCPInstance.json in every request (x-token); a client that cannot send one can be let in with Window > Unity MCP > Allow clients without a token.";
+
+/// What becomes of a request: its response (none when the domain went away
+/// under it, as in Unity), and what follows once it is sent.
+#[derive(Debug, Default)]
+pub(super) struct Answer {
+    response: Option<Response>,
+    after: Option<tools::After>,
+}
+
+impl Answer {
+    /// No answer: the domain that had the request is gone.
+    fn none() -> Answer {
+        Answer::default()
+    }
+
+    fn error(id: Option<Id>, error: ErrorObject) -> Answer {
+        Answer { response: Some(Response::error(id, error)), after: None }
+    }
+
+    fn response(response: Response) -> Answer {
+        Answer { response: Some(response), after: None }
+    }
+}
+
+/// A request the link admitted: its params as an object, the key its
+/// journal entry has, and the domain it arrived in.
+struct Admitted {
+    request: Request,
+    params: Map<String, Value>,
+    key: Key,
+    generation: u64,
+    domain: CancellationToken,
+}
+
+/// The tool a request names, and its arguments bound to its parameters.
+struct Bound {
+    tool: &'static tools::ToolSpec,
+    args: Args,
+}
 
 impl Editor {
     // ---- requests ----
@@ -41,7 +81,7 @@ impl Editor {
     /// fault that fired on it (stall, slow tool, reload, response size).
     pub(crate) async fn handle_request(self: &Arc<Self>, client: &Arc<Client>, request: Request, fault: Option<Fired>) {
         let method = request.method.clone();
-        let (response, after) = self.process(client, request, fault).await;
+        let Answer { response, after } = self.process(client, request, fault).await;
         if let Some(response) = response {
             client.reply(&method, response);
         }
@@ -53,138 +93,183 @@ impl Editor {
         }
     }
 
+    /// A request, step by step: it arrives (a hang waited out, the link's
+    /// own question answered, a fault's first say), the link admits it (its
+    /// fields, token, `x-uloop`, params), the journal may answer it
+    /// (`x-resume`), its tool is found and its arguments bound, the tool
+    /// runs by its deadline, and its outcome is answered and journaled.
     pub(super) async fn process(
         self: &Arc<Self>,
         client: &Arc<Client>,
         request: Request,
         fault: Option<Fired>,
-    ) -> (Option<Response>, Option<tools::After>) {
+    ) -> Answer {
         self.stats.requests.fetch_add(1, Ordering::Relaxed);
         self.stats.count_call(&request.method);
-        let id = request.id.clone();
-        let fail = |error: ErrorObject| (Some(Response::error(Some(id.clone()), error)), None);
         let fault = fault.and_then(|fired| fired.effect()).map(AtRequest);
-        // A hung Editor runs nothing until the hang ends (then it does).
+        let steps = async {
+            self.arrive(&request, fault.as_ref()).await?;
+            let admitted = self.admit(client, request)?;
+            self.resume(&admitted).await?;
+            let bound = self.bind(&admitted)?;
+            let outcome = self.run(client, &admitted, bound, fault.as_ref()).await?;
+            Ok(self.answer(&admitted, outcome, fault.as_ref()))
+        };
+        match steps.await {
+            Ok(answer) | Err(answer) => answer,
+        }
+    }
+
+    /// Step 1: the request arrives. A hung Editor runs nothing until the
+    /// hang ends (then it does); a request of a domain that crashed or
+    /// reloaded meanwhile died with it. `get-editor-state` is answered
+    /// here, by the link, without the main thread (protocol §6). A fault
+    /// that fired on the request acts before the checks, and may end it.
+    async fn arrive(&self, request: &Request, fault: Option<&AtRequest>) -> Result<(), Answer> {
         let (generation, _) = self.domain();
         self.unhung().await;
         if self.generation() != generation {
-            // It crashed or reloaded meanwhile: this request died with it.
-            return (None, None);
+            return Err(Answer::none());
         }
-        if request.method == editor_link::methods::GET_EDITOR_STATE && self.model.extensions.editor_state {
-            // Answered by the link, without the main thread (protocol §6).
+        if request.method == methods::GET_EDITOR_STATE && self.model.extensions.editor_state {
             let state = self.main_thread.state();
-            return (Some(Response { id: Some(id), outcome: Ok(self.with_ver(state)) }), None);
+            return Err(Answer::response(Response { id: Some(request.id.clone()), outcome: Ok(self.with_ver(state)) }));
         }
-        if let Some(fault) = &fault {
+        if let Some(fault) = fault {
             fault.before_checks(self).await;
             if fault.ends_before_run(self) {
-                return (None, None);
+                return Err(Answer::none());
             }
         }
+        Ok(())
+    }
 
+    /// Step 2: the link's checks, as this Editor makes them: fields it does
+    /// not know, the token (after the checks that need no credentials,
+    /// before anything that runs or tells), uLoopMCP's `x-uloop`, and the
+    /// params as an object.
+    fn admit(&self, client: &Client, request: Request) -> Result<Admitted, Answer> {
+        let id = request.id.clone();
+        let fail = |error| Answer::error(Some(id.clone()), error);
         let policy = self.model.messages;
         if policy.extra_fields == ExtraFields::Refused {
             if let Some(field) = request.extra.keys().find(|k| !k.starts_with("x-")) {
-                return fail(ErrorObject::new(ErrorKind::InvalidRequest, format!("unknown field {field}")));
+                return Err(fail(ErrorObject::new(ErrorKind::InvalidRequest, format!("unknown field {field}"))));
             }
         }
-        // After the checks that need no credentials (framing, parse, batch,
-        // an invalid request), before anything that runs or tells.
         if policy.tokens == Tokens::Required && self.token_enforced() && request.token() != self.token().as_deref() {
-            return fail(ErrorObject::new(ErrorKind::Unauthorized, UNAUTHORIZED));
+            return Err(fail(ErrorObject::new(ErrorKind::Unauthorized, UNAUTHORIZED)));
         }
         if policy.expectations == Expectations::Checked {
             match self.check_uloop(&request) {
                 Ok(()) => {}
-                Err(Refusal::Answer(error)) => return fail(error),
+                Err(Refusal::Answer(error)) => return Err(fail(error)),
                 // Thrown while the request was read: its id was never known.
-                Err(Refusal::Unreadable(error)) => return (Some(Response::error(None, error)), None),
+                Err(Refusal::Unreadable(error)) => return Err(Answer::error(None, error)),
             }
         }
-        let exact_names = policy.param_names == ParamNames::Exact;
-        if exact_names && request.params.as_ref().is_none_or(Value::is_null) {
-            return fail(ErrorObject::new(ErrorKind::InvalidParams, "params must be an object"));
+        if policy.param_names == ParamNames::Exact && request.params.as_ref().is_none_or(Value::is_null) {
+            return Err(fail(ErrorObject::new(ErrorKind::InvalidParams, "params must be an object")));
         }
         let params = match request.params_object() {
             Ok(params) => params,
             // uLoopMCP reads params only when it binds them to the tool's schema.
             Err(_) if !self.model.errors.params_object_first() => Map::new(),
-            Err(why) => return fail(ErrorObject::new(ErrorKind::InvalidParams, why)),
+            Err(why) => return Err(fail(ErrorObject::new(ErrorKind::InvalidParams, why))),
         };
-        let key = Key { client: client.name(), id: id.clone() };
-        let params_value = Value::Object(params.clone());
+        let key = Key { client: client.name(), id };
         let (generation, domain) = self.domain();
+        Ok(Admitted { request, params, key, generation, domain })
+    }
 
-        if request.is_resume() && self.model.extensions.resume && policy.resume == Resume::FromJournal {
-            let lookup = lock(&self.journal).lookup(&key, &request.method, &params_value, generation);
-            match lookup {
-                Lookup::NotSeen => {}
-                Lookup::Completed(response) => {
-                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
-                    return (Some(response), None);
-                }
-                Lookup::Running(mut done) => {
-                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
-                    return tokio::select! {
-                        _ = domain.cancelled() => (None, None),
-                        result = done.wait_for(Option::is_some) => match result {
-                            Ok(response) => (response.clone(), None),
-                            Err(_) => fail(interrupted(&request.method)),
-                        },
-                    };
-                }
-                Lookup::Interrupted => {
-                    self.stats.resumed.fetch_add(1, Ordering::Relaxed);
-                    return fail(interrupted(&request.method));
-                }
-                Lookup::Mismatch { method } => {
-                    return fail(ErrorObject::new(
-                        ErrorKind::InvalidRequest,
-                        format!("x-resume: id {id} was used for a different request ({method})"),
-                    ));
-                }
-            }
+    /// Step 3: a resumed request (`x-resume`) is answered from the journal
+    /// when it has the call: its answer, once it has one; "interrupted" when
+    /// the call died with its domain. Otherwise it runs as a new one.
+    async fn resume(&self, admitted: &Admitted) -> Result<(), Answer> {
+        let Admitted { request, params, key, generation, domain } = admitted;
+        let journaled = self.model.extensions.resume && self.model.messages.resume == Resume::FromJournal;
+        if !request.is_resume() || !journaled {
+            return Ok(());
         }
+        let fail = |error| Answer::error(Some(request.id.clone()), error);
+        let lookup = lock(&self.journal).lookup(key, &request.method, &Value::Object(params.clone()), *generation);
+        if !matches!(lookup, Lookup::NotSeen | Lookup::Mismatch { .. }) {
+            self.stats.resumed.fetch_add(1, Ordering::Relaxed);
+        }
+        Err(match lookup {
+            Lookup::NotSeen => return Ok(()),
+            Lookup::Completed(response) => Answer::response(response),
+            Lookup::Running(mut done) => tokio::select! {
+                _ = domain.cancelled() => Answer::none(),
+                result = done.wait_for(Option::is_some) => match result {
+                    Ok(response) => Answer { response: response.clone(), after: None },
+                    Err(_) => fail(interrupted(&request.method)),
+                },
+            },
+            Lookup::Interrupted => fail(interrupted(&request.method)),
+            Lookup::Mismatch { method } => fail(ErrorObject::new(
+                ErrorKind::InvalidRequest,
+                format!("x-resume: id {} was used for a different request ({method})", request.id),
+            )),
+        })
+    }
 
+    /// Step 4: the tool the request names, allowed by its settings and
+    /// gates, its arguments bound as this Editor binds them (checked
+    /// against the declared parameters, or read as Newtonsoft reads them).
+    fn bind(&self, admitted: &Admitted) -> Result<Bound, Answer> {
+        let Admitted { request, params, .. } = admitted;
+        let fail = |error| Answer::error(Some(request.id.clone()), error);
+        let policy = self.model.messages;
         let Some(tool) = tools::find(self, &request.method) else {
             if policy.unknown_tool == UnknownTool::InvalidParams {
                 let error = ErrorObject::new(ErrorKind::InvalidParams, format!("Unknown tool: {}", request.method));
-                return fail(error.with_data("method", request.method.clone()));
+                return Err(fail(error.with_data("method", request.method.clone())));
             }
-            return fail(self.refuse(&Failure::UnknownTool { method: &request.method }, Thrown::Registry));
+            return Err(fail(self.refuse(&Failure::UnknownTool { method: &request.method }, Thrown::Registry)));
         };
-        if let Err(error) = self.check_allowed(tool) {
-            return fail(error);
-        }
+        self.check_allowed(tool).map_err(fail)?;
         if policy.timeout_parameter == TimeoutParameter::Refused
             && params.keys().any(|k| k.eq_ignore_ascii_case("TimeoutSeconds"))
         {
-            return fail(ErrorObject::new(ErrorKind::InvalidParams, "unknown parameter TimeoutSeconds"));
+            return Err(fail(ErrorObject::new(ErrorKind::InvalidParams, "unknown parameter TimeoutSeconds")));
         }
+        let exact_names = policy.param_names == ParamNames::Exact;
         if let Some(key) = params.keys().find(|k| exact_names && !tool.params.iter().any(|p| p.name == k.as_str())) {
-            let known = tool.params.iter().any(|p| p.name.eq_ignore_ascii_case(key));
-            if known {
-                return fail(ErrorObject::new(ErrorKind::InvalidParams, format!("unknown parameter {key}")));
+            if tool.params.iter().any(|p| p.name.eq_ignore_ascii_case(key)) {
+                return Err(fail(ErrorObject::new(ErrorKind::InvalidParams, format!("unknown parameter {key}"))));
             }
         }
         let bound = match &tool.schema {
-            tools::ToolSchema::Declared => Args::parse(&tool.params, &params),
+            tools::ToolSchema::Declared => Args::parse(&tool.params, params),
             tools::ToolSchema::Uloop(binding) => {
-                let text = tools::uloop::newtonsoft::RequestText::of(&id.to_value(), &request.method);
+                let text = tools::uloop::newtonsoft::RequestText::of(&request.id.to_value(), &request.method);
                 tools::uloop::newtonsoft::bind(tool.name, binding, request.params.as_ref(), text)
                     .inspect_err(|error| self.log_failure(error, Thrown::ConvertToSchema))
             }
         };
-        let args = match bound {
-            Ok(args) => args,
+        match bound {
+            Ok(args) => Ok(Bound { tool, args }),
             Err(_) if policy.wrong_types == WrongTypes::Defaulted => {
-                Args::parse(&tool.params, &Map::new()).unwrap_or_default()
+                Ok(Bound { tool, args: Args::parse(&tool.params, &Map::new()).unwrap_or_default() })
             }
-            Err(error) => return fail(error),
-        };
+            Err(error) => Err(fail(error)),
+        }
+    }
 
-        lock(&self.journal).start(key.clone(), &request.method, params_value, generation);
+    /// Step 5: the tool runs, journaled as running, in a task of its own
+    /// (a panic becomes an error reply; a reload or the deadline aborts
+    /// it), by its `TimeoutSeconds` where this Editor has deadlines.
+    async fn run(
+        self: &Arc<Self>,
+        client: &Arc<Client>,
+        admitted: &Admitted,
+        bound: Bound,
+        fault: Option<&AtRequest>,
+    ) -> Result<Outcome, Answer> {
+        let Admitted { request, params, key, generation, domain } = admitted;
+        let Bound { tool, args } = bound;
+        lock(&self.journal).start(key.clone(), &request.method, Value::Object(params.clone()), *generation);
         self.stats.count_run(tool.name);
         // Without the timeouts extension a tool runs as long as it takes.
         let deadline = match self.model.extensions.timeouts {
@@ -196,24 +281,22 @@ impl Editor {
             editor: self.clone(),
             client: client.clone(),
             args,
-            progress: Progress::new(client.clone(), id.clone()),
+            progress: Progress::new(client.clone(), request.id.clone()),
         };
-        // The tool runs in its own task so that a panic becomes an error reply
-        // and a reload or deadline can abort it.
-        let slow = fault.as_ref().and_then(AtRequest::slow_tool);
+        let slow = fault.and_then(AtRequest::slow_tool);
         let mut task = tokio::spawn(async move {
             if let Some((extra, progress)) = slow {
                 work_for(&call, extra, progress).await;
             }
             tools::run(tool, call).await
         });
-        let outcome = tokio::select! {
+        Ok(tokio::select! {
             _ = domain.cancelled() => {
                 task.abort();
-                if self.model.lifecycle.in_flight == InFlightAtShutdown::AnsweredAfterNotice {
-                    return fail(interrupted(tool.name));
-                }
-                return (None, None);
+                return Err(match self.model.lifecycle.in_flight {
+                    InFlightAtShutdown::AnsweredAfterNotice => Answer::error(Some(request.id.clone()), interrupted(tool.name)),
+                    InFlightAtShutdown::Abandoned => Answer::none(),
+                });
             }
             _ = tokio::time::sleep(deadline), if deadline != Duration::MAX => {
                 task.abort();
@@ -234,11 +317,18 @@ impl Editor {
                     Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("Tool '{}' failed: {err}", tool.name)))
                 }
             },
-        };
+        })
+    }
 
+    /// Step 6: the outcome as the response (`Ver` added, a fault's padding),
+    /// journaled as complete; a result the domain reloads before sending is
+    /// journaled only. A fault that fired on the request may keep the
+    /// answer, or add what follows it.
+    fn answer(&self, admitted: &Admitted, outcome: Outcome, fault: Option<&AtRequest>) -> Answer {
+        let id = &admitted.request.id;
         let ok = |result: Map<String, Value>| {
             let mut response = Response::ok(id.clone(), self.with_ver(result));
-            if let Some(fault) = &fault {
+            if let Some(fault) = fault {
                 fault.pad(&mut response);
             }
             response
@@ -253,19 +343,18 @@ impl Editor {
             Outcome::ReloadBeforeReply(result) => {
                 // Journaled first, so a resumed request gets it; then the
                 // domain reloads and this connection never sees the answer.
-                let response = ok(result);
-                lock(&self.journal).complete(&key, &response);
+                lock(&self.journal).complete(&admitted.key, &ok(result));
                 self.request_reload(ReloadOptions::default(), None);
-                return (None, None);
+                return Answer::none();
             }
         };
-        lock(&self.journal).complete(&key, &response);
-        match fault.as_ref().map_or(AfterRun::Answer(None), |fault| fault.after_run(self)) {
-            AfterRun::Unanswered => return (None, None),
+        lock(&self.journal).complete(&admitted.key, &response);
+        match fault.map_or(AfterRun::Answer(None), |fault| fault.after_run(self)) {
+            AfterRun::Unanswered => return Answer::none(),
             AfterRun::Answer(Some(then)) => after = Some(then),
             AfterRun::Answer(None) => {}
         }
-        (Some(response), after)
+        Answer { response: Some(response), after }
     }
 
     pub(super) fn with_ver(&self, mut result: Map<String, Value>) -> Value {
@@ -288,7 +377,7 @@ impl Editor {
     pub(super) fn log_failure(&self, error: &ErrorObject, thrown: Thrown) {
         if let Some(message) = self.model.errors.console_entry(error, thrown) {
             self.log([ConsoleEntry {
-                entry: LogEntry { log_type: crate::state::LogType::Error, message, stack_trace: String::new() },
+                entry: LogEntry { log_type: crate::editor::state::LogType::Error, message, stack_trace: String::new() },
                 from_compile: false,
             }]);
         }
@@ -346,12 +435,12 @@ impl Editor {
             None | Some(Value::Null) => return Ok(()),
             Some(Value::Object(token)) => token,
             Some(Value::Array(_)) => {
-                return Err(Refusal::Unreadable(crate::model::errors::uloop_internal(
+                return Err(Refusal::Unreadable(crate::editor::model::errors::uloop_internal(
                     "Accessed JArray values with invalid key value: \"expectedProjectRoot\". Int32 array index expected.",
                 )));
             }
             Some(_) => {
-                return Err(Refusal::Unreadable(crate::model::errors::uloop_internal(
+                return Err(Refusal::Unreadable(crate::editor::model::errors::uloop_internal(
                     "Cannot access child value on Newtonsoft.Json.Linq.JValue.",
                 )));
             }
@@ -388,7 +477,9 @@ impl Editor {
             Gate::MenuItems if !settings.allow_menu_item_execution => {
                 Some("Menu item execution is disabled. Enable 'Allow Menu Item Execution' in the security settings.")
             }
-            Gate::DynamicCode if settings.dynamic_code_security_level == crate::state::SecurityLevel::Disabled => {
+            Gate::DynamicCode
+                if settings.dynamic_code_security_level == crate::editor::state::SecurityLevel::Disabled =>
+            {
                 Some("Dynamic code execution is disabled (security level Disabled).")
             }
             _ => None,

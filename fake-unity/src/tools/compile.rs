@@ -9,9 +9,9 @@ use std::{path::Path, sync::Arc, time::Duration};
 use serde_json::{Map, Value, json};
 
 use super::{BoxFuture, Outcome, ToolCall, result};
-use crate::simulation::{Fingerprint, scripts_of};
-use crate::{
-    editor::{ConsoleEntry, Editor, ReloadOptions},
+use crate::editor::simulation::{Fingerprint, scripts_of};
+use crate::editor::{
+    ConsoleEntry, Editor, ReloadOptions,
     state::{Diagnostic, LogEntry, LogType, Severity},
 };
 

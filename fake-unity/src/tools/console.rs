@@ -3,8 +3,8 @@
 use serde_json::{Value, json};
 
 use super::{Outcome, ToolCall, invalid_param, result};
-use crate::{
-    editor::ConsoleEntry,
+use crate::editor::{
+    ConsoleEntry,
     state::{LogEntry, LogType},
 };
 

@@ -8,8 +8,8 @@
 use serde_json::{Map, Value, json};
 
 use super::{Outcome, ToolCall, invalid_param, result};
-use crate::{
-    editor::{ConsoleEntry, Editor},
+use crate::editor::{
+    ConsoleEntry, Editor,
     state::{LogEntry, LogType, SecurityLevel},
 };
 

@@ -6,7 +6,7 @@ use editor_link::jsonrpc::{ErrorKind, ErrorObject};
 use serde_json::json;
 
 use super::{After, Outcome, ToolCall, result};
-use crate::{editor::Editor, state::GameObject};
+use crate::editor::{Editor, state::GameObject};
 
 pub const PLAY_ACTIONS: &[(&str, i64)] = &[("Play", 0), ("Stop", 1), ("Pause", 2)];
 

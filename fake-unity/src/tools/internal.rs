@@ -53,7 +53,8 @@ pub fn get_tool_details(call: &ToolCall) -> Outcome {
             if !extensions.enum_default_names {
                 uloop_enum_defaults(t, &mut detail);
             }
-            if call.editor.model.messages.timeout_parameter == crate::model::messages::TimeoutParameter::Refused {
+            if call.editor.model.messages.timeout_parameter == crate::editor::model::messages::TimeoutParameter::Refused
+            {
                 detail.parameter_schema.properties.shift_remove("TimeoutSeconds");
             }
             if !extensions.tool_metadata {

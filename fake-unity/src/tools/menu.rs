@@ -4,8 +4,8 @@
 use serde_json::{Value, json};
 
 use super::{After, Outcome, ToolCall, editor_ui, invalid_param, result};
-use crate::{
-    editor::ConsoleEntry,
+use crate::editor::{
+    ConsoleEntry,
     state::{Component, GameObject, LogEntry, MenuEffect, MenuItem},
 };
 

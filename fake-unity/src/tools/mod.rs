@@ -29,8 +29,10 @@ use editor_link::{
 use serde_json::{Map, Value, json};
 
 use crate::{
-    editor::{Client, Editor, ReloadOptions},
-    model::{EditorKind, EditorModel},
+    editor::{
+        Client, Editor, ReloadOptions,
+        model::{EditorKind, EditorModel},
+    },
     params::{self, Args, Kind, Param},
 };
 

@@ -3,7 +3,7 @@
 use serde_json::{Map, Value, json};
 
 use super::{Outcome, ToolCall, invalid_param, result};
-use crate::state::GameObject;
+use crate::editor::state::GameObject;
 
 pub const SEARCH_MODES: &[(&str, i64)] = &[("Exact", 0), ("Path", 1), ("Regex", 2), ("Contains", 3)];
 
@@ -204,7 +204,7 @@ pub fn get_hierarchy(call: &ToolCall) -> Outcome {
 }
 
 struct Builder<'a> {
-    editor: &'a crate::state::EditorInfo,
+    editor: &'a crate::editor::state::EditorInfo,
     entity_ids_as_numbers: bool,
     include_inactive: bool,
     max_depth: i64,

@@ -13,7 +13,7 @@ use std::time::Instant;
 use serde_json::{Value, json};
 
 use super::{Outcome, ToolCall, result, scene::walk, wildcard_regex};
-use crate::{editor::Editor, state::SearchProvider};
+use crate::editor::{Editor, state::SearchProvider};
 
 pub const SEARCH_FLAGS: &[(&str, i64)] =
     &[("Default", 0), ("Synchronous", 1), ("WantsMore", 2), ("Packages", 4), ("Sorted", 8)];

@@ -6,7 +6,7 @@ use std::{fmt::Write as _, time::Duration};
 use serde_json::{Value, json};
 
 use super::{BoxFuture, Outcome, ToolCall, invalid_param, result};
-use crate::state::{TestCase, TestMode, TestOutcome};
+use crate::editor::state::{TestCase, TestMode, TestOutcome};
 
 pub const FILTER_TYPES: &[(&str, i64)] = &[("all", 0), ("exact", 1), ("regex", 2), ("assembly", 3)];
 pub const TEST_MODES: &[(&str, i64)] = &[("EditMode", 0), ("PlayMode", 1)];

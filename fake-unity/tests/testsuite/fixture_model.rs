@@ -9,7 +9,7 @@ use std::{
     path::Path,
 };
 
-use fake_unity::state::{EditorStateFile, GameObject, TestOutcome};
+use fake_unity::editor::state::{EditorStateFile, GameObject, TestOutcome};
 use regex::Regex;
 
 use crate::support::{fixture_project, fixtures};

@@ -7,7 +7,7 @@ use editor_link::{
     framing::Framing,
     jsonrpc::{ErrorKind, Id, Message, Request},
 };
-use fake_unity::{Defect, editor::CrashOptions, model::EditorKind};
+use fake_unity::{Defect, EditorKind, editor::CrashOptions};
 use serde_json::{Value, json};
 
 use crate::support::{Client, TestEditor, eventually, none};

@@ -16,8 +16,8 @@ use std::{
 use serde_json::{Map, Value, json};
 
 use super::super::{BoxFuture, Outcome, ToolCall, compile::run_compile};
-use crate::model::lifecycle::{COMPILING_LOCK, lock_stamp};
-use crate::state::Severity;
+use crate::editor::model::lifecycle::{COMPILING_LOCK, lock_stamp};
+use crate::editor::state::Severity;
 
 /// Result files older than this are deleted at every compile.
 const STALE_AFTER: Duration = Duration::from_secs(120);

@@ -9,7 +9,7 @@ use super::super::{
     console::{Cleared, clear, text_matcher},
     result,
 };
-use crate::{
+use crate::editor::{
     model::errors::uloop_internal,
     state::{LogEntry, LogType},
 };

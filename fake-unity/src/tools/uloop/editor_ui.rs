@@ -5,7 +5,7 @@
 use serde_json::{Map, Value, json};
 
 use super::super::{Outcome, ToolCall, dynamic_code, editor_ui::render_png};
-use crate::model::errors::{uloop_internal, uloop_validation};
+use crate::editor::model::errors::{uloop_internal, uloop_validation};
 
 fn reply(fields: Vec<(&str, Value)>) -> Outcome {
     Outcome::Reply(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<String, Value>>())

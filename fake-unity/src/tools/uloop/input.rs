@@ -11,8 +11,8 @@ use std::time::{Duration, Instant};
 use serde_json::{Map, Value, json};
 
 use super::super::{BoxFuture, Outcome, ToolCall};
-use crate::{
-    editor::Editor,
+use crate::editor::{
+    Editor,
     model::errors::uloop_internal,
     simulation::{INPUT_FPS, InputState, Recording, Replay},
 };

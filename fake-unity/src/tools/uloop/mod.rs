@@ -38,7 +38,7 @@ use serde_json::Value;
 use super::{Body, Catalogue, Gate, ToolSchema, ToolSpec};
 
 /// `McpVersion.VERSION`: `Ver` in every result.
-pub const VERSION: &str = crate::model::ULOOP_VERSION;
+pub const VERSION: &str = crate::editor::model::ULOOP_VERSION;
 
 /// The namespace of 2.1.1's schema classes and enums.
 const NAMESPACE: &str = "io.github.hatayama.uLoopMCP";

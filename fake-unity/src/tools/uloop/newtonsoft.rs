@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use super::{Binding, CsType};
 use crate::{
-    model::errors::{uloop_internal, uloop_validation},
+    editor::model::errors::{uloop_internal, uloop_validation},
     params::Args,
 };
 

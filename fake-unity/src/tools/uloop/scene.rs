@@ -9,7 +9,7 @@ use super::super::{
     Outcome, ToolCall,
     scene::{has_component, walk},
 };
-use crate::{model::errors::uloop_internal, state::GameObject};
+use crate::editor::{model::errors::uloop_internal, state::GameObject};
 
 fn reply(fields: Vec<(&str, Value)>) -> Outcome {
     Outcome::Reply(fields.into_iter().map(|(k, v)| (k.to_owned(), v)).collect::<Map<String, Value>>())

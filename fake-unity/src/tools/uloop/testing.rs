@@ -10,8 +10,8 @@ use super::super::{
     BoxFuture, Outcome, ToolCall,
     testing::{nunit_xml, select},
 };
-use crate::model::lifecycle::{COMPILING_LOCK, lock_stamp};
-use crate::{
+use crate::editor::model::lifecycle::{COMPILING_LOCK, lock_stamp};
+use crate::editor::{
     model::errors::uloop_internal,
     state::{TestMode, TestOutcome},
 };

@@ -11,7 +11,7 @@ use std::{
     time::Instant,
 };
 
-use crate::state::{EditorStateFile, GameObject, LogEntry, Settings};
+use crate::editor::state::{EditorStateFile, GameObject, LogEntry, Settings};
 
 /// Frames a second of the simulated player loop (the input tools' clock).
 pub(crate) const INPUT_FPS: f64 = 60.0;
@@ -41,8 +41,8 @@ impl Simulation {
         console.extend(state.compile.diagnostics.iter().map(|d| ConsoleEntry {
             entry: LogEntry {
                 log_type: match d.severity {
-                    crate::state::Severity::Error => crate::state::LogType::Error,
-                    crate::state::Severity::Warning => crate::state::LogType::Warning,
+                    crate::editor::state::Severity::Error => crate::editor::state::LogType::Error,
+                    crate::editor::state::Severity::Warning => crate::editor::state::LogType::Warning,
                 },
                 message: d.unity_message(),
                 stack_trace: String::new(),
