@@ -69,7 +69,7 @@ struct Common {
     #[arg(long, global = true, value_name = "FILE")]
     record: Option<PathBuf>,
     /// Log level or filter (error, warn, info, debug, trace).
-    #[arg(long, global = true, env = "UNITY_MCP_BRIDGE_LOG", default_value = "info,rmcp=error")]
+    #[arg(long, global = true, env = "UNITY_MCP_BRIDGE_LOG", default_value = "info")]
     log_level: String,
     /// Write logs to this file instead of stderr.
     #[arg(long, global = true, value_name = "FILE")]

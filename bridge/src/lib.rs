@@ -12,16 +12,18 @@
 //!   results to files.
 //! - [`raw_json`] — a result kept as the Editor's bytes, written out a piece
 //!   at a time.
-//! - [`bridge`] — the bridge as a service, independent of the MCP SDK: the
-//!   tool catalogue, calls with deadlines and progress, its own two tools.
+//! - [`bridge`] — the bridge as a service, independent of MCP: the tool
+//!   catalogue, calls with deadlines and progress (a call's steps in
+//!   `bridge/tool_call.rs`), its own two tools.
 //! - [`main_thread`] — why a call waits: the Editor's main thread held by a
 //!   modal dialog, a compile or an import, named in progress and answers.
 //! - [`silent_editor`] — an Editor open on the project whose package does
 //!   not answer: compile errors, Safe Mode, the package missing.
 //! - [`compile_result`] — a compile across its reload on an Editor without
 //!   a resume journal, answered from the result file it writes (uLoopMCP).
-//! - [`mcp`] — the MCP stdio server: the one module that knows rmcp, behind a
-//!   guard that keeps stdout clean and every request answered.
+//! - [`mcp`] — the MCP stdio server, the protocol its own: each line read
+//!   once, one lifecycle, one front door; stdout clean, every request
+//!   answered once.
 //! - [`setup`] — writing MCP clients' configuration files (`setup CLIENT`).
 //! - [`cli`] — the command line (the `unity-mcp-bridge` binary is a call to
 //!   [`cli::main`]; `unity-conformance` embeds the same).

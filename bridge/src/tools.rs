@@ -3,7 +3,7 @@
 //! per-project cache of the last tool list. (Results go the other way, in
 //! [`crate::results`].)
 //!
-//! Everything here is plain JSON in MCP's shapes; only `mcp.rs` knows rmcp.
+//! Everything here is plain JSON in MCP's shapes; the MCP session is `mcp`'s.
 
 use std::{
     path::{Path, PathBuf},
@@ -69,30 +69,32 @@ pub fn from_editor(details: &ToolDetails, include_internal: bool) -> (Vec<McpToo
             warnings.push(format!("tool {:?} has a name MCP does not allow; it is not offered", detail.name));
             continue;
         }
-        let mut tool = from_detail(detail);
         // The Editor's own schema, else one known for its catalogue (uLoopMCP
         // 2.1.1's, from its recorded answers): see crate::output_schemas.
-        let schema = match detail.extra.get("outputSchema") {
+        let output_schema = match detail.extra.get("outputSchema") {
             Some(schema) if schema.is_object() => Some(schema),
             _ if details.ver.as_deref() == Some("2.1.1") => crate::output_schemas::uloop_2_1_1().get(&detail.name),
             _ => None,
         };
-        if let Some(schema) = schema {
-            tool.definition["outputSchema"] = schema.clone();
-        }
-        tools.push(tool);
+        tools.push(from_detail(detail, output_schema));
     }
     tools.sort_by(|a, b| a.name().cmp(b.name()));
     tools.dedup_by(|a, b| a.name() == b.name());
     (tools, warnings)
 }
 
-fn from_detail(detail: &ToolDetail) -> McpTool {
+/// The MCP tool for one of the Editor's, its members in the order of MCP's
+/// schema (`name`, `description`, `inputSchema`, `outputSchema`,
+/// `annotations`), which clients were tested with.
+fn from_detail(detail: &ToolDetail, output_schema: Option<&Value>) -> McpTool {
     let mut definition = json!({
         "name": detail.name,
         "description": if detail.description.is_empty() { format!("The Unity Editor's {} tool", detail.name) } else { detail.description.clone() },
         "inputSchema": input_schema(&detail.name, &detail.parameter_schema),
     });
+    if let Some(schema) = output_schema {
+        definition["outputSchema"] = schema.clone();
+    }
     if let Some(annotations) = &detail.annotations {
         if let Ok(value) = serde_json::to_value(annotations) {
             if value.as_object().is_some_and(|o| !o.is_empty()) {

@@ -108,7 +108,7 @@ impl McpProcess {
         env: &[(&str, &str)],
     ) -> Result<McpProcess, Finding> {
         let mut cmd = Command::new(&command.program);
-        cmd.args(&command.args).env("UNITY_MCP_BRIDGE_LOG", "info,rmcp=error");
+        cmd.args(&command.args).env("UNITY_MCP_BRIDGE_LOG", "info");
         // What the user's environment may set that changes what the bridge offers.
         cmd.env_remove("UNITY_MCP_DEV").env_remove("UNITY_MCP_ENDPOINT").envs(env.iter().copied());
         match token {

@@ -82,10 +82,14 @@ pub async fn record(
     transcript: &Path,
     scenario: Scenario,
 ) -> Result<Vec<Value>, Finding> {
-    let fake = recording_fake(project, scenario).await?;
+    // The agent is there before the Editor: the link meets the Editor
+    // knowing the client's name, so what it sends (and so the transcript)
+    // does not depend on which of the two came first. (The port is found
+    // through the project's discovery file.)
     let recording = with_args(bridge, &["--record".as_ref(), transcript.as_os_str()]);
-    let mut mcp = McpProcess::spawn(&recording, Some(project), fake.port(), None, WireLog::default())?;
+    let mut mcp = McpProcess::spawn(&recording, Some(project), 0, None, WireLog::default())?;
     mcp.initialize().await?;
+    let fake = recording_fake(project, scenario).await?;
     mcp.call_ok("clear-console", json!({})).await?;
     let mut answers = Vec::new();
     for step in &workflow.steps {

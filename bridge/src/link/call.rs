@@ -322,20 +322,20 @@ impl Link {
         options: CallOptions,
     ) -> Result<RawJson, CallError> {
         let started = Instant::now();
-        let mut attempt = Attempt { id: self.fresh_id(), resume: false, reached: None };
+        let mut attempt = Attempt { id: self.dialer.fresh_id(), resume: false, reached: None };
         for _ in 0..MAX_ATTEMPTS {
             let gave_up = |wait, attempt: &Attempt| gave_up_waiting(wait, started, attempt.reached.as_ref());
             let connection = match self.connection(options.deadline, &options.cancel).await {
                 Ok(connection) => connection,
                 Err(wait) => return Err(gave_up(wait, &attempt)),
             };
-            attempt.follow(&connection.info(), options.read_only, || self.fresh_id())?;
+            attempt.follow(&connection.info(), options.read_only, || self.dialer.fresh_id())?;
             // An Editor that answers one request at a time per connection:
             // the call gets a connection of its own (lanes.rs), held until
             // this attempt ends.
             let lane = match connection.info().dialect.concurrent() {
                 true => None,
-                false => match self.lane(&connection, options.deadline, &options.cancel).await {
+                false => match self.lanes.lane(&self.dialer, &connection, options.deadline, &options.cancel).await {
                     Ok(lane) => lane,
                     Err(wait) => return Err(gave_up(wait, &attempt)),
                 },
@@ -411,7 +411,7 @@ impl Link {
             Reply::Response(Response { outcome: Err(e), .. })
                 if attempt.resume && options.read_only && e.kind() == ErrorKind::Interrupted =>
             {
-                *attempt = Attempt { id: self.fresh_id(), resume: false, reached: None };
+                *attempt = Attempt { id: self.dialer.fresh_id(), resume: false, reached: None };
                 return Tried::Again;
             }
             Reply::Result(result) => Ok(result),
@@ -434,7 +434,7 @@ impl Link {
         let info = connection.info();
         let cut = match CutOff::of(&connection.reason()) {
             // uLoopMCP 3 says nothing before a reload: its lock file does.
-            CutOff::Lost if self.reload_lock_says_reloading(info.dialect) => CutOff::Reload,
+            CutOff::Lost if self.config().reload_lock_says_reloading(info.dialect) => CutOff::Reload,
             cut => cut,
         };
         if !options.read_only && !info.can_resume() {

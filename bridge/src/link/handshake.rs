@@ -1,6 +1,9 @@
-//! The handshake with one candidate Editor: connect in a framing, ask
-//! `get-version` (is it this project's Editor, which Editor process, what
-//! can it do) and `set-client-name`, sent together.
+//! What opens every connection to the Editor ([`Dialer`]: the link's, its
+//! lanes, a watchdog's probe; each numbered, recorded where the link
+//! records, each request with an id of the link's), and the handshake with
+//! one candidate Editor: connect in a framing, ask `get-version` (is it this
+//! project's Editor, which Editor process, what can it do), then, to this
+//! project's Editor only, `set-client-name`.
 //!
 //! uLoopMCP 3 (a local socket or pipe) has no handshake of its own: it gets
 //! `get-version` alone, in header framing, carrying `x-uloop` as every
@@ -11,12 +14,16 @@
 //! or sent something that is not a header). An Editor that says nothing is
 //! busy or hung, not old: a timeout changes nothing.
 
-use std::sync::{Arc, atomic::Ordering};
+use std::sync::{
+    Arc,
+    atomic::{AtomicU64, Ordering},
+};
 
 use serde_json::json;
+use tokio::sync::broadcast;
 
 use super::{
-    EditorInfo, FramingChoice, Link,
+    EditorInfo, FramingChoice, LinkConfig, LinkEvent,
     socket::{CloseReason, EditorConnection, ExchangeError, lock},
     target::Target,
 };
@@ -24,10 +31,21 @@ use editor_link::{
     dialect::Dialect,
     discovery::same_folder,
     framing::Framing,
-    jsonrpc::{ErrorKind, Request},
+    jsonrpc::{ErrorKind, Id, Request},
     methods,
+    transcript::Recorder,
     version::Version,
 };
+
+/// What opens connections to the Editor, for the link and its tasks.
+#[derive(Debug)]
+pub(super) struct Dialer {
+    pub config: LinkConfig,
+    recorder: Option<Arc<Recorder>>,
+    events: broadcast::Sender<LinkEvent>,
+    next_id: AtomicU64,
+    next_connection: AtomicU64,
+}
 
 /// Why one candidate could not be used.
 #[derive(Debug)]
@@ -57,11 +75,41 @@ impl std::fmt::Display for ConnectError {
     }
 }
 
-impl Link {
+impl Dialer {
+    pub(super) fn new(config: LinkConfig, recorder: Option<Recorder>, events: broadcast::Sender<LinkEvent>) -> Dialer {
+        Dialer {
+            config,
+            recorder: recorder.map(Arc::new),
+            events,
+            next_id: AtomicU64::new(1),
+            next_connection: AtomicU64::new(1),
+        }
+    }
+
+    /// An id no request of this bridge had: its prefix is unique across
+    /// reconnects and bridge restarts (protocol §5).
+    pub(super) fn fresh_id(&self) -> Id {
+        Id::String(format!("{}-{}", self.config.id_prefix, self.next_id.fetch_add(1, Ordering::Relaxed)))
+    }
+
+    /// A connection to `target` in `framing`, recorded, its events told.
+    pub(super) async fn open(&self, target: &Target, framing: Framing) -> Result<Arc<EditorConnection>, String> {
+        let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
+        EditorConnection::open(target, framing, number, &self.config, self.recorder.clone(), self.events.clone()).await
+    }
+
+    /// A connection of its own, unrecorded, whose events nobody hears (a
+    /// watchdog's probe: how many there are is the machine's, not the
+    /// session's).
+    pub(super) async fn open_quiet(&self, target: &Target, framing: Framing) -> Result<Arc<EditorConnection>, String> {
+        let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
+        EditorConnection::open(target, framing, number, &self.config, None, broadcast::channel(1).0).await
+    }
+
     /// The framings to try, in order: what the dialect of an Editor known
     /// by where it listens speaks (uLoopMCP 3's socket: header framing
-    /// only); otherwise as configured.
-    fn framings(&self, target: &Target) -> Vec<Framing> {
+    /// only); otherwise as configured, the last that worked first.
+    fn framings(&self, target: &Target, last: Option<Framing>) -> Vec<Framing> {
         let dialect = Dialect::speaking(&target.endpoint, &Version::default());
         if dialect.on_project_socket() {
             return dialect.framings.to_vec();
@@ -69,58 +117,43 @@ impl Link {
         match self.config.framing {
             FramingChoice::Header => vec![Framing::Header],
             FramingChoice::Newline => vec![Framing::Newline],
-            FramingChoice::Auto => match lock(&self.memory).last.as_ref().map(|c| c.framing) {
+            FramingChoice::Auto => match last {
                 Some(Framing::Newline) => vec![Framing::Newline, Framing::Header],
                 _ => vec![Framing::Header, Framing::Newline],
             },
         }
     }
 
-    /// Connects to one candidate and shakes hands; checks it is this
-    /// project's Editor.
-    pub(super) async fn connect(&self, candidate: &Target) -> Result<Arc<EditorConnection>, ConnectError> {
-        let mut last = None;
-        for framing in self.framings(candidate) {
-            match self.connect_with(candidate, framing).await {
-                Err(ConnectError::WrongFraming(why)) => last = Some(ConnectError::WrongFraming(why)),
+    /// Connects to one candidate and shakes hands (in the framing that
+    /// worked `last`, first); checks it is this project's Editor, and tells
+    /// it `client_name`, when the client named itself yet.
+    pub(super) async fn connect(
+        &self,
+        candidate: &Target,
+        last: Option<Framing>,
+        client_name: Option<&str>,
+    ) -> Result<Arc<EditorConnection>, ConnectError> {
+        let mut wrong = None;
+        for framing in self.framings(candidate, last) {
+            match self.connect_with(candidate, framing, client_name).await {
+                Err(ConnectError::WrongFraming(why)) => wrong = Some(ConnectError::WrongFraming(why)),
                 other => return other,
             }
         }
-        Err(last.unwrap_or_else(|| ConnectError::Unreachable("no framing to try".into())))
+        Err(wrong.unwrap_or_else(|| ConnectError::Unreachable("no framing to try".into())))
     }
 
-    async fn connect_with(&self, candidate: &Target, framing: Framing) -> Result<Arc<EditorConnection>, ConnectError> {
-        let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
-        let connection = EditorConnection::open(
-            candidate,
-            framing,
-            number,
-            &self.config,
-            self.recorder.clone(),
-            self.events.clone(),
-        )
-        .await
-        .map_err(ConnectError::Unreachable)?;
+    async fn connect_with(
+        &self,
+        candidate: &Target,
+        framing: Framing,
+        client_name: Option<&str>,
+    ) -> Result<Arc<EditorConnection>, ConnectError> {
+        let connection = self.open(candidate, framing).await.map_err(ConnectError::Unreachable)?;
         let limit = self.config.connect_timeout;
-        // set-client-name goes out with get-version, in one write, and both
-        // answers are awaited: one round trip, and the Editor knows the
-        // client (whose resume journal a waiting call may ask) before any
-        // call is sent. An Editor that answers in order answers both.
         let version_id = self.fresh_id();
         let (version, sent) =
             connection.request(Request::new(version_id.clone(), methods::GET_VERSION, json!({})), None, true);
-        // uLoopMCP 3 has no set-client-name: it is not sent what it does not know.
-        let names_client = connection.info().dialect.names_client;
-        let name = if names_client { lock(&self.memory).client_name.clone() } else { None };
-        let named = name.map(|name| {
-            let id = self.fresh_id();
-            let (reply, delivery) = connection.request(
-                Request::new(id.clone(), methods::SET_CLIENT_NAME, json!({"ClientName": &name})),
-                None,
-                true,
-            );
-            (id, reply, delivery, name)
-        });
         match connection.answer(&version_id, methods::GET_VERSION, version, sent, limit).await {
             Ok(version) => {
                 let info = EditorInfo::at(&candidate.endpoint, Version::read(&version));
@@ -180,10 +213,26 @@ impl Link {
             }
         }
         lock(&connection.session_id).clone_from(&candidate.session_id);
-        if let Some((id, reply, delivery, name)) = named {
-            let _ = connection.answer(&id, methods::SET_CLIENT_NAME, reply, delivery, limit).await;
-            connection.told(Some(name));
+        if let Some(name) = client_name {
+            self.name_at_connect(&connection, name).await;
         }
         Ok(connection)
+    }
+
+    /// Tells the Editor just found the client's name, where its dialect
+    /// knows `set-client-name` (uLoopMCP 3 is not sent what it does not
+    /// know): after `get-version`, so only this project's Editor is told,
+    /// and before any call is sent, so a call is journaled as this
+    /// client's. One request at a time: the answers' order, and so a
+    /// recorded session, is the same whatever the Editor's scheduling.
+    async fn name_at_connect(&self, connection: &EditorConnection, name: &str) {
+        if !connection.info().dialect.names_client {
+            return;
+        }
+        let id = self.fresh_id();
+        let request = Request::new(id.clone(), methods::SET_CLIENT_NAME, json!({"ClientName": name}));
+        let (reply, delivery) = connection.request(request, None, true);
+        let _ = connection.answer(&id, methods::SET_CLIENT_NAME, reply, delivery, self.config.connect_timeout).await;
+        connection.told(Some(name.to_owned()));
     }
 }

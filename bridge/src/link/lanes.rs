@@ -28,7 +28,8 @@ use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 
 use super::{
-    Link, Wait,
+    Wait,
+    handshake::Dialer,
     socket::{CloseReason, EditorConnection, lock},
 };
 
@@ -130,27 +131,28 @@ impl Lanes {
     }
 }
 
-impl Link {
+impl Lanes {
     /// A lane to the Editor behind `primary` for one call: an idle one, a new
     /// one, or (all [`MAX_LANES`] busy) the first to come free. `None` when a
     /// lane cannot be opened (an Editor that takes one connection only): the
     /// call then goes out on `primary`.
     pub(super) async fn lane(
-        self: &Arc<Self>,
+        &self,
+        dialer: &Arc<Dialer>,
         primary: &Arc<EditorConnection>,
         deadline: Instant,
         cancel: &CancellationToken,
     ) -> Result<Option<Lane<'_>>, Wait> {
         let of = primary.number;
         loop {
-            let freed = self.lanes.freed.notified();
-            match self.lanes.take(of) {
-                Some(Slot::Idle(connection)) => return Ok(Some(Lane { lanes: &self.lanes, of, connection })),
+            let freed = self.freed.notified();
+            match self.take(of) {
+                Some(Slot::Idle(connection)) => return Ok(Some(Lane { lanes: self, of, connection })),
                 Some(Slot::Open) => {
-                    return match self.open_lane(primary, deadline).await {
-                        Some(connection) => Ok(Some(Lane { lanes: &self.lanes, of, connection })),
+                    return match open_lane(dialer, primary, deadline).await {
+                        Some(connection) => Ok(Some(Lane { lanes: self, of, connection })),
                         None => {
-                            self.lanes.give_back(of);
+                            self.give_back(of);
                             Ok(None)
                         }
                     };
@@ -167,38 +169,31 @@ impl Link {
             }
         }
     }
+}
 
-    /// Opens a lane: a connection to the same Editor, endpoint, token (or
-    /// `x-uloop`) and framing as `primary`, which already said who it is.
-    async fn open_lane(
-        self: &Arc<Self>,
-        primary: &Arc<EditorConnection>,
-        deadline: Instant,
-    ) -> Option<Arc<EditorConnection>> {
-        let number = self.next_connection.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let opening = EditorConnection::open(
-            &primary.target,
-            primary.framing,
-            number,
-            &self.config,
-            self.recorder.clone(),
-            self.events.clone(),
-        );
-        let lane = match tokio::time::timeout_at(deadline.into(), opening).await {
-            Ok(Ok(lane)) => lane,
-            Ok(Err(why)) => {
-                tracing::info!(endpoint = %primary.target.endpoint, %why, "cannot open another connection to the Editor; the call waits in line");
-                return None;
-            }
-            Err(_) => return None,
-        };
-        *lock(&lane.info) = primary.info();
-        lock(&lane.session_id).clone_from(&lock(&primary.session_id));
-        // When the link's connection ends, an idle lane of it is closed by
-        // the next call (`Lanes::take`) and one in use when its call ends: a
-        // lane in use is left to end as the Editor ends it, so its call
-        // hears why (a reload's shutdown notification, or a crash).
-        tokio::spawn(self.clone().watch_silence(lane.clone()));
-        Some(lane)
-    }
+/// Opens a lane: a connection to the same Editor, endpoint, token (or
+/// `x-uloop`) and framing as `primary`, which already said who it is; a
+/// watchdog of its own watches it.
+async fn open_lane(
+    dialer: &Arc<Dialer>,
+    primary: &Arc<EditorConnection>,
+    deadline: Instant,
+) -> Option<Arc<EditorConnection>> {
+    let opening = dialer.open(&primary.target, primary.framing);
+    let lane = match tokio::time::timeout_at(deadline.into(), opening).await {
+        Ok(Ok(lane)) => lane,
+        Ok(Err(why)) => {
+            tracing::info!(endpoint = %primary.target.endpoint, %why, "cannot open another connection to the Editor; the call waits in line");
+            return None;
+        }
+        Err(_) => return None,
+    };
+    *lock(&lane.info) = primary.info();
+    lock(&lane.session_id).clone_from(&lock(&primary.session_id));
+    // When the link's connection ends, an idle lane of it is closed by the
+    // next call (`Lanes::take`) and one in use when its call ends: a lane in
+    // use is left to end as the Editor ends it, so its call hears why (a
+    // reload's shutdown notification, or a crash).
+    tokio::spawn(super::watchdog::watch(dialer.clone(), lane.clone()));
+    Some(lane)
 }

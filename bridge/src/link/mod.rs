@@ -13,14 +13,18 @@
 //! - [`target`] — where the Editor may be: the ports discovery finds, and
 //!   uLoopMCP 3's local socket or pipe (`--endpoint`, or made from the
 //!   project), checked before it is trusted.
-//! - [`handshake`] — connecting to one candidate: framing, `get-version`
-//!   (is it this project's Editor), `set-client-name`.
-//! - [`supervisor`] — finding the Editor (discovery), reconnecting, and
-//!   following it through reloads.
-//! - [`watchdog`] — noticing an Editor that stopped answering.
+//! - [`handshake`] — what opens every connection (the [`Dialer`]), and
+//!   connecting to one candidate: framing, `get-version` (is it this
+//!   project's Editor), `set-client-name`.
+//! - [`supervisor`] — the link's task: finding the Editor (discovery),
+//!   reconnecting, and following it through reloads.
+//! - [`watchdog`] — a task a connection: noticing an Editor that stopped
+//!   answering.
 //!
-//! [`Link::start`] spawns the task that keeps the connection; [`Link::call`]
-//! is the one way requests reach the Editor.
+//! A [`Link`] is a handle over what it owns: the supervisor's task (spawned
+//! by [`Link::start`]), the lanes, a watchdog on each connection, and the
+//! state they share (where the link stands, what it remembers).
+//! [`Link::call`] is the one way requests reach the Editor.
 
 mod call;
 mod folder_watch;
@@ -32,10 +36,7 @@ mod target;
 mod watchdog;
 
 use std::{
-    sync::{
-        Arc, Mutex,
-        atomic::{AtomicU64, Ordering},
-    },
+    sync::{Arc, Mutex},
     time::{Duration, Instant, SystemTime},
 };
 
@@ -44,13 +45,15 @@ use tokio::sync::{broadcast, watch};
 use tokio_util::sync::CancellationToken;
 
 pub use self::call::{CallError, CallOptions, CutOff, NotSent};
-use self::socket::{CloseReason, EditorConnection, lock};
+use self::{
+    handshake::Dialer,
+    socket::{CloseReason, EditorConnection, lock},
+};
 use editor_link::{
     dialect::Dialect,
     discovery::{Locator, iso_timestamp},
     endpoint::Endpoint,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing},
-    jsonrpc::Id,
     methods,
     transcript::Recorder,
     version::Version,
@@ -259,17 +262,15 @@ struct Memory {
     last_reload: Option<ReloadRecord>,
 }
 
-/// The bridge's link to the Editor.
+/// The bridge's link to the Editor: a handle over the task that keeps the
+/// connection, the lanes, and what they share.
 #[derive(Debug)]
 pub struct Link {
-    config: LinkConfig,
-    recorder: Option<Arc<Recorder>>,
+    /// Opens connections (the link's, lanes, probes); holds the configuration.
+    dialer: Arc<Dialer>,
     phase: watch::Sender<Phase>,
     memory: Mutex<Memory>,
     events: broadcast::Sender<LinkEvent>,
-    id_prefix: String,
-    next_id: AtomicU64,
-    next_connection: AtomicU64,
     /// Connections of their own for calls to an Editor that answers one
     /// request at a time per connection.
     lanes: lanes::Lanes,
@@ -280,20 +281,15 @@ impl Link {
     /// Starts looking for the Editor, and keeps the connection from then on.
     pub fn start(config: LinkConfig, recorder: Option<Recorder>) -> Arc<Link> {
         let (events, _) = broadcast::channel(64);
-        let id_prefix = config.id_prefix.clone();
         let link = Arc::new(Link {
-            config,
-            recorder: recorder.map(Arc::new),
+            dialer: Arc::new(Dialer::new(config, recorder, events.clone())),
             phase: watch::channel(Phase::Searching).0,
             memory: Mutex::new(Memory::default()),
             events,
-            id_prefix,
-            next_id: AtomicU64::new(1),
-            next_connection: AtomicU64::new(1),
             lanes: lanes::Lanes::default(),
             stopping: CancellationToken::new(),
         });
-        tokio::spawn(link.clone().keep_connected());
+        tokio::spawn(supervisor::run(link.clone()));
         link
     }
 
@@ -405,11 +401,11 @@ impl Link {
             }
         };
         let limit = deadline.saturating_duration_since(Instant::now()).min(NAMING_WAIT);
-        connection.ensure_named(&name, || self.fresh_id(), limit).await;
+        connection.ensure_named(&name, || self.dialer.fresh_id(), limit).await;
     }
 
-    fn fresh_id(&self) -> Id {
-        Id::String(format!("{}-{}", self.id_prefix, self.next_id.fetch_add(1, Ordering::Relaxed)))
+    fn config(&self) -> &LinkConfig {
+        &self.dialer.config
     }
 
     /// Waits until connected (through reloads), up to the deadline.

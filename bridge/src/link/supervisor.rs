@@ -1,7 +1,7 @@
-//! Keeping the connection: find the Editor (discovery), connect and shake
-//! hands ([`super::handshake`]), serve until the connection ends, and start
-//! again — at the fast reload pace while the Editor is expected back, with
-//! backoff while it is absent.
+//! The link's task: keeping the connection. Find the Editor (discovery),
+//! connect and shake hands ([`super::handshake`]), serve until the
+//! connection ends (a watchdog on it), and start again — at the fast reload
+//! pace while the Editor is expected back, with backoff while it is absent.
 
 use std::{
     sync::Arc,
@@ -14,22 +14,35 @@ use super::{
 };
 use editor_link::discovery::iso_timestamp;
 
-use super::folder_watch::{FolderWatch, stamps};
+use super::{
+    folder_watch::{FolderWatch, stamps},
+    target::Found,
+};
+
+/// Finds, connects, serves until closed, repeats; until the link stops.
+pub(super) async fn run(link: Arc<Link>) {
+    link.keep_connected().await;
+}
 
 impl Link {
-    /// The background task: find, connect, serve until closed, repeat.
-    pub(super) async fn keep_connected(self: Arc<Self>) {
-        let mut absent_delay = self.config.reload_retry.max(Duration::from_millis(50));
-        let mut watch = FolderWatch::new(&self.published_files());
+    async fn keep_connected(&self) {
+        let config = self.config();
+        let mut absent_delay = config.reload_retry.max(Duration::from_millis(50));
+        let mut watch = FolderWatch::new(&config.published_files());
         loop {
             if self.stopping.is_cancelled() {
                 break;
             }
-            let found = self.targets();
+            let found = config.targets();
+            self.remember_refusal(&found);
             let mut tried = found.notes.clone();
             let mut connected = None;
+            let (last, name) = {
+                let memory = lock(&self.memory);
+                (memory.last.as_ref().map(|c| c.framing), memory.client_name.clone())
+            };
             for target in &found.targets {
-                match self.connect(target).await {
+                match self.dialer.connect(target, last, name.as_deref()).await {
                     Ok(c) => {
                         connected = Some(c);
                         break;
@@ -45,24 +58,24 @@ impl Link {
                 }
                 let fast = matches!(self.status().state, LinkState::Reloading);
                 let delay = if fast {
-                    self.config.reload_retry
+                    config.reload_retry
                 } else {
                     let d = absent_delay;
-                    absent_delay = (absent_delay * 2).min(self.config.absent_retry_max);
+                    absent_delay = (absent_delay * 2).min(config.absent_retry_max);
                     d
                 };
                 if watch.is_none() {
                     // The folders may exist by now (a project opened the first time).
-                    watch = FolderWatch::new(&self.published_files());
+                    watch = FolderWatch::new(&config.published_files());
                 }
                 if self.pause(delay, fast, watch.as_ref()).await {
                     break;
                 }
                 continue;
             };
-            absent_delay = self.config.reload_retry.max(Duration::from_millis(50));
+            absent_delay = config.reload_retry.max(Duration::from_millis(50));
             self.on_connected(&connection);
-            tokio::spawn(self.clone().watch_silence(connection.clone()));
+            tokio::spawn(super::watchdog::watch(self.dialer.clone(), connection.clone()));
             tokio::select! {
                 _ = connection.closed.cancelled() => {}
                 _ = self.stopping.cancelled() => connection.close(CloseReason::Stopped),
@@ -78,7 +91,7 @@ impl Link {
     /// one; otherwise, while the Editor reloads (`fast`), the files are
     /// looked at every millisecond: a `stat` each, not a read.
     async fn pause(&self, delay: Duration, fast: bool, watch: Option<&FolderWatch>) -> bool {
-        let files = self.published_files();
+        let files = self.config().published_files();
         let seen = stamps(&files);
         let changed = async {
             match watch {
@@ -103,6 +116,17 @@ impl Link {
             if !files.is_empty() && stamps(&files) != seen {
                 return false;
             }
+        }
+    }
+
+    /// Logs a refusal once (the link looks again and again).
+    fn remember_refusal(&self, found: &Found) {
+        let mut memory = lock(&self.memory);
+        if memory.refused != found.refused {
+            if let Some(why) = &found.refused {
+                tracing::warn!("{why}");
+            }
+            memory.refused.clone_from(&found.refused);
         }
     }
 

@@ -19,10 +19,9 @@ use editor_link::{
     dialect::{Dialect, ReloadSignal, ULOOP_3},
     discovery::{Candidate, Source},
     endpoint::{Endpoint, canonical_project_root, uloop3_endpoint},
-    lock,
 };
 
-use super::Link;
+use super::LinkConfig;
 
 /// One place an Editor may listen, and what to send it there.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -83,16 +82,16 @@ pub(super) struct Found {
     pub refused: Option<String>,
 }
 
-impl Link {
+impl LinkConfig {
     /// Where to look for the Editor now: `--endpoint` alone when given;
     /// otherwise the ports discovery finds and, when the project is known
     /// and no port was given, uLoopMCP 3's endpoint for it, tried after the
     /// ports the project's files publish and before the default port.
     pub(super) fn targets(&self) -> Found {
-        let locator = &self.config.locator;
+        let locator = &self.locator;
         let root = || locator.project.as_deref().and_then(|p| canonical_project_root(p).ok());
         let mut found = Found::default();
-        if let Some(endpoint) = &self.config.endpoint {
+        if let Some(endpoint) = &self.endpoint {
             match endpoint {
                 Endpoint::Tcp(_) => found.targets.push(Target {
                     endpoint: endpoint.clone(),
@@ -103,7 +102,6 @@ impl Link {
                 }),
                 local => self.local_target(local, "--endpoint", root(), &mut found),
             }
-            self.remember_refusal(&found);
             return found;
         }
         let discovered = locator.candidates();
@@ -124,7 +122,6 @@ impl Link {
         if let Some(project) = uloop3 {
             self.derived_target(project, &mut found);
         }
-        self.remember_refusal(&found);
         found
     }
 
@@ -178,7 +175,7 @@ impl Link {
     /// one is there the Editor compiles, reloads or starts its server, and
     /// its socket is (or will be) gone for a while (`docs/uloop-3-wire.md` §8).
     fn uloop3_busy(&self) -> Option<String> {
-        let project = self.config.locator.project.as_deref()?;
+        let project = self.locator.project.as_deref()?;
         ULOOP_3.busy_locks.iter().find(|lock| project.join(lock).exists()).map(|lock| (*lock).to_owned())
     }
 
@@ -187,30 +184,17 @@ impl Link {
     /// announces nothing on the wire).
     pub(super) fn reload_lock_says_reloading(&self, dialect: &Dialect) -> bool {
         match dialect.reload {
-            ReloadSignal::LockFile(lock) => {
-                self.config.locator.project.as_deref().is_some_and(|p| p.join(lock).exists())
-            }
+            ReloadSignal::LockFile(lock) => self.locator.project.as_deref().is_some_and(|p| p.join(lock).exists()),
             ReloadSignal::Announced => false,
-        }
-    }
-
-    /// Logs a refusal once (the link looks again and again).
-    fn remember_refusal(&self, found: &Found) {
-        let mut memory = lock(&self.memory);
-        if memory.refused != found.refused {
-            if let Some(why) = &found.refused {
-                tracing::warn!("{why}");
-            }
-            memory.refused.clone_from(&found.refused);
         }
     }
 
     /// What to watch for the Editor coming back: the project's discovery
     /// files, and uLoopMCP 3's socket and lock files.
     pub(super) fn published_files(&self) -> Vec<PathBuf> {
-        let locator = &self.config.locator;
+        let locator = &self.locator;
         let mut files = locator.published_files();
-        let socket = match &self.config.endpoint {
+        let socket = match &self.endpoint {
             Some(Endpoint::Unix(path)) => Some(path.clone()),
             Some(_) => None,
             None if locator.explicit_port.is_none() => {
@@ -267,7 +251,6 @@ mod tests {
     use editor_link::discovery::Locator;
 
     use super::*;
-    use crate::link::LinkConfig;
 
     fn unity_project() -> tempfile::TempDir {
         let project = tempfile::tempdir().unwrap();
@@ -277,12 +260,10 @@ mod tests {
         project
     }
 
-    fn link(configure: impl FnOnce(&mut LinkConfig)) -> std::sync::Arc<Link> {
+    fn link(configure: impl FnOnce(&mut LinkConfig)) -> LinkConfig {
         let mut config = LinkConfig::new(Locator::default());
         configure(&mut config);
-        let link = Link::start(config, None);
-        link.stop();
-        link
+        config
     }
 
     #[tokio::test]

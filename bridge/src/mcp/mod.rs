@@ -1,52 +1,61 @@
-//! The MCP side: the only module that knows rmcp (3.9).
+//! The MCP side: the bridge's own MCP server, on any pair of byte streams
+//! (the process's stdin and stdout at the binary's edge, [`stdio`]; an
+//! in-memory pipe in tests).
 //!
-//! [`serve`] runs one MCP session over any pair of byte streams: the
-//! process's stdin and stdout at the binary's edge ([`stdio`]), an in-memory
-//! pipe in tests. rmcp runs the session. In front of it the [`guard`] is the
-//! one place the client's JSON-RPC is read and validated, because rmcp 3.9 on
-//! its own exits on a notification before `initialize`, drops a malformed
-//! line without an answer, runs two requests with one id, and waits up to 5 s
-//! for handlers at EOF: the guard answers those itself and hands rmcp only
-//! typed messages it has checked. [`out`] is the only writer of the output,
-//! one message per line. [`handler`] serves the MCP methods on the
-//! [`Bridge`], each in its own task so a panic becomes an error reply. When
-//! the input closes or `shutdown` resolves, the session stops at once with
-//! what is already answered flushed.
+//! It owns the protocol rather than serving through an SDK: every line is
+//! read once into a typed message, the session's lifecycle is one state,
+//! and each method is served in one place ([`dispatch`]). (It served through
+//! rmcp 3.9 until issue 43: rmcp on its own exits on a notification before
+//! `initialize`, drops a malformed line without an answer, runs two requests
+//! with one id and waits up to 5 s for handlers at EOF; its result types
+//! hold a tool's result as a tree that it serialises again; and it has no
+//! place for the tasks extension's subscriptions. So a guard in front of it
+//! validated every line, `tools/call` and the tasks were served beside it,
+//! and its output was patched afterwards: three doors. The tests still
+//! drive the bridge with rmcp's client, as with the Python and TypeScript
+//! SDKs and the MCP Inspector.) When the input closes or `shutdown`
+//! resolves, the session stops at once with what is already answered
+//! flushed.
 //!
-//! - [`session`] — what the others share: the ids in flight, the client
-//!   named, the revision of a call, the server's name.
-//! - [`guard`] — the input, line by line: validation.
-//! - [`calls`] — `tools/call`, served beside rmcp: results relayed as the
-//!   Editor's bytes, cancellation, progress.
-//! - [`out`] — the output: one writer, one message per line.
-//! - [`handler`] — what rmcp serves: `initialize`, `server/discover`,
-//!   `tools/list`, list changes (and 2026-07-28's `subscriptions/listen`).
-//! - [`stdio`] — stdin and stdout as async streams, and when the process must stop.
+//! - [`message`] — a line read once: a request (its method, the revision
+//!   its `_meta` names), a notification, or the error it gets.
+//! - [`session`] — what the others share: the lifecycle, the ids in flight,
+//!   the client named, the revision of a request, the server's name.
+//! - [`dispatch`] — the one front door: lifecycle, ids, each method served.
+//! - [`methods`] — `initialize`, `server/discover`, `tools/list`, resources.
+//! - [`calls`] — `tools/call`: results relayed as the Editor's bytes,
+//!   cancellation, progress; for a client that takes tasks, wrapped.
+//! - [`subscriptions`] — list changes, each revision's way; 2026-07-28's
+//!   `subscriptions/listen`.
 //! - [`tasks`] — 2026-07-28's tasks extension: calls answered with a task,
 //!   `tasks/get` and `tasks/cancel`.
+//! - [`out`] — the output: one writer, one message per line.
+//! - [`stdio`] — stdin and stdout as async streams, and when the process must stop.
 
 mod calls;
-mod guard;
-mod handler;
+mod dispatch;
+mod message;
+mod methods;
 mod out;
 mod session;
 pub mod stdio;
+mod subscriptions;
 mod tasks;
 
 use std::{future::Future, sync::Arc, time::Duration};
 
-use tokio::{
-    io::{AsyncRead, AsyncWrite},
-    sync::mpsc,
-};
-use tokio_util::sync::CancellationToken;
+use futures_util::StreamExt;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio_util::{codec::FramedRead, sync::CancellationToken};
 
 use crate::bridge::Bridge;
-use calls::Calls;
-use guard::GuardedTransport;
-use handler::Handler;
+use dispatch::Dispatcher;
+use editor_link::{
+    framing::{Frame, FrameDecoder, Framing},
+    jsonrpc::code,
+};
+use message::Refusal;
 use out::Out;
-use session::{InFlight, Negotiated, NotedClient};
 pub use stdio::serve_stdio;
 
 /// The MCP revisions with an `initialize` handshake, newest first.
@@ -94,6 +103,9 @@ pub enum Stop {
     Signal(&'static str),
 }
 
+/// Largest line accepted on the input.
+const INPUT_LIMIT: usize = 16 * 1024 * 1024;
+
 /// Serves one MCP session: requests read from `input`, answers and
 /// notifications written to `output`, until the input closes, the output
 /// cannot be written, or `shutdown` resolves (with the reason it gives).
@@ -108,38 +120,43 @@ pub async fn serve(
     let (out, out_rx) = Out::new();
     let output_closed = CancellationToken::new();
     let writer = tokio::spawn(out::write_lines(output, out_rx, output_closed.clone()));
-    let (to_rmcp, from_guard) = mpsc::channel(64);
-    let input_closed = CancellationToken::new();
-    let in_flight = InFlight::default();
-    let client = NotedClient::default();
-    let negotiated = Negotiated::default();
-    let calls = Calls::new(bridge.clone(), out.clone(), in_flight.clone(), client.clone(), negotiated.clone());
-    let calls_tasks = calls.tasks.clone();
-    let reader =
-        tokio::spawn(guard::read_input(input, to_rmcp, out.clone(), calls, in_flight.clone(), input_closed.clone()));
-
-    let handler = Handler::new(bridge.clone(), options.clone(), in_flight.clone(), client, negotiated);
-    let transport = GuardedTransport::new(from_guard, out.clone(), in_flight, calls_tasks);
-    let session = tokio::spawn(async move {
-        match rmcp::serve_server(handler, transport).await {
-            Ok(running) => {
-                let _ = running.waiting().await;
-            }
-            Err(e) => tracing::info!(%e, "the MCP session ended before it began"),
-        }
-    });
-
+    let mut dispatcher = Dispatcher::new(bridge.clone(), options, out.clone());
     let stop = tokio::select! {
-        _ = input_closed.cancelled() => Stop::InputClosed,
+        () = read_input(input, &mut dispatcher, &out) => Stop::InputClosed,
         _ = output_closed.cancelled() => Stop::OutputClosed,
         stop = shutdown => stop,
     };
     tracing::info!(?stop, "shutting down");
     // Calls in flight are abandoned; what is already answered still goes out.
+    dispatcher.close();
     bridge.link.stop();
-    reader.abort();
-    session.abort();
     out.flush(Duration::from_millis(200)).await;
     writer.abort();
     stop
+}
+
+/// Hands the client's messages to `dispatcher`, one per line, until the
+/// input ends.
+async fn read_input(input: impl AsyncRead + Send + Unpin, dispatcher: &mut Dispatcher, out: &Out) {
+    let mut lines = FramedRead::new(input, FrameDecoder::new(Framing::Newline, INPUT_LIMIT));
+    while let Some(frame) = lines.next().await {
+        match frame {
+            Ok(Frame::Body(line)) => dispatcher.line(&line),
+            Ok(Frame::TooLarge { size, limit, .. }) => out.refuse(&Refusal::new(
+                None,
+                code::INVALID_REQUEST,
+                format!("Invalid Request: a message of {size} bytes is over the {limit}-byte limit"),
+            )),
+            Err(e) => return tracing::debug!(%e, "the input ended"),
+        }
+    }
+}
+
+/// A panic's message, as far as it says one.
+fn panic_text(panic: &Box<dyn std::any::Any + Send>) -> String {
+    panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_default()
 }

@@ -14,7 +14,10 @@ use tokio::{
 };
 use tokio_util::sync::CancellationToken;
 
-use super::session::{Revision, SERVER_INFO_KEY, server_info};
+use super::{
+    message::Refusal,
+    session::{Revision, SERVER_INFO_KEY, server_info},
+};
 use crate::{raw_json, results::ToolResult};
 
 /// Bytes gathered before they are written.
@@ -64,13 +67,23 @@ impl Out {
         }
     }
 
-    /// A JSON-RPC error answered by the guard itself.
-    pub(super) fn error(&self, id: Option<&Value>, code: i64, message: &str, data: Option<Value>) {
-        let mut error = json!({"code": code, "message": message});
-        if let Some(data) = data {
-            error["data"] = data;
+    /// The answer to request `id`: its result, or an error.
+    pub(super) fn answer(&self, id: &Value, answer: Result<Value, Refusal>) {
+        match answer {
+            Ok(result) => {
+                self.line(&json!({"jsonrpc": "2.0", "id": id, "result": result}));
+            }
+            Err(refusal) => self.refuse(&refusal),
         }
-        self.line(&json!({"jsonrpc": "2.0", "id": id.cloned().unwrap_or(Value::Null), "error": error}));
+    }
+
+    /// A JSON-RPC error (`id` null when the request's could not be read).
+    pub(super) fn refuse(&self, refusal: &Refusal) {
+        let mut error = json!({"code": refusal.code, "message": refusal.message});
+        if let Some(data) = &refusal.data {
+            error["data"] = data.clone();
+        }
+        self.line(&json!({"jsonrpc": "2.0", "id": refusal.id.clone().unwrap_or(Value::Null), "error": error}));
     }
 
     /// The answer to a `tools/call`.

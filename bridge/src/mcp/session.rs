@@ -1,81 +1,88 @@
-//! What one MCP session's parts share: the ids of the client's requests in
-//! flight, the client a 2026-07-28 request named, the revision a call was
-//! made in, and the server's name. The ground the input ([`guard`](super::guard)),
-//! the calls, the output and the handler stand on; it imports none of them.
+//! What one MCP session's parts share: where the session stands
+//! ([`Lifecycle`]), the ids of the client's requests in flight, the client a
+//! 2026-07-28 request named, the revision a request was made in, and the
+//! server's name. The ground the dispatcher, the calls, the subscriptions
+//! and the output stand on; it imports none of them.
 
 use std::{
     collections::{HashMap, hash_map::Entry},
     sync::{Arc, Mutex},
 };
 
-use rmcp::model::ServerJsonRpcMessage;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 
+use super::message::Versioned;
 use crate::bridge::Bridge;
 use editor_link::lock;
 
+/// Where the session stands: one state, changed only by the dispatcher.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum Lifecycle {
+    /// Nothing begun: `initialize` begins a session of the handshake
+    /// revisions, a request that names its revision in `_meta` a stateless
+    /// one; `ping` is answered, anything else refused.
+    New,
+    /// After `initialize`, in the revision agreed (the newest with a
+    /// handshake when the client asked for another); `initialized` once the
+    /// client said so: only then may list changes be sent to it.
+    Handshake { revision: String, initialized: bool },
+    /// A request that named its revision was served: every request names it.
+    Stateless,
+}
+
+impl Lifecycle {
+    /// The revision `request` was made in: the one its `_meta` names, else
+    /// the one `initialize` agreed on (the newest, before it).
+    pub(super) fn revision(&self, versioned: Option<&Versioned>) -> Revision {
+        match versioned {
+            Some(v) => {
+                Revision::Stateless { result_type: v.stateless(), structured: defines_structured_content(&v.version) }
+            }
+            None => Revision::Handshake {
+                structured: match self {
+                    Lifecycle::Handshake { revision, .. } => defines_structured_content(revision),
+                    Lifecycle::New | Lifecycle::Stateless => true,
+                },
+            },
+        }
+    }
+}
+
 /// The ids of the client's requests that are still to be answered: a second
-/// request with one of them is refused (rmcp 3.9 would run both and answer
-/// one), and an id is free again once its answer has gone out. A
-/// `tools/call` (served beside rmcp) keeps its cancellation here too.
+/// request with one of them is refused (MCP: a new id for every request),
+/// and an id is free again once its answer has gone out. A request that
+/// takes time (a call, a list that waits for the Editor, a subscription)
+/// keeps its cancellation here: `notifications/cancelled` reaches it.
 #[derive(Clone, Debug, Default)]
-pub(super) struct InFlight(Arc<Mutex<HashMap<String, Option<CancellationToken>>>>);
+pub(super) struct InFlight(Arc<Mutex<HashMap<String, CancellationToken>>>);
 
 impl InFlight {
     fn key(id: &Value) -> String {
         id.to_string()
     }
 
-    fn ids(&self) -> std::sync::MutexGuard<'_, HashMap<String, Option<CancellationToken>>> {
-        lock(&self.0)
-    }
-
-    /// Takes `id`; false when a request with it is in flight.
-    pub(super) fn take(&self, id: &Value) -> bool {
-        match self.ids().entry(Self::key(id)) {
-            Entry::Occupied(_) => false,
-            Entry::Vacant(free) => {
-                free.insert(None);
-                true
-            }
+    /// Takes `id`, and what cancels its request; `None` when a request with
+    /// it is in flight.
+    pub(super) fn take(&self, id: &Value) -> Option<CancellationToken> {
+        match lock(&self.0).entry(Self::key(id)) {
+            Entry::Occupied(_) => None,
+            Entry::Vacant(free) => Some(free.insert(CancellationToken::new()).clone()),
         }
     }
 
     pub(super) fn release(&self, id: &Value) {
-        self.ids().remove(&Self::key(id));
+        lock(&self.0).remove(&Self::key(id));
     }
 
-    /// What cancels the request with `id` (taken): `notifications/cancelled`.
-    pub(super) fn cancellation(&self, id: &Value) -> CancellationToken {
-        let cancel = CancellationToken::new();
-        if let Some(slot) = self.ids().get_mut(&Self::key(id)) {
-            *slot = Some(cancel.clone());
-        }
-        cancel
-    }
-
-    /// Cancels the request with `id`; false when none in flight can be
-    /// cancelled here (answered, or one rmcp serves).
+    /// Cancels the request with `id`; false when none is in flight.
     pub(super) fn cancel(&self, id: &Value) -> bool {
-        match self.ids().get(&Self::key(id)) {
-            Some(Some(cancel)) => {
+        match lock(&self.0).get(&Self::key(id)) {
+            Some(cancel) => {
                 cancel.cancel();
                 true
             }
-            _ => false,
-        }
-    }
-
-    /// An answer going out frees its id.
-    pub(super) fn answered(&self, message: &ServerJsonRpcMessage) {
-        let id = match message {
-            ServerJsonRpcMessage::Response(r) => Some(&r.id),
-            ServerJsonRpcMessage::Error(e) => e.id.as_ref(),
-            _ => None,
-        };
-        if let Some(id) = id.and_then(|id| serde_json::to_value(id).ok()) {
-            self.release(&id);
+            None => false,
         }
     }
 }
@@ -99,13 +106,14 @@ impl NotedClient {
     }
 }
 
-/// The revision a `tools/call` was made in, which shapes its answer.
+/// The revision a request was made in, which shapes its answer.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Revision {
     /// After `initialize`: the result as the handshake revisions have it.
     Handshake { structured: bool },
     /// A request versioned in its `_meta`: the result names the server in
-    /// its `_meta`, and has `resultType` from 2026-07-28 on.
+    /// its `_meta`, and has `resultType` (and cache hints on lists) from
+    /// 2026-07-28 on.
     Stateless { result_type: bool, structured: bool },
 }
 
@@ -122,27 +130,16 @@ impl Revision {
     pub(super) fn result_type(self) -> bool {
         matches!(self, Revision::Stateless { result_type: true, .. })
     }
+
+    /// The request named its revision: its result names the server.
+    pub(super) fn names_the_server(self) -> bool {
+        matches!(self, Revision::Stateless { .. })
+    }
 }
 
 /// Whether MCP revision `version` (a date) defines `structuredContent`.
 pub(super) fn defines_structured_content(version: &str) -> bool {
     version >= "2025-06-18"
-}
-
-/// The revision `initialize` agreed on, for the handshake-era client's calls.
-#[derive(Clone, Debug, Default)]
-pub(super) struct Negotiated(Arc<Mutex<Option<String>>>);
-
-impl Negotiated {
-    pub(super) fn set(&self, version: &str) {
-        *lock(&self.0) = Some(version.to_owned());
-    }
-
-    /// The revision of a call made after `initialize` (the newest before it).
-    pub(super) fn revision(&self) -> Revision {
-        let structured = lock(&self.0).as_deref().is_none_or(defines_structured_content);
-        Revision::Handshake { structured }
-    }
 }
 
 /// The `_meta` key a 2026-07-28 result names its server under.

@@ -22,13 +22,12 @@
 //!   end with its process.
 //!
 //! `tasks/get`, `tasks/update` (nothing to ask the client: accepted) and
-//! `tasks/cancel` are served from the guard; task ids are random (v4 UUIDs:
+//! `tasks/cancel` are served by the dispatcher; task ids are random (v4 UUIDs:
 //! a task id is the only key to its result). Clients poll (every
 //! [`POLL_INTERVAL_MS`]), or listen: a `subscriptions/listen` naming
 //! `taskIds` gets `notifications/tasks` (the task as `tasks/get` gives it,
-//! tagged with the subscription) when one of them ends. (rmcp 3.9 serves the
-//! subscription; the guard adds the task ids it accepted to rmcp's
-//! acknowledgement, as rmcp's filter has no place for them.)
+//! tagged with the subscription) when one of them ends
+//! ([`subscriptions`](super::subscriptions) acknowledges the ids kept).
 
 use std::{
     collections::HashMap,
@@ -202,6 +201,7 @@ impl TaskStore {
     }
 
     /// The task ids a subscription was accepted for, if it named any.
+    #[cfg(test)]
     pub(crate) fn listened(&self, subscription: &Value) -> Option<Vec<String>> {
         lock(&self.1).iter().find(|l| l.subscription == *subscription).map(|l| l.tasks.clone())
     }

@@ -47,7 +47,7 @@ def inspector(args, *request):
     command += [*request]
     # The bridge's own log level; its log goes to the file, where the
     # revision each session spoke is read.
-    env = dict(os.environ, UNITY_MCP_BRIDGE_LOG="info,rmcp=error")
+    env = dict(os.environ, UNITY_MCP_BRIDGE_LOG="info")
     done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=args.project, env=env)
     with open(log) as f:
         logged = f.read()

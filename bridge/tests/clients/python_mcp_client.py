@@ -64,7 +64,7 @@ ULOOP3_CALLS = [
 async def run_uloop3(bridge, project, mode, expect_version):
     """The bridge in front of a uLoopMCP 3 Editor, found from the project
     folder (its socket under /tmp/uloop, or on Windows its named pipe)."""
-    params = StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn,rmcp=error"])
+    params = StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn"])
     async with Client(params, read_timeout_seconds=60, mode=mode) as client:
         ERA["version"] = client.protocol_version
         check(client.protocol_version == expect_version,
@@ -88,7 +88,7 @@ async def run_uloop3(bridge, project, mode, expect_version):
 
 
 async def run(bridge, project, mode, expect_version, prefix=(), cwd=None):
-    params = StdioServerParameters(command=bridge, args=list(prefix) + ["--project", project, "--log-level", "warn,rmcp=error"],
+    params = StdioServerParameters(command=bridge, args=list(prefix) + ["--project", project, "--log-level", "warn"],
                                    cwd=cwd)
     async with Client(params, read_timeout_seconds=60, mode=mode) as client:
         ERA["version"] = client.protocol_version

@@ -55,7 +55,7 @@ const clip = (value) => JSON.stringify(value ?? null).slice(0, 300);
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // The port: the bridge's stdio, one JSON-RPC message a line.
-const child = spawn(args.bridge, ['--project', args.project, '--log-level', 'warn,rmcp=error'], {
+const child = spawn(args.bridge, ['--project', args.project, '--log-level', 'warn'], {
   stdio: ['pipe', 'pipe', 'inherit'],
 });
 const pending = new Map();

@@ -122,7 +122,7 @@ class Tasks(ClientExtension):
 
 
 def params(bridge, project):
-    return StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn,rmcp=error"])
+    return StdioServerParameters(command=bridge, args=["--project", project, "--log-level", "warn"])
 
 
 async def with_tasks(bridge, project, figures):

@@ -98,7 +98,7 @@ async function run() {
   const client = new Client({ name: 'ts-sdk-v2-test', version: '1.0.0' }, { versionNegotiation: { mode } });
   const transport = new StdioClientTransport({
     command: args.bridge,
-    args: ['--project', args.project, '--log-level', 'warn,rmcp=error'],
+    args: ['--project', args.project, '--log-level', 'warn'],
     stderr: 'inherit',
   });
   await client.connect(transport);

@@ -25,7 +25,7 @@ fn arguments(project: &Path, extra: &[&str], logs: &str) -> Vec<std::ffi::OsStri
             static N: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
             let n = N.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let file = Path::new(&dir).join(format!("{logs}-{}-{n}.log", std::process::id()));
-            args.extend(["--log-level".into(), "debug,rmcp=info".into(), "--log-file".into(), file.into()]);
+            args.extend(["--log-level".into(), "debug".into(), "--log-file".into(), file.into()]);
         }
         _ if !extra.contains(&"--log-level") => args.extend(["--log-level".into(), "warn".into()]),
         _ => {}

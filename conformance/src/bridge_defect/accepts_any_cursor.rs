@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct AcceptsAnyCursor;
 
 impl Breaks for AcceptsAnyCursor {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "tools/list" && message["error"]["code"] == json!(code::INVALID_PARAMS) {
             let id = message["id"].clone();
             *message = json!({"jsonrpc": "2.0", "id": id, "result": {"tools": []}});

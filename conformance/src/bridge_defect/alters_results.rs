@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct AltersResults;
 
 impl Breaks for AltersResults {
-    fn from_bridge(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
         for tool in message.pointer_mut("/result/tools").and_then(Value::as_array_mut).into_iter().flatten() {
             if let Some(d) = tool["description"].as_str() {
                 tool["description"] = json!(format!("{d} (relayed)"));

@@ -8,9 +8,9 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct AnswersCancelled;
 
 impl Breaks for AnswersCancelled {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         if client.method == "notifications/cancelled" {
-            relay.answer(&message["params"]["requestId"], json!({"content": [{"type": "text", "text": "cancelled"}]}));
+            relay.answer(&message["params"]["requestId"], &json!({"content": [{"type": "text", "text": "cancelled"}]}));
         }
         Flow::Pass
     }

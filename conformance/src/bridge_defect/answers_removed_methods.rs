@@ -9,9 +9,9 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct AnswersRemovedMethods;
 
 impl Breaks for AnswersRemovedMethods {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         if client.stateless && client.id.is_some() && matches!(client.method, "ping" | "logging/setLevel") {
-            relay.answer(&message["id"], json!({}));
+            relay.answer(&message["id"], &json!({}));
             return Flow::Stop;
         }
         Flow::Pass

@@ -24,14 +24,14 @@ fn undeclared_answer(method: &str) -> Option<Value> {
 pub(super) struct AnswersUndeclaredMethods;
 
 impl Breaks for AnswersUndeclaredMethods {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         let method = client.method;
         if client.id.is_none() || method.is_empty() {
             return Flow::Pass;
         }
         let known = matches!(method, "initialize" | "ping" | "tools/list" | "tools/call");
         match undeclared_answer(method) {
-            Some(result) => relay.answer(&message["id"], result),
+            Some(result) => relay.answer(&message["id"], &result),
             None if !known => {
                 relay.refuse(&message["id"], code::INVALID_PARAMS, &format!("Invalid params for {method}"))
             }

@@ -8,7 +8,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct DiesOnEarlyNotification;
 
 impl Breaks for DiesOnEarlyNotification {
-    fn from_client(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
+    fn client_message(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
         match client.id {
             None if !client.initialized => Flow::Exit(70),
             _ => Flow::Pass,

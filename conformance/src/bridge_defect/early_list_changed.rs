@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct EarlyListChanged;
 
 impl Breaks for EarlyListChanged {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
         if answering.method != "initialize" {
             return Flow::Pass;
         }

@@ -10,7 +10,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct FailsOnHugeTimeout;
 
 impl Breaks for FailsOnHugeTimeout {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         let huge = message["params"]["arguments"]["TimeoutSeconds"].as_f64().is_some_and(|t| t >= 1e18);
         if client.method != "tools/call" || !huge {
             return Flow::Pass;

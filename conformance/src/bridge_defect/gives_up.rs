@@ -10,7 +10,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct GivesUp;
 
 impl Breaks for GivesUp {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "tools/call" {
             let id = message["id"].clone();
             *message = json!({"jsonrpc": "2.0", "id": id, "result": {"isError": true,

@@ -8,7 +8,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct HidesATool;
 
 impl Breaks for HidesATool {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "tools/list" {
             if let Some(tools) = message.pointer_mut("/result/tools").and_then(Value::as_array_mut) {
                 tools.pop();

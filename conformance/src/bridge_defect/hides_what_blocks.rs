@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct HidesWhatBlocks;
 
 impl Breaks for HidesWhatBlocks {
-    fn from_bridge(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
         let cut = |text: &str| match text.find("the Editor's main thread") {
             Some(at) => text[..at].to_owned(),
             None => text.to_owned(),

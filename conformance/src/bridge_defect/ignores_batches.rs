@@ -8,7 +8,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct IgnoresBatches;
 
 impl Breaks for IgnoresBatches {
-    fn from_client(&self, message: &mut Value, _: &FromClient<'_>, _: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, _: &FromClient<'_>, _: &Relay) -> Flow {
         if message.is_array() { Flow::Stop } else { Flow::Pass }
     }
 }

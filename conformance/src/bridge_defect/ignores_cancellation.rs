@@ -9,7 +9,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct IgnoresCancellation;
 
 impl Breaks for IgnoresCancellation {
-    fn from_client(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
+    fn client_message(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
         if client.method == "notifications/cancelled" { Flow::Stop } else { Flow::Pass }
     }
 }

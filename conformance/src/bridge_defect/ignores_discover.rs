@@ -8,7 +8,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct IgnoresDiscover;
 
 impl Breaks for IgnoresDiscover {
-    fn from_client(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
+    fn client_message(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
         if client.method == "server/discover" { Flow::Stop } else { Flow::Pass }
     }
 }

@@ -8,7 +8,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct IgnoresPing;
 
 impl Breaks for IgnoresPing {
-    fn from_client(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
+    fn client_message(&self, _: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
         if client.method == "ping" { Flow::Stop } else { Flow::Pass }
     }
 }

@@ -8,7 +8,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct InvalidSchema;
 
 impl Breaks for InvalidSchema {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "tools/list" {
             if let Some(tool) = message.pointer_mut("/result/tools/0") {
                 tool["inputSchema"]["type"] = json!("objekt");

@@ -13,7 +13,7 @@ pub(super) struct LosesAnswers {
 }
 
 impl Breaks for LosesAnswers {
-    fn from_bridge(&self, _: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, _: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "tools/call" && self.answered.fetch_add(1, Ordering::Relaxed) % 2 == 0 {
             return Flow::Stop;
         }

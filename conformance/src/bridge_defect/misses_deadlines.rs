@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, MISSED_BY, Relay};
 pub(super) struct MissesDeadlines;
 
 impl Breaks for MissesDeadlines {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
         if answering.method == "tools/call" && message["result"]["isError"] == json!(true) {
             relay.say_later(MISSED_BY, message);
             return Flow::Stop;

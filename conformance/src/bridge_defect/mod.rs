@@ -182,63 +182,53 @@ impl BridgeDefect {
     /// What it does.
     pub fn breaks(self) -> Arc<dyn Breaks> {
         match self {
-            BridgeDefect::Banner => Arc::new(banner::Banner::default()),
-            BridgeDefect::PinsVersion => Arc::new(pins_version::PinsVersion::default()),
-            BridgeDefect::RejectsUnknownVersion => Arc::new(rejects_unknown_version::RejectsUnknownVersion::default()),
-            BridgeDefect::NoListChangedCapability => {
-                Arc::new(no_list_changed_capability::NoListChangedCapability::default())
-            }
-            BridgeDefect::DiesOnEarlyNotification => {
-                Arc::new(dies_on_early_notification::DiesOnEarlyNotification::default())
-            }
-            BridgeDefect::IdsAsStrings => Arc::new(ids_as_strings::IdsAsStrings::default()),
-            BridgeDefect::DiesOnBadJson => Arc::new(dies_on_bad_json::DiesOnBadJson::default()),
-            BridgeDefect::IgnoresBatches => Arc::new(ignores_batches::IgnoresBatches::default()),
-            BridgeDefect::IgnoresPing => Arc::new(ignores_ping::IgnoresPing::default()),
-            BridgeDefect::IgnoresDiscover => Arc::new(ignores_discover::IgnoresDiscover::default()),
-            BridgeDefect::InvalidSchema => Arc::new(invalid_schema::InvalidSchema::default()),
-            BridgeDefect::HidesATool => Arc::new(hides_a_tool::HidesATool::default()),
-            BridgeDefect::AcceptsAnyCursor => Arc::new(accepts_any_cursor::AcceptsAnyCursor::default()),
-            BridgeDefect::RequiresEveryParameter => {
-                Arc::new(requires_every_parameter::RequiresEveryParameter::default())
-            }
-            BridgeDefect::AltersResults => Arc::new(alters_results::AltersResults::default()),
-            BridgeDefect::NoStructuredContent => Arc::new(no_structured_content::NoStructuredContent::default()),
-            BridgeDefect::NoIsError => Arc::new(no_is_error::NoIsError::default()),
-            BridgeDefect::UnknownToolAsResult => Arc::new(unknown_tool_as_result::UnknownToolAsResult::default()),
-            BridgeDefect::ImagesAsText => Arc::new(images_as_text::ImagesAsText::default()),
-            BridgeDefect::NoListChanged => Arc::new(no_list_changed::NoListChanged::default()),
-            BridgeDefect::EarlyListChanged => Arc::new(early_list_changed::EarlyListChanged::default()),
-            BridgeDefect::NoProgress => Arc::new(no_progress::NoProgress::default()),
+            BridgeDefect::Banner => Arc::new(banner::Banner),
+            BridgeDefect::PinsVersion => Arc::new(pins_version::PinsVersion),
+            BridgeDefect::RejectsUnknownVersion => Arc::new(rejects_unknown_version::RejectsUnknownVersion),
+            BridgeDefect::NoListChangedCapability => Arc::new(no_list_changed_capability::NoListChangedCapability),
+            BridgeDefect::DiesOnEarlyNotification => Arc::new(dies_on_early_notification::DiesOnEarlyNotification),
+            BridgeDefect::IdsAsStrings => Arc::new(ids_as_strings::IdsAsStrings),
+            BridgeDefect::DiesOnBadJson => Arc::new(dies_on_bad_json::DiesOnBadJson),
+            BridgeDefect::IgnoresBatches => Arc::new(ignores_batches::IgnoresBatches),
+            BridgeDefect::IgnoresPing => Arc::new(ignores_ping::IgnoresPing),
+            BridgeDefect::IgnoresDiscover => Arc::new(ignores_discover::IgnoresDiscover),
+            BridgeDefect::InvalidSchema => Arc::new(invalid_schema::InvalidSchema),
+            BridgeDefect::HidesATool => Arc::new(hides_a_tool::HidesATool),
+            BridgeDefect::AcceptsAnyCursor => Arc::new(accepts_any_cursor::AcceptsAnyCursor),
+            BridgeDefect::RequiresEveryParameter => Arc::new(requires_every_parameter::RequiresEveryParameter),
+            BridgeDefect::AltersResults => Arc::new(alters_results::AltersResults),
+            BridgeDefect::NoStructuredContent => Arc::new(no_structured_content::NoStructuredContent),
+            BridgeDefect::NoIsError => Arc::new(no_is_error::NoIsError),
+            BridgeDefect::UnknownToolAsResult => Arc::new(unknown_tool_as_result::UnknownToolAsResult),
+            BridgeDefect::ImagesAsText => Arc::new(images_as_text::ImagesAsText),
+            BridgeDefect::NoListChanged => Arc::new(no_list_changed::NoListChanged),
+            BridgeDefect::EarlyListChanged => Arc::new(early_list_changed::EarlyListChanged),
+            BridgeDefect::NoProgress => Arc::new(no_progress::NoProgress),
             BridgeDefect::ProgressUnasked => Arc::new(progress_unasked::ProgressUnasked::default()),
-            BridgeDefect::AnswersCancelled => Arc::new(answers_cancelled::AnswersCancelled::default()),
+            BridgeDefect::AnswersCancelled => Arc::new(answers_cancelled::AnswersCancelled),
             BridgeDefect::LosesAnswers => Arc::new(loses_answers::LosesAnswers::default()),
-            BridgeDefect::GivesUp => Arc::new(gives_up::GivesUp::default()),
+            BridgeDefect::GivesUp => Arc::new(gives_up::GivesUp),
             BridgeDefect::TakesTheEditor => Arc::new(takes_the_editor::TakesTheEditor::default()),
-            BridgeDefect::IgnoresEof => Arc::new(ignores_eof::IgnoresEof::default()),
-            BridgeDefect::ResendsWhatMayHaveRun => {
-                Arc::new(resends_what_may_have_run::ResendsWhatMayHaveRun::default())
-            }
-            BridgeDefect::SaysDidNotRun => Arc::new(says_did_not_run::SaysDidNotRun::default()),
-            BridgeDefect::MissesDeadlines => Arc::new(misses_deadlines::MissesDeadlines::default()),
-            BridgeDefect::RunsDuplicateIds => Arc::new(runs_duplicate_ids::RunsDuplicateIds::default()),
-            BridgeDefect::AnswersUndeclaredMethods => {
-                Arc::new(answers_undeclared_methods::AnswersUndeclaredMethods::default())
-            }
-            BridgeDefect::FailsOnHugeTimeout => Arc::new(fails_on_huge_timeout::FailsOnHugeTimeout::default()),
-            BridgeDefect::RequiresHandshake => Arc::new(requires_handshake::RequiresHandshake::default()),
-            BridgeDefect::NullRequested => Arc::new(null_requested::NullRequested::default()),
-            BridgeDefect::AnswersRemovedMethods => Arc::new(answers_removed_methods::AnswersRemovedMethods::default()),
-            BridgeDefect::NoResultType => Arc::new(no_result_type::NoResultType::default()),
-            BridgeDefect::NoSubscriptions => Arc::new(no_subscriptions::NoSubscriptions::default()),
+            BridgeDefect::IgnoresEof => Arc::new(ignores_eof::IgnoresEof),
+            BridgeDefect::ResendsWhatMayHaveRun => Arc::new(resends_what_may_have_run::ResendsWhatMayHaveRun),
+            BridgeDefect::SaysDidNotRun => Arc::new(says_did_not_run::SaysDidNotRun),
+            BridgeDefect::MissesDeadlines => Arc::new(misses_deadlines::MissesDeadlines),
+            BridgeDefect::RunsDuplicateIds => Arc::new(runs_duplicate_ids::RunsDuplicateIds),
+            BridgeDefect::AnswersUndeclaredMethods => Arc::new(answers_undeclared_methods::AnswersUndeclaredMethods),
+            BridgeDefect::FailsOnHugeTimeout => Arc::new(fails_on_huge_timeout::FailsOnHugeTimeout),
+            BridgeDefect::RequiresHandshake => Arc::new(requires_handshake::RequiresHandshake),
+            BridgeDefect::NullRequested => Arc::new(null_requested::NullRequested),
+            BridgeDefect::AnswersRemovedMethods => Arc::new(answers_removed_methods::AnswersRemovedMethods),
+            BridgeDefect::NoResultType => Arc::new(no_result_type::NoResultType),
+            BridgeDefect::NoSubscriptions => Arc::new(no_subscriptions::NoSubscriptions),
             BridgeDefect::TellsCancelledSubscriptions => {
-                Arc::new(tells_cancelled_subscriptions::TellsCancelledSubscriptions::default())
+                Arc::new(tells_cancelled_subscriptions::TellsCancelledSubscriptions)
             }
             BridgeDefect::OneCallAtATime => Arc::new(one_call_at_a_time::OneCallAtATime::default()),
-            BridgeDefect::IgnoresCancellation => Arc::new(ignores_cancellation::IgnoresCancellation::default()),
-            BridgeDefect::NoReloadWait => Arc::new(no_reload_wait::NoReloadWait::default()),
-            BridgeDefect::HidesWhatBlocks => Arc::new(hides_what_blocks::HidesWhatBlocks::default()),
-            BridgeDefect::WrongOutputSchema => Arc::new(wrong_output_schema::WrongOutputSchema::default()),
+            BridgeDefect::IgnoresCancellation => Arc::new(ignores_cancellation::IgnoresCancellation),
+            BridgeDefect::NoReloadWait => Arc::new(no_reload_wait::NoReloadWait),
+            BridgeDefect::HidesWhatBlocks => Arc::new(hides_what_blocks::HidesWhatBlocks),
+            BridgeDefect::WrongOutputSchema => Arc::new(wrong_output_schema::WrongOutputSchema),
         }
     }
 }
@@ -271,13 +261,13 @@ pub trait Breaks: Send + Sync {
     }
 
     /// A message from the client, which the defect may change in place.
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         let _ = (message, client, relay);
         Flow::Pass
     }
 
     /// A message from the bridge, which the defect may change in place.
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
         let _ = (message, answering, relay);
         Flow::Pass
     }
@@ -351,11 +341,11 @@ mod tests {
                     BridgeDefect::UnknownToolAsResult | BridgeDefect::AcceptsAnyCursor | BridgeDefect::GivesUp
                 );
                 let mut message = error.clone();
-                if defect.breaks().from_bridge(&mut message, &answering, &relay) == Flow::Pass {
+                if defect.breaks().bridge_message(&mut message, &answering, &relay) == Flow::Pass {
                     assert!(replaces || message.get("result").is_none(), "{defect} {method}: {message}");
                 }
                 let mut message = result.clone();
-                if defect.breaks().from_bridge(&mut message, &answering, &relay) == Flow::Pass {
+                if defect.breaks().bridge_message(&mut message, &answering, &relay) == Flow::Pass {
                     assert!(message.get("error").is_none(), "{defect} {method}: {message}");
                 }
             }
@@ -368,11 +358,11 @@ mod tests {
         let breaks = BridgeDefect::RunsDuplicateIds.breaks();
         let client = FromClient { method: "tools/call", id: Some(json!(1)), stateless: false, initialized: true };
         let mut first = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"});
-        assert_eq!(breaks.from_client(&mut first, &client, &relay), Flow::Pass);
+        assert_eq!(breaks.client_message(&mut first, &client, &relay), Flow::Pass);
         assert_eq!(first["id"], 1, "not in flight yet: as it is");
         relay.note(&first);
         let mut second = first.clone();
-        assert_eq!(breaks.from_client(&mut second, &client, &relay), Flow::Pass);
+        assert_eq!(breaks.client_message(&mut second, &client, &relay), Flow::Pass);
         assert_eq!(second["id"], "relay-dup-1");
         relay.note(&second);
         assert!(relay.answered(&mut json!({"id": "relay-dup-1", "result": {}})).is_none());

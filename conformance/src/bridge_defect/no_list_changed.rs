@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, Relay, is_notification};
 pub(super) struct NoListChanged;
 
 impl Breaks for NoListChanged {
-    fn from_bridge(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
         if is_notification(message, notifications::TOOLS_LIST_CHANGED) { Flow::Stop } else { Flow::Pass }
     }
 }

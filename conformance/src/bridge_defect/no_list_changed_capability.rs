@@ -8,7 +8,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct NoListChangedCapability;
 
 impl Breaks for NoListChangedCapability {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "initialize" {
             if let Some(tools) = message.pointer_mut("/result/capabilities/tools").and_then(Value::as_object_mut) {
                 tools.remove("listChanged");

@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, Relay, is_notification};
 pub(super) struct NoProgress;
 
 impl Breaks for NoProgress {
-    fn from_bridge(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
         if is_notification(message, notifications::PROGRESS) { Flow::Stop } else { Flow::Pass }
     }
 }

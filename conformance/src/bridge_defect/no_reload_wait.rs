@@ -9,7 +9,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct NoReloadWait;
 
 impl Breaks for NoReloadWait {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
         let params = &mut message["params"];
         if client.method == "tools/call" && params["name"] == "compile" && params["arguments"].is_object() {
             params["arguments"]["WaitForDomainReload"] = json!(false);

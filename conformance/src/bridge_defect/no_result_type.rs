@@ -8,7 +8,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct NoResultType;
 
 impl Breaks for NoResultType {
-    fn from_bridge(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
         if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
             result.remove("resultType");
         }

@@ -8,7 +8,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct NoStructuredContent;
 
 impl Breaks for NoStructuredContent {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "tools/call" {
             if let Some(result) = message.pointer_mut("/result").and_then(Value::as_object_mut) {
                 result.remove("structuredContent");

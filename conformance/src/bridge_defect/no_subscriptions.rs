@@ -10,7 +10,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct NoSubscriptions;
 
 impl Breaks for NoSubscriptions {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         if client.id.is_none() || client.method != "subscriptions/listen" {
             return Flow::Pass;
         }

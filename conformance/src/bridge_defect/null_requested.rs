@@ -11,7 +11,7 @@ const UNSUPPORTED_VERSION: i64 = -32022;
 pub(super) struct NullRequested;
 
 impl Breaks for NullRequested {
-    fn from_bridge(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, _: &Answering<'_>, _: &Relay) -> Flow {
         if message["error"]["code"] == json!(UNSUPPORTED_VERSION) {
             message["error"]["data"]["requested"] = Value::Null;
         }

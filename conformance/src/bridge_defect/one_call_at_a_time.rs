@@ -23,7 +23,7 @@ pub(super) struct OneCallAtATime {
 }
 
 impl Breaks for OneCallAtATime {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
         if client.method != "tools/call" {
             return Flow::Pass;
         }
@@ -37,7 +37,7 @@ impl Breaks for OneCallAtATime {
         Flow::Hold
     }
 
-    fn from_bridge(&self, _: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
+    fn bridge_message(&self, _: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
         if answering.method == "tools/call" {
             let mut calls = lock(&self.calls);
             calls.out = calls.out.saturating_sub(1);

@@ -8,7 +8,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct PinsVersion;
 
 impl Breaks for PinsVersion {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "initialize" {
             if let Some(version) = message.pointer_mut("/result/protocolVersion") {
                 *version = json!("2024-11-05");

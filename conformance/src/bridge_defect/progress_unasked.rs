@@ -13,7 +13,7 @@ pub(super) struct ProgressUnasked {
 }
 
 impl Breaks for ProgressUnasked {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, _: &Relay) -> Flow {
         if client.method == "tools/call" && message["params"]["_meta"]["progressToken"].is_null() {
             let token = self.tokens.fetch_add(1, Ordering::Relaxed) + 1;
             message["params"]["_meta"] = json!({"progressToken": format!("relay-{token}")});

@@ -12,7 +12,7 @@ const KNOWN_VERSIONS: [&str; 4] = ["2024-11-05", "2025-03-26", "2025-06-18", "20
 pub(super) struct RejectsUnknownVersion;
 
 impl Breaks for RejectsUnknownVersion {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         let version = message["params"]["protocolVersion"].as_str().unwrap_or("");
         if client.method != "initialize" || KNOWN_VERSIONS.contains(&version) {
             return Flow::Pass;

@@ -65,7 +65,7 @@ impl Relay {
     }
 
     /// Answers the client's request `id` with `result`.
-    pub fn answer(&self, id: &Value, result: Value) {
+    pub fn answer(&self, id: &Value, result: &Value) {
         self.say(json!({"jsonrpc": "2.0", "id": id, "result": result}).to_string());
     }
 
@@ -153,7 +153,7 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
             return 2;
         }
     };
-    let (Some(to_bridge), Some(from_bridge)) = (child.stdin.take(), child.stdout.take()) else {
+    let (Some(to_bridge), Some(bridge_out)) = (child.stdin.take(), child.stdout.take()) else {
         return 2;
     };
     // Everything for our stdout goes through one writer.
@@ -166,7 +166,7 @@ pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<
         return 1;
     }
     let upstream = tokio::spawn(from_the_client(breaks.clone(), relay.clone(), to_bridge, injected));
-    let downstream = tokio::spawn(from_the_bridge(breaks.clone(), relay, from_bridge));
+    let downstream = tokio::spawn(from_the_bridge(breaks.clone(), relay, bridge_out));
     let _ = downstream.await;
     upstream.abort();
     let status = child.wait().await.ok().and_then(|s| s.code()).unwrap_or(1);
@@ -227,7 +227,7 @@ async fn from_the_client(
                     initialized,
                 };
                 let original = message.clone();
-                let flow = breaks.from_client(&mut message, &client, &relay);
+                let flow = breaks.client_message(&mut message, &client, &relay);
                 // A request (its id as it goes on) is in flight from now.
                 if !matches!(flow, Flow::Stop) && !method.is_empty() && message.get("id").is_some() {
                     relay.note(&message);
@@ -253,8 +253,8 @@ async fn from_the_client(
 }
 
 /// The bridge's lines to the client.
-async fn from_the_bridge(breaks: Arc<dyn Breaks>, relay: Relay, from_bridge: tokio::process::ChildStdout) {
-    let mut lines = BufReader::new(from_bridge).lines();
+async fn from_the_bridge(breaks: Arc<dyn Breaks>, relay: Relay, bridge_out: tokio::process::ChildStdout) {
+    let mut lines = BufReader::new(bridge_out).lines();
     while let Ok(Some(line)) = lines.next_line().await {
         let Ok(mut message) = serde_json::from_str::<Value>(&line) else {
             relay.say(line);
@@ -263,7 +263,7 @@ async fn from_the_bridge(breaks: Arc<dyn Breaks>, relay: Relay, from_bridge: tok
         let Some(request) = relay.answered(&mut message) else { continue };
         let method = request.as_ref().and_then(|r| r["method"].as_str()).unwrap_or("");
         let answering = Answering { method, request: request.as_ref() };
-        match breaks.from_bridge(&mut message, &answering, &relay) {
+        match breaks.bridge_message(&mut message, &answering, &relay) {
             Flow::Pass => relay.say(message.to_string()),
             Flow::Stop | Flow::Hold => {}
             Flow::Exit(status) => std::process::exit(status),

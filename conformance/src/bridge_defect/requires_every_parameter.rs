@@ -8,7 +8,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct RequiresEveryParameter;
 
 impl Breaks for RequiresEveryParameter {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method != "tools/list" {
             return Flow::Pass;
         }

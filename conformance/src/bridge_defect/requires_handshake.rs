@@ -10,7 +10,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct RequiresHandshake;
 
 impl Breaks for RequiresHandshake {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         if !client.stateless || client.id.is_none() || client.initialized {
             return Flow::Pass;
         }

@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct ResendsWhatMayHaveRun;
 
 impl Breaks for ResendsWhatMayHaveRun {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, relay: &Relay) -> Flow {
         let failed = answering.method == "tools/call" && message["result"]["isError"] == json!(true);
         let text: String =
             message["result"]["content"].as_array().into_iter().flatten().filter_map(|c| c["text"].as_str()).collect();

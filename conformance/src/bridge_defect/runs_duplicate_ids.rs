@@ -9,7 +9,7 @@ use super::{Breaks, Flow, FromClient, Relay};
 pub(super) struct RunsDuplicateIds;
 
 impl Breaks for RunsDuplicateIds {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         match &client.id {
             // Run it under another id; its answer goes nowhere.
             Some(id) if !client.method.is_empty() && relay.in_flight(id) => {

@@ -15,7 +15,7 @@ const AFTER: Duration = Duration::from_millis(1500);
 pub(super) struct TellsCancelledSubscriptions;
 
 impl Breaks for TellsCancelledSubscriptions {
-    fn from_client(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
+    fn client_message(&self, message: &mut Value, client: &FromClient<'_>, relay: &Relay) -> Flow {
         if client.method == "notifications/cancelled" {
             let listen = message["params"]["requestId"].clone();
             let stale = json!({"jsonrpc": "2.0", "method": notifications::TOOLS_LIST_CHANGED,

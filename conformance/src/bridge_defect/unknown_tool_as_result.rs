@@ -9,7 +9,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct UnknownToolAsResult;
 
 impl Breaks for UnknownToolAsResult {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method == "tools/call" && message["error"]["code"] == json!(code::INVALID_PARAMS) {
             let text = message["error"]["message"].as_str().unwrap_or("unknown tool").to_owned();
             let id = message["id"].clone();

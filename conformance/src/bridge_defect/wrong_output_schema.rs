@@ -8,7 +8,7 @@ use super::{Answering, Breaks, Flow, Relay};
 pub(super) struct WrongOutputSchema;
 
 impl Breaks for WrongOutputSchema {
-    fn from_bridge(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
+    fn bridge_message(&self, message: &mut Value, answering: &Answering<'_>, _: &Relay) -> Flow {
         if answering.method != "tools/list" {
             return Flow::Pass;
         }

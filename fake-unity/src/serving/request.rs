@@ -35,10 +35,11 @@ use crate::{
 pub(crate) const UNAUTHORIZED: &str = "This Editor needs the token from Library/MCPInstance.json in every request (x-token); a client that cannot send one can be let in with Window > Unity MCP > Allow clients without a token.";
 
 /// What becomes of a request: its response (none when the domain went away
-/// under it, as in Unity), and what follows once it is sent.
+/// under it, as in Unity), and what follows once it is sent. (The response
+/// boxed: most steps end early without one.)
 #[derive(Debug, Default)]
 pub(super) struct Answer {
-    response: Option<Response>,
+    response: Option<Box<Response>>,
     after: Option<tools::After>,
 }
 
@@ -49,11 +50,11 @@ impl Answer {
     }
 
     fn error(id: Option<Id>, error: ErrorObject) -> Answer {
-        Answer { response: Some(Response::error(id, error)), after: None }
+        Answer::response(Response::error(id, error))
     }
 
     fn response(response: Response) -> Answer {
-        Answer { response: Some(response), after: None }
+        Answer { response: Some(Box::new(response)), after: None }
     }
 }
 
@@ -83,7 +84,7 @@ impl Editor {
         let method = request.method.clone();
         let Answer { response, after } = self.process(client, request, fault).await;
         if let Some(response) = response {
-            client.reply(&method, response);
+            client.reply(&method, *response);
         }
         // Only once the response is queued: a reload that follows it must
         // not overtake it.
@@ -202,7 +203,7 @@ impl Editor {
             Lookup::Running(mut done) => tokio::select! {
                 _ = domain.cancelled() => Answer::none(),
                 result = done.wait_for(Option::is_some) => match result {
-                    Ok(response) => Answer { response: response.clone(), after: None },
+                    Ok(response) => Answer { response: response.clone().map(Box::new), after: None },
                     Err(_) => fail(interrupted(&request.method)),
                 },
             },
@@ -354,7 +355,7 @@ impl Editor {
             AfterRun::Answer(Some(then)) => after = Some(then),
             AfterRun::Answer(None) => {}
         }
-        Answer { response: Some(response), after }
+        Answer { response: Some(Box::new(response)), after }
     }
 
     pub(super) fn with_ver(&self, mut result: Map<String, Value>) -> Value {

@@ -198,24 +198,24 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn version(value: serde_json::Value) -> Version {
-        Version::read(&value)
+    fn version(value: &serde_json::Value) -> Version {
+        Version::read(value)
     }
 
     #[test]
     fn the_bridge_tells_a_dialect_from_where_it_reached_the_editor_and_what_it_said() {
         let tcp = Endpoint::Tcp(std::net::SocketAddr::from(([127, 0, 0, 1], 8700)));
-        assert_eq!(Dialect::speaking(&tcp, &version(json!({"ProtocolVersion": 1}))), &PACKAGE);
-        assert_eq!(Dialect::speaking(&tcp, &version(json!({"Ver": "2.1.1"}))), &ULOOP_2_1_1);
+        assert_eq!(Dialect::speaking(&tcp, &version(&json!({"ProtocolVersion": 1}))), &PACKAGE);
+        assert_eq!(Dialect::speaking(&tcp, &version(&json!({"Ver": "2.1.1"}))), &ULOOP_2_1_1);
         assert_eq!(Dialect::speaking(&tcp, &Version::default()), &ULOOP_2_1_1, "no get-version: uLoopMCP 2.x's ways");
         let socket = Endpoint::Unix("/tmp/uloop/x.sock".into());
-        assert_eq!(Dialect::speaking(&socket, &version(json!({"Ver": "3.0.0-beta.1"}))), &ULOOP_3);
+        assert_eq!(Dialect::speaking(&socket, &version(&json!({"Ver": "3.0.0-beta.1"}))), &ULOOP_3);
         assert_eq!(Dialect::speaking(&Endpoint::Pipe(r"\\.\pipe\x".into()), &Version::default()), &ULOOP_3);
     }
 
     #[test]
     fn the_suite_knows_a_catalogue_only_where_it_has_its_reference() {
-        let of = |v, ping| Dialect::catalogue_of(&version(v), ping).map(|d| d.name);
+        let of = |v: serde_json::Value, ping| Dialect::catalogue_of(&version(&v), ping).map(|d| d.name);
         assert_eq!(of(json!({"ProtocolVersion": 1, "Ver": "2.1.1"}), true), Some("package"));
         assert_eq!(of(json!({"ProtocolVersion": 2}), true), None);
         assert_eq!(of(json!({"Ver": "2.1.1"}), true), Some("uloop-2.1.1"));
