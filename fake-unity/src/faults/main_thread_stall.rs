@@ -1,5 +1,8 @@
-//! `mainThreadStall`: every matched tool waits `ms` before anything runs, not even
-//! the checks (a throttled main thread: an unfocused Editor, a modal dialog).
+//! `mainThreadStall`: every matched tool that waits for the main thread
+//! waits `ms` before anything runs, not even the checks (a throttled main
+//! thread: an unfocused Editor, a modal dialog). What waits for it is the
+//! Editor's dialect's to say (the package answers the link's own questions
+//! on a worker; uLoopMCP runs every request on the main thread).
 //! What holds it, when known: a modal `dialog` (its title and buttons) or a
 //! long asset import (`importing`), as `get-editor-state` reports them.
 

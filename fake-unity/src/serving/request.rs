@@ -137,7 +137,11 @@ impl Editor {
             return Err(Answer::response(Response { id: Some(request.id.clone()), outcome: Ok(self.with_ver(state)) }));
         }
         if let Some(fault) = fault {
-            fault.before_checks(self).await;
+            // A busy main thread holds what waits for it: not the questions
+            // this Editor answers without it (its dialect says which).
+            if !self.model.dialect.off_main_thread.contains(&request.method.as_str()) {
+                fault.before_checks(self).await;
+            }
             if fault.ends_before_run(self) {
                 return Err(Answer::none());
             }

@@ -45,6 +45,10 @@ pub struct Dialect {
     pub probe: &'static str,
     /// It knows `set-client-name`.
     pub names_client: bool,
+    /// The methods it answers without its main thread: a modal dialog, a
+    /// long import or an unfocused, throttled Editor does not hold them
+    /// (everything else waits for the main thread).
+    pub off_main_thread: &'static [&'static str],
     /// What tells a client that a closed connection was a domain reload.
     pub reload: ReloadSignal,
     /// Files under the project that exist while it compiles, reloads or

@@ -12,6 +12,16 @@ pub const PACKAGE: Dialect = Dialect {
     ordering: Ordering::Concurrent,
     probe: methods::PING,
     names_client: true,
+    // The link's own methods run on a worker (`Dispatcher.cs`), as every
+    // tool does; only what a tool asks of the Editor waits for the main
+    // thread, and these ask nothing of it.
+    off_main_thread: &[
+        methods::PING,
+        methods::GET_VERSION,
+        methods::SET_CLIENT_NAME,
+        methods::GET_TOOL_DETAILS,
+        methods::GET_EDITOR_STATE,
+    ],
     reload: ReloadSignal::Announced,
     // Its compile writes uLoopMCP 2.1.1's result files and locks too, for
     // clients that cannot resume.

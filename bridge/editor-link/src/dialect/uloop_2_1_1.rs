@@ -29,6 +29,8 @@ pub const ULOOP_2_1_1: Dialect = Dialect {
     ordering: Ordering::OneAtATime,
     probe: methods::PING,
     names_client: true,
+    // Every request, the handshake included, runs on the main thread.
+    off_main_thread: &[],
     // `McpBridgeServer.Dispose` sends the shutdown notification.
     reload: ReloadSignal::Announced,
     busy_locks: BUSY_LOCKS,

@@ -44,6 +44,9 @@ pub const ULOOP_3: Dialect = Dialect {
     // It has no ping: its get-version says as much.
     probe: methods::GET_VERSION,
     names_client: false,
+    // Only the x-uloop check runs before the switch to the main thread
+    // (`JsonRpcProcessor.cs:174-177`); every request then waits for it.
+    off_main_thread: &[],
     reload: ReloadSignal::LockFile(uloop_2_1_1::DOMAIN_RELOAD_LOCK),
     busy_locks: BUSY_LOCKS,
     compile_results: COMPILE_RESULTS,
