@@ -9,6 +9,7 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use editor_link::{
     connection::{Connection, Options, Outgoing, Received, Receiver, Sender},
+    dialect::{Dialect, ULOOP_3},
     endpoint::Endpoint,
     framing::{DEFAULT_RESPONSE_LIMIT, Framing, encode_frame},
     jsonrpc::{Id, TOKEN_MEMBER, ULOOP_MEMBER},
@@ -325,9 +326,9 @@ pub const ULOOP3_LACKS: &[&str] = &[
 ];
 
 impl Lacks {
-    /// What a uLoopMCP 3 Editor lacks.
-    pub fn uloop3() -> Lacks {
-        Lacks(ULOOP3_LACKS)
+    /// What an Editor of `dialect` lacks of the tools the cases call.
+    pub fn of(dialect: &Dialect) -> Lacks {
+        if *dialect == ULOOP_3 { Lacks(ULOOP3_LACKS) } else { Lacks::default() }
     }
 
     /// Not applicable when `bytes`, after what was sent before (`tail`),

@@ -350,9 +350,9 @@ impl ServedFake {
         let project = crate::target::fixture_copy()?;
         // uLoopMCP 3 listens on a socket (a pipe on Windows) named after its
         // project unless told where: a folder of its own.
-        let socket_dir = match editor {
-            EditorKind::Uloop3 => Some(tempfile::tempdir().map_err(|e| format!("a folder for the socket: {e}"))?),
-            EditorKind::Package | EditorKind::Uloop211 => None,
+        let socket_dir = match editor.dialect().on_project_socket() {
+            true => Some(tempfile::tempdir().map_err(|e| format!("a folder for the socket: {e}"))?),
+            false => None,
         };
         let endpoint_args: Vec<String> = match &socket_dir {
             Some(_) if cfg!(windows) => {

@@ -12,7 +12,7 @@ use std::{
     time::Duration,
 };
 
-use editor_link::{discovery::DiscoveryFile, endpoint::Endpoint, framing::Framing};
+use editor_link::{dialect::Dialect, discovery::DiscoveryFile, endpoint::Endpoint, framing::Framing};
 use fake_unity::{ControlClient, Defect, EditorKind, FakeUnity};
 
 use crate::{
@@ -141,20 +141,25 @@ impl Target {
         matches!(self, Target::Fake { .. })
     }
 
-    /// Whether the Editor is uLoopMCP 3, or another that listens on a Unix
-    /// socket or named pipe (only uLoopMCP 3 does) rather than a TCP port.
-    pub fn is_uloop3(&self) -> bool {
+    /// The dialect the Editor speaks, where the target alone tells it: the
+    /// fake's; on a Unix socket or named pipe, uLoopMCP 3's. `None` for an
+    /// Editor on a TCP port, which only its `get-version` tells.
+    pub fn dialect(&self) -> Option<&'static Dialect> {
         match self {
-            Target::Fake { editor, .. } => *editor == EditorKind::Uloop3,
-            Target::Tcp(remote) => !matches!(remote.endpoint, Endpoint::Tcp(_)),
+            Target::Fake { editor, .. } => Some(editor.dialect()),
+            Target::Tcp(remote) => match &remote.endpoint {
+                Endpoint::Tcp(_) => None,
+                local => Some(Dialect::speaking(local, &Default::default())),
+            },
         }
     }
-}
 
-impl Target {
     /// What its Editor lacks: a case asking for it is not applicable.
     fn lacks(&self) -> Lacks {
-        if self.is_uloop3() { Lacks::uloop3() } else { Lacks::default() }
+        match self.dialect() {
+            Some(dialect) => Lacks::of(dialect),
+            None => Lacks::default(),
+        }
     }
 }
 
@@ -328,7 +333,10 @@ impl Target {
                 let local = local_socket(*editor)?;
                 let endpoint = local.as_ref().map(|(endpoint, _)| endpoint.clone());
                 let fake = start_fake(project.path(), *editor, *defect, endpoint, |_| {}).await?;
-                let identity = (*editor == EditorKind::Uloop3)
+                // Every request names the project root where the dialect checks it.
+                let identity = editor
+                    .dialect()
+                    .on_project_socket()
                     .then(|| editor_link::endpoint::canonical_project_root(&fake.editor().project).ok())
                     .flatten();
                 Ok(Session {
@@ -351,7 +359,7 @@ impl Target {
 /// its own (not `/tmp/uloop`, which every user of the machine shares), or
 /// a named pipe of a random name on Windows. `None` for a TCP Editor.
 fn local_socket(editor: EditorKind) -> Result<Option<(Endpoint, TempFolder)>, Finding> {
-    if editor != EditorKind::Uloop3 {
+    if !editor.dialect().on_project_socket() {
         return Ok(None);
     }
     let dir = tempfile::tempdir().map_err(|e| Finding::Harness(format!("a folder for the socket: {e}")))?;
@@ -576,19 +584,21 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use editor_link::dialect::{ULOOP_2_1_1, ULOOP_3};
 
     #[test]
     fn uloop_3_targets_are_endpoints() {
         let target: Target = "fake:uloop-3".parse().unwrap();
         assert_eq!(target, Target::Fake { editor: EditorKind::Uloop3, defect: None });
-        assert!(target.is_uloop3() && !Target::Fake { editor: EditorKind::Uloop211, defect: None }.is_uloop3());
+        assert_eq!(target.dialect(), Some(&ULOOP_3));
+        assert_eq!(Target::Fake { editor: EditorKind::Uloop211, defect: None }.dialect(), Some(&ULOOP_2_1_1));
         let tcp: Target = "tcp://127.0.0.1:8700".parse().unwrap();
-        assert!(!tcp.is_uloop3());
+        assert_eq!(tcp.dialect(), None, "over TCP only get-version tells");
         assert_eq!(tcp.to_string(), "tcp://127.0.0.1:8700");
         if cfg!(unix) {
             let unix: Target = "unix:/tmp/t/v3.sock".parse().unwrap();
             assert_eq!(unix, Target::Tcp(Remote::at(Endpoint::Unix("/tmp/t/v3.sock".into()))));
-            assert!(unix.is_uloop3());
+            assert_eq!(unix.dialect(), Some(&ULOOP_3));
             assert_eq!(unix.to_string(), "unix:/tmp/t/v3.sock");
             assert!("pipe:uloop-x".parse::<Target>().unwrap_err().contains("named pipes are Windows'"));
         }
