@@ -142,9 +142,11 @@ impl EditorInfo {
         EditorInfo { dialect: Dialect::speaking(endpoint, &version), version }
     }
 
-    /// Its resume journal can take up a call cut off by a reload.
+    /// Its resume journal can take up a call cut off by a reload: its
+    /// dialect may keep one, and its `get-version` says it does, and for
+    /// which Editor process.
     pub fn can_resume(&self) -> bool {
-        self.version.can_resume()
+        self.dialect.resumes && self.version.can_resume()
     }
 
     /// The Editor process, when it names it: its resume journal belongs to it.

@@ -45,6 +45,11 @@ pub struct Dialect {
     pub probe: &'static str,
     /// It knows `set-client-name`.
     pub names_client: bool,
+    /// It may keep a resume journal (protocol §5), which takes up a call a
+    /// domain reload cut off: where its `get-version` names the extension
+    /// and the Editor process. Without one, a call that may have run is
+    /// never sent again (one that only reads is).
+    pub resumes: bool,
     /// The methods it answers without its main thread: a modal dialog, a
     /// long import or an unfocused, throttled Editor does not hold them
     /// (everything else waits for the main thread).

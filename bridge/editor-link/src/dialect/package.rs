@@ -12,6 +12,7 @@ pub const PACKAGE: Dialect = Dialect {
     ordering: Ordering::Concurrent,
     probe: methods::PING,
     names_client: true,
+    resumes: true,
     // The link's own methods run on a worker (`Dispatcher.cs`), as every
     // tool does; only what a tool asks of the Editor waits for the main
     // thread, and these ask nothing of it.

@@ -29,6 +29,7 @@ pub const ULOOP_2_1_1: Dialect = Dialect {
     ordering: Ordering::OneAtATime,
     probe: methods::PING,
     names_client: true,
+    resumes: false,
     // Every request, the handshake included, runs on the main thread.
     off_main_thread: &[],
     // `McpBridgeServer.Dispose` sends the shutdown notification.

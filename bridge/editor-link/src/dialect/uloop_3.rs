@@ -44,6 +44,7 @@ pub const ULOOP_3: Dialect = Dialect {
     // It has no ping: its get-version says as much.
     probe: methods::GET_VERSION,
     names_client: false,
+    resumes: false,
     // Only the x-uloop check runs before the switch to the main thread
     // (`JsonRpcProcessor.cs:174-177`); every request then waits for it.
     off_main_thread: &[],
