@@ -154,22 +154,30 @@ pub async fn watch(
     project: Option<&std::path::Path>,
     latest: Arc<std::sync::Mutex<Option<String>>>,
 ) -> std::convert::Infallible {
+    // What the Editor itself said last, while connected: after its
+    // connection goes (the watchdog may take a held Editor for a hung one)
+    // it still says why.
+    let mut heard: Option<String> = None;
     loop {
         tokio::time::sleep(WATCH_EVERY).await;
         let why = match link.is_connected() {
-            true => match ask(link).await {
-                Some(state) => Blocked::from_state(&state, can_press(link)).map(|b| b.to_string()),
+            true => {
+                if let Some(state) = ask(link).await {
+                    heard = Blocked::from_state(&state, can_press(link)).map(|b| b.to_string());
+                }
                 // No answer to the question itself: what was said stands.
-                None => editor_link::lock(&latest).clone(),
-            },
-            false => match project.and_then(crate::silent_editor::diagnose) {
-                Some(silent) => Some(silent.to_string()),
-                // The connection went (the watchdog may take a held Editor
-                // for a hung one): what it said last still says why.
-                None => editor_link::lock(&latest).clone().map(|said| match said.starts_with(LAST_HEARD) {
-                    true => said,
-                    false => format!("{LAST_HEARD}{said}"),
-                }),
+                heard.clone()
+            }
+            false => match (project.and_then(crate::silent_editor::diagnose), &heard, link.silence()) {
+                (Some(silent), _, _) => Some(silent.to_string()),
+                (None, Some(heard), _) => Some(format!("{LAST_HEARD}{heard}")),
+                // An open Editor that accepted the connection and says nothing.
+                (None, None, Some(silence)) => Some(format!(
+                    "Unity is open and accepted the connection ({}), but has not answered for {} s: its main thread is likely blocked (a modal dialog, an import)",
+                    silence.endpoint,
+                    silence.since.elapsed().as_secs()
+                )),
+                (None, None, None) => None,
             },
         };
         if let Some(why) = &why {

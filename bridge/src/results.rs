@@ -390,6 +390,9 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
             "No Unity Editor was reachable within {seconds} s, so {tool} was not sent and did not run. Tried: {}. Open the project in Unity (with the bridge package installed), or call wait-for-editor-ready.",
             tried.join("; ")
         ),
+        CallError::NotSent { seconds, why: NotSent::Unanswered { endpoint } } => format!(
+            "Unity is open and accepted the bridge's connection ({endpoint}), but has not answered it for {seconds} s, so {tool} was not sent and did not run. Its main thread is likely blocked: a modal dialog waiting for an answer, a long import, or a script in an endless loop. Look at the Unity window (answer the dialog); the bridge connects as soon as Unity answers. A larger TimeoutSeconds does not help while a dialog waits."
+        ),
         CallError::NotSent { seconds, why: NotSent::Blocked } => format!(
             "{tool} was not sent within {seconds} s: Unity is connected but is not reading (hung or busy), so it did not run. Check with the bridge-status tool, then call it again."
         ),

@@ -98,6 +98,9 @@ pub enum NotSent {
     /// connected, but every connection the bridge may open to it was busy
     /// with another call.
     Busy { connections: usize },
+    /// An open Editor accepted the connection at `endpoint` and did not
+    /// answer the handshake: its main thread is likely held.
+    Unanswered { endpoint: String },
 }
 
 /// Why a call did not return a result.
@@ -173,6 +176,12 @@ impl fmt::Display for CallError {
             CallError::NotSent { seconds, why: NotSent::Blocked } => {
                 write!(f, "not sent within {seconds} s: the Editor was not reading")
             }
+            CallError::NotSent { seconds, why: NotSent::Unanswered { endpoint } } => {
+                write!(
+                    f,
+                    "not sent within {seconds} s: the Editor at {endpoint} accepted the connection but did not answer"
+                )
+            }
             CallError::NotSent { seconds, why: NotSent::Busy { connections } } => {
                 write!(f, "not sent within {seconds} s: all {connections} connections to the Editor were busy")
             }
@@ -236,6 +245,13 @@ fn gave_up_waiting(wait: super::Wait, started: Instant, reached: Option<&Reached
         super::Wait::Busy { connections } => match reached {
             Some(r) => CallError::NoAnswer { seconds: seconds_since(started), after: Some(r.cut) },
             None => CallError::NotSent { seconds: seconds_since(started), why: NotSent::Busy { connections } },
+        },
+        super::Wait::Unanswered { silence } => match reached {
+            Some(r) => CallError::NoAnswer { seconds: seconds_since(started), after: Some(r.cut) },
+            None => CallError::NotSent {
+                seconds: seconds_since(started),
+                why: NotSent::Unanswered { endpoint: silence.endpoint },
+            },
         },
         super::Wait::Deadline { tried } => {
             let seconds = seconds_since(started);
@@ -465,7 +481,10 @@ impl Link {
                     }
                 }
                 _ = tokio::time::sleep_until(deadline.into()) => {
-                    return Err(super::Wait::Deadline { tried: self.status().tried });
+                    return Err(match self.silence() {
+                        Some(silence) => super::Wait::Unanswered { silence },
+                        None => super::Wait::Deadline { tried: self.status().tried },
+                    });
                 }
                 _ = cancel.cancelled() => return Err(super::Wait::Cancelled),
             }

@@ -14,17 +14,20 @@
 //! or sent something that is not a header). An Editor that says nothing is
 //! busy or hung, not old: a timeout changes nothing.
 
-use std::sync::{
-    Arc,
-    atomic::{AtomicU64, Ordering},
+use std::{
+    sync::{
+        Arc,
+        atomic::{AtomicU64, Ordering},
+    },
+    time::{Duration, Instant},
 };
 
 use serde_json::json;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, oneshot};
 
 use super::{
     EditorInfo, FramingChoice, LinkConfig, LinkEvent,
-    socket::{CloseReason, EditorConnection, ExchangeError, lock},
+    socket::{CloseReason, EditorConnection, ExchangeError, Reply, lock},
     target::Target,
 };
 use editor_link::{
@@ -52,8 +55,10 @@ pub(super) struct Dialer {
 pub(super) enum ConnectError {
     /// Nothing to connect to, or the connection failed.
     Unreachable(String),
-    /// Connected, and the Editor said nothing: busy or hung.
-    Silent(String),
+    /// Connected, and the Editor has not answered `get-version`: its main
+    /// thread held (a modal dialog, an import), or hung. The handshake is
+    /// kept, to go on waiting for.
+    Silent(Box<Unanswered>),
     /// Another project's Editor.
     OtherProject(String),
     /// It answered in a way that rules this framing out.
@@ -63,11 +68,48 @@ pub(super) enum ConnectError {
     Unauthorized(String),
 }
 
+/// A handshake the Editor has not answered: its connection kept open, its
+/// `get-version` still awaited. An Editor whose main thread is held answers
+/// nothing until it is free, and a new connection every few seconds would
+/// only pile handshakes into it.
+#[derive(Debug)]
+pub(super) struct Unanswered {
+    pub candidate: Target,
+    framing: Framing,
+    connection: Arc<EditorConnection>,
+    reply: oneshot::Receiver<Reply>,
+    /// When `get-version` was sent.
+    pub since: Instant,
+}
+
+impl Unanswered {
+    /// `get-version`'s answer, if it comes within `window` more (the
+    /// handshake kept when it does not).
+    pub(super) async fn answer(&mut self, window: Duration) -> Option<Result<serde_json::Value, ExchangeError>> {
+        self.connection.answer_within(methods::GET_VERSION, &mut self.reply, window).await
+    }
+
+    /// Gives up on it.
+    pub(super) fn close(self) {
+        self.connection.close(CloseReason::Stopped);
+    }
+}
+
+impl std::fmt::Display for Unanswered {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "connected, but no answer to get-version for {} s: Unity is open, and its main thread is likely blocked (a modal dialog, an import) or Unity is hung",
+            self.since.elapsed().as_secs()
+        )
+    }
+}
+
 impl std::fmt::Display for ConnectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
+            ConnectError::Silent(held) => f.write_str(&held.to_string()),
             ConnectError::Unreachable(why)
-            | ConnectError::Silent(why)
             | ConnectError::OtherProject(why)
             | ConnectError::WrongFraming(why)
             | ConnectError::Unauthorized(why) => f.write_str(why),
@@ -150,11 +192,26 @@ impl Dialer {
         client_name: Option<&str>,
     ) -> Result<Arc<EditorConnection>, ConnectError> {
         let connection = self.open(candidate, framing).await.map_err(ConnectError::Unreachable)?;
-        let limit = self.config.connect_timeout;
-        let version_id = self.fresh_id();
-        let (version, sent) =
-            connection.request(Request::new(version_id.clone(), methods::GET_VERSION, json!({})), None, true);
-        match connection.answer(&version_id, methods::GET_VERSION, version, sent, limit).await {
+        let id = self.fresh_id();
+        let (reply, _sent) = connection.request(Request::new(id, methods::GET_VERSION, json!({})), None, true);
+        let mut held = Unanswered { candidate: candidate.clone(), framing, connection, reply, since: Instant::now() };
+        match held.answer(self.config.connect_timeout).await {
+            Some(answered) => self.conclude(held, answered, client_name).await,
+            None => Err(ConnectError::Silent(Box::new(held))),
+        }
+    }
+
+    /// The handshake once `get-version` is answered: is it this project's
+    /// Editor, may this bridge use it; then the client named.
+    pub(super) async fn conclude(
+        &self,
+        held: Unanswered,
+        answered: Result<serde_json::Value, ExchangeError>,
+        client_name: Option<&str>,
+    ) -> Result<Arc<EditorConnection>, ConnectError> {
+        let Unanswered { candidate, framing, connection, .. } = held;
+        let candidate = &candidate;
+        match answered {
             Ok(version) => {
                 let info = EditorInfo::at(&candidate.endpoint, Version::read(&version));
                 if let (Some(project), Some(data_path)) = (&self.config.locator.project, &info.version.data_path) {
@@ -201,13 +258,7 @@ impl Dialer {
                     tracing::warn!(%e, "the Editor answered get-version with an error");
                 }
             }
-            Err(ExchangeError::NoAnswer) => {
-                connection.close(CloseReason::Stopped);
-                return Err(ConnectError::Silent(format!(
-                    "connected, but no answer to get-version within {limit:?} (Unity busy or hung)"
-                )));
-            }
-            Err(e @ (ExchangeError::Closed(_) | ExchangeError::Unusable(_))) => {
+            Err(e @ (ExchangeError::NoAnswer | ExchangeError::Closed(_) | ExchangeError::Unusable(_))) => {
                 connection.close(CloseReason::Stopped);
                 return Err(ConnectError::WrongFraming(format!("{e} ({framing} framing)")));
             }

@@ -155,6 +155,15 @@ impl EditorInfo {
     }
 }
 
+/// An open Editor that accepted the link's connection and has not answered
+/// its `get-version`: where, and since when.
+#[derive(Clone, Debug)]
+pub struct Silence {
+    /// How messages name where it listens (`port 8700`).
+    pub endpoint: String,
+    pub since: Instant,
+}
+
 /// The link's state.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -217,6 +226,11 @@ pub(crate) enum Wait {
     Deadline {
         tried: Vec<String>,
     },
+    /// The deadline passed while an open Editor, connected, did not answer
+    /// the handshake.
+    Unanswered {
+        silence: Silence,
+    },
     /// The deadline passed with the Editor connected but every connection
     /// the bridge may open to it busy with another call (lanes.rs).
     Busy {
@@ -260,6 +274,9 @@ struct Memory {
     discovery_reloading: bool,
     /// A uLoopMCP 3 socket refused as untrusted (logged once).
     refused: Option<String>,
+    /// An Editor that accepted the connection and has not answered the
+    /// handshake, while the link waits on it.
+    silent: Option<Silence>,
     reloads: u64,
     last_reload: Option<ReloadRecord>,
 }
@@ -360,6 +377,12 @@ impl Link {
         self.current().map_or(methods::PING, |c| c.info().dialect.probe)
     }
 
+    /// An open Editor that accepted the link's connection and has not
+    /// answered its handshake, while the link waits on it.
+    pub fn silence(&self) -> Option<Silence> {
+        lock(&self.memory).silent.clone()
+    }
+
     /// The Editor's self-description, once connected.
     pub fn editor_info(&self) -> Option<EditorInfo> {
         self.current().map(|c| c.info())
@@ -420,6 +443,9 @@ impl Link {
             Err(Wait::Cancelled) => Err(CallError::Cancelled),
             Err(Wait::Busy { connections }) => Err(CallError::NotSent { seconds, why: NotSent::Busy { connections } }),
             Err(Wait::Deadline { tried }) => Err(CallError::NotSent { seconds, why: NotSent::NoEditor { tried } }),
+            Err(Wait::Unanswered { silence }) => {
+                Err(CallError::NotSent { seconds, why: NotSent::Unanswered { endpoint: silence.endpoint } })
+            }
         }
     }
 }

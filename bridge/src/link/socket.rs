@@ -405,6 +405,21 @@ impl EditorConnection {
         self.answer(&id, method, rx, delivery, timeout).await
     }
 
+    /// The answer to an internal request already sent, if it comes within
+    /// `window`; `None` when it has not come yet, the request still awaited.
+    pub(super) async fn answer_within(
+        &self,
+        method: &str,
+        rx: &mut oneshot::Receiver<Reply>,
+        window: Duration,
+    ) -> Option<Result<Value, ExchangeError>> {
+        let reply = tokio::time::timeout(window, rx).await.ok()?;
+        Some(match reply {
+            Err(_) => Err(ExchangeError::Closed(self.reason())),
+            Ok(reply) => reply_value(method, reply),
+        })
+    }
+
     /// The answer to an internal request already sent, with a time limit.
     pub(super) async fn answer(
         &self,
@@ -421,15 +436,22 @@ impl EditorConnection {
                 Err(ExchangeError::NoAnswer)
             }
             Ok(Err(_)) => Err(ExchangeError::Closed(self.reason())),
-            Ok(Ok(Reply::TooLarge { size, .. })) => {
-                Err(ExchangeError::Unusable(format!("the answer to {method} is too large ({size} bytes)")))
-            }
-            Ok(Ok(Reply::Unreadable(reason))) => {
-                Err(ExchangeError::Unusable(format!("the answer to {method} was not valid JSON: {reason}")))
-            }
-            Ok(Ok(Reply::Response(r))) => r.outcome.map_err(ExchangeError::Editor),
-            Ok(Ok(Reply::Result(raw))) => Ok(raw.to_value()),
+            Ok(Ok(reply)) => reply_value(method, reply),
         }
+    }
+}
+
+/// What an internal request's reply says.
+fn reply_value(method: &str, reply: Reply) -> Result<Value, ExchangeError> {
+    match reply {
+        Reply::TooLarge { size, .. } => {
+            Err(ExchangeError::Unusable(format!("the answer to {method} is too large ({size} bytes)")))
+        }
+        Reply::Unreadable(reason) => {
+            Err(ExchangeError::Unusable(format!("the answer to {method} was not valid JSON: {reason}")))
+        }
+        Reply::Response(r) => r.outcome.map_err(ExchangeError::Editor),
+        Reply::Result(raw) => Ok(raw.to_value()),
     }
 }
 

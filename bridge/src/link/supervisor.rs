@@ -12,11 +12,13 @@ use super::{
     Link, LinkEvent, LinkState, Phase, ReloadRecord,
     socket::{CloseReason, EditorConnection, lock},
 };
-use editor_link::discovery::iso_timestamp;
+use editor_link::{discovery::iso_timestamp, endpoint::Endpoint};
 
 use super::{
+    Silence,
     folder_watch::{FolderWatch, stamps},
-    target::Found,
+    handshake::{ConnectError, Unanswered},
+    target::{Found, Target},
 };
 
 /// Finds, connects, serves until closed, repeats; until the link stops.
@@ -41,8 +43,12 @@ impl Link {
                 let memory = lock(&self.memory);
                 (memory.last.as_ref().map(|c| c.framing), memory.client_name.clone())
             };
-            for target in &found.targets {
-                match self.dialer.connect(target, last, name.as_deref()).await {
+            for (n, target) in found.targets.iter().enumerate() {
+                let connecting = match self.dialer.connect(target, last, name.as_deref()).await {
+                    Err(ConnectError::Silent(held)) => self.hold(*held, &found.targets[..n], &tried).await,
+                    other => other,
+                };
+                match connecting {
                     Ok(c) => {
                         connected = Some(c);
                         break;
@@ -117,6 +123,52 @@ impl Link {
                 return false;
             }
         }
+    }
+
+    /// Keeps waiting on a handshake the Editor has not answered, rather
+    /// than opening another connection every round: an Editor whose main
+    /// thread is held answers when it is free. Meanwhile the link says so
+    /// (what was tried, and that an open Editor is silent, for the answers
+    /// of calls that wait). It gives up when the connection ends, the link
+    /// stops, or a look for the Editor now finds somewhere else to try
+    /// first (`before`: what was tried before it, in order): a discovery
+    /// file that names another port, the Editor gone from this one.
+    async fn hold(
+        &self,
+        mut held: Unanswered,
+        before: &[Target],
+        tried_before: &[String],
+    ) -> Result<Arc<EditorConnection>, ConnectError> {
+        let config = self.config();
+        let outcome = loop {
+            let target = &held.candidate;
+            {
+                let mut memory = lock(&self.memory);
+                memory.tried = tried_before.to_vec();
+                memory.tried.push(format!("{} ({}): {held}", target.label(), target.source));
+                memory.silent = Some(Silence { endpoint: target.label(), since: held.since });
+            }
+            let now = config.targets().targets;
+            let ahead: Vec<&Endpoint> =
+                now.iter().map(|t| &t.endpoint).take_while(|e| **e != target.endpoint).collect();
+            let still_next = ahead.len() < now.len() && ahead == before.iter().map(|t| &t.endpoint).collect::<Vec<_>>();
+            if !still_next {
+                held.close();
+                break Err(ConnectError::Unreachable("a look for the Editor now finds somewhere else to try".into()));
+            }
+            tokio::select! {
+                answered = held.answer(config.connect_timeout) => if let Some(answered) = answered {
+                    let name = lock(&self.memory).client_name.clone();
+                    break self.dialer.conclude(held, answered, name.as_deref()).await;
+                },
+                () = self.stopping.cancelled() => {
+                    held.close();
+                    break Err(ConnectError::Unreachable("the bridge is stopping".into()));
+                }
+            }
+        };
+        lock(&self.memory).silent = None;
+        outcome
     }
 
     /// Logs a refusal once (the link looks again and again).

@@ -203,3 +203,68 @@ async fn what_the_editor_said_last_is_kept_when_its_connection_drops() {
     );
     fake.end_hang();
 }
+
+/// A fake Editor of `editor` on `project` with a modal dialog up from the
+/// start, before any bridge connects: every request it would run on its
+/// main thread waits.
+async fn dialog_from_the_start(project: &std::path::Path, editor: fake_unity::EditorKind) -> fake_unity::FakeUnity {
+    let mut config = fake_unity::Config::new(project);
+    config.editor = editor;
+    config.seed = Some(5);
+    let dialog = DialogSpec { title: "Save Scene".into(), buttons: vec!["Save".into(), "Cancel".into()] };
+    let stall = MainThreadStall { ms: 60_000, dialog: Some(dialog), importing: false };
+    config.scenario.faults = vec![RuleSpec::new(Fault::MainThreadStall(stall)).named("modal-dialog-open")];
+    fake_unity::FakeUnity::start(config).await.unwrap()
+}
+
+fn progress_words(raw: &mcp_client::McpClient) -> Vec<String> {
+    raw.notifications
+        .iter()
+        .filter(|n| n["method"] == "notifications/progress")
+        .filter_map(|n| n["params"]["message"].as_str().map(str::to_owned))
+        .collect()
+}
+
+/// A dialog up before the bridge starts, in front of the package: its
+/// handshake runs on a worker, so the bridge connects, and names the dialog
+/// in the call's progress and its answer, as for a dialog that came later.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_up_before_the_bridge_is_named_in_front_of_the_package() {
+    let project = project();
+    let _fake = dialog_from_the_start(project.path(), fake_unity::EditorKind::Package).await;
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"TimeoutSeconds":8},"_meta":{"progressToken":"p"}}}"#).await;
+    let answer = raw.answer(&json!(1)).await;
+    let said = text(&answer);
+    assert!(said.contains(r#"a modal dialog is open in Unity, "Save Scene""#), "{said}");
+    assert!(progress_words(&raw).iter().any(|m| m.contains(r#""Save Scene""#)), "{:?}", progress_words(&raw));
+}
+
+/// A dialog up before the bridge starts, in front of uLoopMCP 2.1.1, whose
+/// handshake waits for the main thread: the bridge keeps one connection
+/// waiting (never a new handshake every round into the stalled Editor) and
+/// says the Editor is open but not answering, its main thread likely
+/// blocked: never "open the project in Unity".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dialog_up_before_the_bridge_is_said_as_an_open_editor_that_does_not_answer() {
+    let project = project();
+    let fake = dialog_from_the_start(project.path(), fake_unity::EditorKind::Uloop211).await;
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"TimeoutSeconds":8},"_meta":{"progressToken":"p"}}}"#).await;
+    let answer = raw.answer(&json!(1)).await;
+    let said = text(&answer);
+    assert_eq!(answer["result"]["isError"], true, "{answer}");
+    assert!(
+        said.contains("Unity is open and accepted the bridge's connection")
+            && said.contains("did not run")
+            && said.contains("main thread is likely blocked")
+            && !said.contains("Open the project"),
+        "{said}"
+    );
+    let progress = progress_words(&raw);
+    assert!(progress.iter().any(|m| m.contains("accepted the connection")), "{progress:?}");
+    let accepted = fake.editor().stats.connections_accepted.load(std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(accepted, 1, "one connection kept waiting, not a handshake every round");
+}
