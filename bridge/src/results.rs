@@ -347,6 +347,15 @@ pub fn human_size(bytes: u64) -> String {
 }
 
 /// A failed call as an MCP result with a message a model can act on.
+/// Unity's own deadline answered a call while its main thread was held
+/// (`held`: what held it): a larger timeout does not help until that is over.
+pub fn timed_out_while_held(tool: &str, error: &editor_link::jsonrpc::ErrorObject, held: &str) -> ToolResult {
+    let detail = error.detail().trim().trim_end_matches('.');
+    ToolResult::error(format!(
+        "Unity gave up on {tool} at its own deadline: {detail}. When the deadline passed, {held}; a larger TimeoutSeconds does not help until that is over."
+    ))
+}
+
 pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
     let text = match error {
         CallError::Editor(e) => {

@@ -208,6 +208,13 @@ impl Bridge {
             Ended::Link(Err(CallError::Cancelled)) => return Err(CallRefused::Cancelled),
             Ended::Link(Err(error)) => error,
         };
+        if let CallError::Editor(e) = &error {
+            if e.kind() == ErrorKind::Timeout {
+                if let Some(held) = lock(held).take() {
+                    return Ok(results::timed_out_while_held(name, e, &held));
+                }
+            }
+        }
         let answer = results::from_call_error(name, &error);
         let added = match &error {
             CallError::NotSent { why: NotSent::NoEditor { .. }, .. } => {

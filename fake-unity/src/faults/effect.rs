@@ -13,8 +13,9 @@ use super::{Blocker, ReloadPoint};
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Effect {
     // ---- at the request it fired on ----
-    /// The main thread is busy for this long: nothing runs, not even the
-    /// checks; `blocker` says what holds it, when known.
+    /// The main thread is busy for this long: what waits for it waits (the
+    /// Editor's dialect says what: every request, or only tool bodies);
+    /// `blocker` says what holds it, when known.
     Stall { busy: Duration, blocker: Option<Blocker> },
     /// The tool works this much longer, inside its deadline, reporting
     /// progress every second unless it is deadlocked.

@@ -1,8 +1,10 @@
 //! `mainThreadStall`: every matched tool that waits for the main thread
-//! waits `ms` before anything runs, not even the checks (a throttled main
-//! thread: an unfocused Editor, a modal dialog). What waits for it is the
-//! Editor's dialect's to say (the package answers the link's own questions
-//! on a worker; uLoopMCP runs every request on the main thread).
+//! waits `ms` (a throttled main thread: an unfocused Editor, a modal
+//! dialog). Where it waits is the Editor's dialect's to say
+//! (`editor_link::dialect::MainThread`): uLoopMCP switches to the main
+//! thread before it reads a request, so nothing, not even its checks, runs
+//! until the stall ends; the package reads and checks a request on a worker
+//! and only its tool's body waits, under the tool's deadline.
 //! What holds it, when known: a modal `dialog` (its title and buttons) or a
 //! long asset import (`importing`), as `get-editor-state` reports them.
 

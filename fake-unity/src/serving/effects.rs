@@ -28,11 +28,11 @@ pub(crate) const PADDING: &str = "Padding";
 pub(super) struct AtRequest(pub Effect);
 
 impl AtRequest {
-    /// Before anything runs, not even the checks: a busy main thread.
-    pub async fn before_checks(&self, editor: &Editor) {
-        if let Effect::Stall { busy, blocker } = &self.0 {
-            let _waiting = editor.main_thread.hold(blocker.clone());
-            tokio::time::sleep(*busy).await;
+    /// A busy main thread, for what waits for it: held this long.
+    pub fn stall(&self) -> Option<(Duration, Option<crate::faults::Blocker>)> {
+        match &self.0 {
+            Effect::Stall { busy, blocker } => Some((*busy, blocker.clone())),
+            _ => None,
         }
     }
 

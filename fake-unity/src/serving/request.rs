@@ -9,6 +9,7 @@ use std::{
 };
 
 use editor_link::{
+    dialect::MainThread,
     discovery::unity_path,
     jsonrpc::{ErrorKind, ErrorObject, Id, Request, Response},
     methods,
@@ -137,10 +138,13 @@ impl Editor {
             return Err(Answer::response(Response { id: Some(request.id.clone()), outcome: Ok(self.with_ver(state)) }));
         }
         if let Some(fault) = fault {
-            // A busy main thread holds what waits for it: not the questions
-            // this Editor answers without it (its dialect says which).
-            if !self.model.dialect.off_main_thread.contains(&request.method.as_str()) {
-                fault.before_checks(self).await;
+            // An Editor that switches to its main thread for every request
+            // (its dialect says) waits there before anything runs, not even
+            // the checks.
+            if self.model.dialect.main_thread == MainThread::EveryRequest {
+                if let Some((busy, blocker)) = fault.stall() {
+                    wait_for_the_main_thread(self, busy, blocker).await;
+                }
             }
             if fault.ends_before_run(self) {
                 return Err(Answer::none());
@@ -289,7 +293,20 @@ impl Editor {
             progress: Progress::new(client.clone(), request.id.clone()),
         };
         let slow = fault.and_then(AtRequest::slow_tool);
+        // An Editor whose tools run on a worker: only the tool's body waits
+        // for the main thread, under its deadline, and not a tool that asks
+        // nothing of it.
+        let stall = match self.model.dialect.main_thread {
+            MainThread::ToolBodies { .. } if self.model.dialect.main_thread.holds(tool.name) => {
+                fault.and_then(AtRequest::stall)
+            }
+            _ => None,
+        };
+        let editor = self.clone();
         let mut task = tokio::spawn(async move {
+            if let Some((busy, blocker)) = stall {
+                wait_for_the_main_thread(&editor, busy, blocker).await;
+            }
             if let Some((extra, progress)) = slow {
                 work_for(&call, extra, progress).await;
             }
@@ -515,4 +532,11 @@ pub(super) fn interrupted(method: &str) -> ErrorObject {
 pub(super) fn format_seconds(d: Duration) -> String {
     let secs = d.as_secs_f64();
     if secs.fract() == 0.0 { format!("{secs:.0}") } else { format!("{secs}") }
+}
+
+/// Waits `busy` for a main thread that `blocker` holds (when known): what
+/// `get-editor-state` says meanwhile.
+async fn wait_for_the_main_thread(editor: &Editor, busy: Duration, blocker: Option<crate::faults::Blocker>) {
+    let _waiting = editor.main_thread.hold(blocker);
+    tokio::time::sleep(busy).await;
 }

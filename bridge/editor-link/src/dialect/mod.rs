@@ -50,10 +50,9 @@ pub struct Dialect {
     /// and the Editor process. Without one, a call that may have run is
     /// never sent again (one that only reads is).
     pub resumes: bool,
-    /// The methods it answers without its main thread: a modal dialog, a
-    /// long import or an unfocused, throttled Editor does not hold them
-    /// (everything else waits for the main thread).
-    pub off_main_thread: &'static [&'static str],
+    /// What waits for its main thread, which a modal dialog, a long import
+    /// or an unfocused, throttled Editor holds.
+    pub main_thread: MainThread,
     /// What tells a client that a closed connection was a domain reload.
     pub reload: ReloadSignal,
     /// Files under the project that exist while it compiles, reloads or
@@ -87,6 +86,29 @@ pub enum Ordering {
     /// One at a time, in order: a request waits for every one before it
     /// on its connection, so a client gives each call a connection of its own.
     OneAtATime,
+}
+
+/// What of a request waits for an Editor's main thread.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MainThread {
+    /// Every request, before it is read further: its parameters bound, its
+    /// tool run (uLoopMCP switches to the main thread first).
+    EveryRequest,
+    /// Only a tool's body, under its deadline (tools run on a worker and ask
+    /// the main thread for what they need: a request that is refused is
+    /// refused at once, and a held tool answers `timeout` at its
+    /// deadline); these methods never wait.
+    ToolBodies { never: &'static [&'static str] },
+}
+
+impl MainThread {
+    /// Whether `method`'s tool waits for the main thread at all.
+    pub fn holds(self, method: &str) -> bool {
+        match self {
+            MainThread::EveryRequest => true,
+            MainThread::ToolBodies { never } => !never.contains(&method),
+        }
+    }
 }
 
 /// What tells a client a closed connection was a domain reload.

@@ -1,7 +1,7 @@
 //! This project's Unity package (`unity-package/`): the protocol of
 //! `docs/editor-link-protocol.md` with every extension.
 
-use super::{Catalogue, Dialect, Ordering, Reached, ReloadSignal, uloop_2_1_1};
+use super::{Catalogue, Dialect, MainThread, Ordering, Reached, ReloadSignal, uloop_2_1_1};
 use crate::{discovery::DISCOVERY_FILE, framing::Framing, methods};
 
 pub const PACKAGE: Dialect = Dialect {
@@ -13,16 +13,20 @@ pub const PACKAGE: Dialect = Dialect {
     probe: methods::PING,
     names_client: true,
     resumes: true,
-    // The link's own methods run on a worker (`Dispatcher.cs`), as every
-    // tool does; only what a tool asks of the Editor waits for the main
-    // thread, and these ask nothing of it.
-    off_main_thread: &[
-        methods::PING,
-        methods::GET_VERSION,
-        methods::SET_CLIENT_NAME,
-        methods::GET_TOOL_DETAILS,
-        methods::GET_EDITOR_STATE,
-    ],
+    // Tools run on a worker (`Dispatcher.cs`); only what a tool asks of the
+    // Editor waits for the main thread, and the link's own methods ask
+    // nothing of it (`get-version` answers what was read at start-up).
+    main_thread: MainThread::ToolBodies {
+        never: &[
+            methods::PING,
+            methods::GET_VERSION,
+            methods::SET_CLIENT_NAME,
+            methods::GET_TOOL_DETAILS,
+            methods::GET_EDITOR_STATE,
+            // Sleeps on its worker (`InternalTools.cs`).
+            "debug-sleep",
+        ],
+    },
     reload: ReloadSignal::Announced,
     // Its compile writes uLoopMCP 2.1.1's result files and locks too, for
     // clients that cannot resume.

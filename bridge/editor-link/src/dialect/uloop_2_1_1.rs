@@ -5,7 +5,7 @@
 //! time per connection, no resume journal; a compile asked to wait for its
 //! reload leaves its result in a file.
 
-use super::{Catalogue, Dialect, Ordering, Reached, ReloadSignal};
+use super::{Catalogue, Dialect, MainThread, Ordering, Reached, ReloadSignal};
 use crate::{discovery::ULOOP_SETTINGS_FILE, framing::Framing, methods};
 
 /// Exists while scripts compile.
@@ -31,7 +31,7 @@ pub const ULOOP_2_1_1: Dialect = Dialect {
     names_client: true,
     resumes: false,
     // Every request, the handshake included, runs on the main thread.
-    off_main_thread: &[],
+    main_thread: MainThread::EveryRequest,
     // `McpBridgeServer.Dispose` sends the shutdown notification.
     reload: ReloadSignal::Announced,
     busy_locks: BUSY_LOCKS,

@@ -5,7 +5,7 @@
 //! commands, never listed; no `ping`, no `set-client-name`; every request
 //! names the project root it expects (`x-uloop.expectedProjectRoot`).
 
-use super::{Catalogue, Dialect, Ordering, Reached, ReloadSignal, uloop_2_1_1};
+use super::{Catalogue, Dialect, MainThread, Ordering, Reached, ReloadSignal, uloop_2_1_1};
 use crate::{framing::Framing, methods};
 
 /// Exists while its server is starting (binding), written with a GUID
@@ -47,7 +47,7 @@ pub const ULOOP_3: Dialect = Dialect {
     resumes: false,
     // Only the x-uloop check runs before the switch to the main thread
     // (`JsonRpcProcessor.cs:174-177`); every request then waits for it.
-    off_main_thread: &[],
+    main_thread: MainThread::EveryRequest,
     reload: ReloadSignal::LockFile(uloop_2_1_1::DOMAIN_RELOAD_LOCK),
     busy_locks: BUSY_LOCKS,
     compile_results: COMPILE_RESULTS,
