@@ -87,6 +87,8 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         D::NoExtensions => &["6.protocol-version", "6.annotations"],
         D::IgnoresLogFilter => &["6.get-logs.*"],
         D::WrongTestCounts => &["6.run-tests.counts-*"],
+        D::LosesPlayModeAnswer => &["6.run-tests.counts-playmode", "mcp.run-tests.playmode-across-reload"],
+        D::IgnoresEnterPlayModeSettings => &["mcp.run-tests.playmode-reload-off"],
         D::NoShutdownNotification => &["5.reload-shutdown-notification", "5.quit"],
         D::SameSessionAfterReload => &["5.reload-new-session"],
         D::NoListChangedAfterReload => &["5.reload-list-changed", "4.list-changed-params"],

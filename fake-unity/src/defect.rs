@@ -74,6 +74,10 @@ pub enum Defect {
     IgnoresLogFilter,
     /// §6: run-tests counts skipped tests as passed.
     WrongTestCounts,
+    /// §5: a PlayMode test run's answer dies with the domain entering play mode reloads (the callbacks that would answer were registered in the old one).
+    LosesPlayModeAnswer,
+    /// §5: entering play mode reloads the domain whatever the project's Enter Play Mode settings say.
+    IgnoresEnterPlayModeSettings,
     /// §7: the discovery file has no serverSessionId or protocolVersion (the shape of uLoopMCP's settings file).
     DiscoveryWithoutSession,
     /// §3: a request with a top-level field it does not know is refused -32600.
@@ -132,8 +136,8 @@ impl Defect {
 
     /// The defect as a value of one of the Editor's policies, applied to the
     /// model once at start: the Editor core carries out policies and never
-    /// asks for a defect. The seven that break one tool's answer are
-    /// checked by that tool.
+    /// asks for a defect. Those that break one tool's answer are
+    /// checked where it is made.
     pub fn shape(self, model: &mut crate::editor::model::EditorModel) {
         use crate::editor::model::{
             Decoding, HeaderError, NewlineFrames, Oversize, ReplyFraming,
@@ -205,6 +209,8 @@ impl Defect {
             | Defect::RewordedDescriptions
             | Defect::IgnoresLogFilter
             | Defect::WrongTestCounts
+            | Defect::LosesPlayModeAnswer
+            | Defect::IgnoresEnterPlayModeSettings
             | Defect::EntityIdsAsNumbers
             | Defect::ListsInternalCommands => {}
         }
@@ -241,7 +247,7 @@ mod tests {
 
     #[test]
     fn every_defect_is_named_and_described() {
-        assert_eq!(Defect::all().len(), 50);
+        assert_eq!(Defect::all().len(), 52);
         assert_eq!(Defect::IdsAsStrings.to_string(), "ids-as-strings");
         for &defect in Defect::all() {
             assert_eq!(defect.to_string().parse::<Defect>().unwrap(), defect);

@@ -2,11 +2,14 @@
 //! id, surviving domain reloads, so a request resent with `"x-resume": true`
 //! is answered from the journal instead of running twice.
 
-use std::collections::{HashMap, VecDeque};
+use std::{
+    collections::{HashMap, VecDeque},
+    time::Duration,
+};
 
 use editor_link::jsonrpc::{Id, Response};
 use serde_json::Value;
-use tokio::sync::watch;
+use tokio::{sync::watch, time::Instant};
 
 /// How many requests the journal remembers.
 pub const CAPACITY: usize = 1024;
@@ -29,6 +32,42 @@ struct Entry {
     /// The domain (reload generation) the request started in.
     generation: u64,
     done: watch::Sender<Option<Response>>,
+    /// Set when the call goes on after its domain reloaded.
+    carried: Option<Carried>,
+}
+
+/// A call that goes on after its domain reloaded (a PlayMode test run the
+/// Test Framework takes up in the new domain): a resumed request waits for
+/// its answer, told its progress, until the call's deadline.
+#[derive(Debug)]
+struct Carried {
+    deadline: Instant,
+    timeout: Duration,
+    progress: watch::Sender<Option<Step>>,
+}
+
+/// One `notifications/progress` of a carried call.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Step {
+    pub progress: u64,
+    pub total: Option<u64>,
+    pub message: String,
+}
+
+/// A resumed request's wait for a call still running.
+#[derive(Debug)]
+pub struct Waiting {
+    pub done: watch::Receiver<Option<Response>>,
+    /// The call went on after its domain reloaded: its deadline and progress.
+    pub carried: Option<CarriedWait>,
+}
+
+#[derive(Debug)]
+pub struct CarriedWait {
+    pub deadline: Instant,
+    /// The call's `TimeoutSeconds`, for the words of its timeout.
+    pub timeout: Duration,
+    pub progress: watch::Receiver<Option<Step>>,
 }
 
 /// What the journal knows about a resent request.
@@ -38,8 +77,9 @@ pub enum Lookup {
     NotSeen,
     /// Completed: answer with the journaled response.
     Completed(Response),
-    /// Still running in the current domain: wait for it.
-    Running(watch::Receiver<Option<Response>>),
+    /// Still running, in the current domain or carried across a reload:
+    /// wait for it.
+    Running(Waiting),
     /// Started before a reload and cut off by it.
     Interrupted,
     /// The id was used for a different request.
@@ -69,7 +109,27 @@ impl Journal {
         if let Some(response) = entry.done.borrow().clone() {
             return Lookup::Completed(response);
         }
-        if entry.generation == generation { Lookup::Running(entry.done.subscribe()) } else { Lookup::Interrupted }
+        let carried = entry.carried.as_ref().map(|c| CarriedWait {
+            deadline: c.deadline,
+            timeout: c.timeout,
+            progress: c.progress.subscribe(),
+        });
+        if entry.generation == generation || carried.is_some() {
+            Lookup::Running(Waiting { done: entry.done.subscribe(), carried })
+        } else {
+            Lookup::Interrupted
+        }
+    }
+
+    /// Records that a started request goes on after its domain reloads,
+    /// answering by `timeout` from now; where the call reports its progress
+    /// (`None` when the journal no longer has it).
+    pub fn carry(&mut self, key: &Key, timeout: Duration) -> Option<watch::Sender<Option<Step>>> {
+        let entry = self.entries.get_mut(key)?;
+        let (progress, _) = watch::channel(None);
+        let deadline = Instant::now().checked_add(timeout).unwrap_or_else(far_future);
+        entry.carried = Some(Carried { deadline, timeout, progress: progress.clone() });
+        Some(progress)
     }
 
     /// Records that a request started.
@@ -78,7 +138,7 @@ impl Journal {
         self.started += 1;
         let started = self.started;
         self.order.push_back((started, key.clone()));
-        self.entries.insert(key, Entry { started, method: method.to_owned(), params, generation, done });
+        self.entries.insert(key, Entry { started, method: method.to_owned(), params, generation, done, carried: None });
         while self.entries.len() > CAPACITY {
             let Some((started, key)) = self.order.pop_front() else { break };
             if is_current(&self.entries, started, &key) {
@@ -105,6 +165,11 @@ impl Journal {
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
+}
+
+/// A deadline past any wait (a timeout of days overflows no instant).
+fn far_future() -> Instant {
+    Instant::now() + Duration::from_secs(365 * 24 * 3600)
 }
 
 /// Whether `started` is `key`'s latest start, not a stale place in the order.
@@ -134,6 +199,26 @@ mod tests {
         let response = Response::ok(Id::from(1u64), json!({"Success": true}));
         journal.complete(&key(1), &response);
         assert!(matches!(journal.lookup(&key(1), "compile", &params, 1), Lookup::Completed(r) if r == response));
+    }
+
+    #[tokio::test]
+    async fn a_carried_call_is_waited_for_in_the_next_domain() {
+        let mut journal = Journal::default();
+        let params = json!({"TestMode": "PlayMode"});
+        journal.start(key(2), "run-tests", params.clone(), 0);
+        let progress = journal.carry(&key(2), Duration::from_secs(600)).unwrap();
+        let Lookup::Running(Waiting { carried: Some(mut carried), .. }) =
+            journal.lookup(&key(2), "run-tests", &params, 1)
+        else {
+            panic!("a carried call is running in the next domain")
+        };
+        assert_eq!(carried.timeout, Duration::from_secs(600));
+        progress.send_replace(Some(Step { progress: 1, total: Some(2), message: "T.A".into() }));
+        assert_eq!(carried.progress.borrow_and_update().as_ref().unwrap().message, "T.A");
+        let response = Response::ok(Id::from(2u64), json!({"TestCount": 2}));
+        journal.complete(&key(2), &response);
+        assert!(matches!(journal.lookup(&key(2), "run-tests", &params, 1), Lookup::Completed(r) if r == response));
+        assert!(journal.carry(&key(3), Duration::from_secs(1)).is_none(), "only a started call is carried");
     }
 
     #[test]

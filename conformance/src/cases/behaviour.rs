@@ -1,15 +1,16 @@
 //! §6 Tools at work: what they answer, compared with invariants any Editor
 //! keeps and with what the project's own files say.
 
-use std::path::Path;
+use std::{path::Path, time::Duration};
 
-use editor_link::framing::Framing;
+use editor_link::{framing::Framing, jsonrpc::RESUME_MEMBER, methods};
 use serde_json::{Value, json};
 
 use crate::{
     case::{Case, CheckResult, Level, Needs, Requires, check},
+    editor_client::{EditorClient, Read},
     ensure,
-    finding::Finding,
+    finding::{Finding, violation},
     target::Session,
 };
 
@@ -44,7 +45,12 @@ pub fn cases() -> Vec<Case> {
         cases.push(Case {
             id: format!("6.run-tests.counts-{}", mode.to_lowercase()).into(),
             requirement: format!(
-                "run-tests in {mode} runs the project's {mode} tests: TestCount is the number of [Test] and [UnityTest] methods under Assets/Tests/{mode}, SkippedCount those that call Assert.Ignore, and the counts add up."
+                "run-tests in {mode} runs the project's {mode} tests: TestCount is the number of [Test] and [UnityTest] methods under Assets/Tests/{mode}, SkippedCount those that call Assert.Ignore, and the counts add up{}.",
+                if mode == "PlayMode" {
+                    " (the answer resumed with x-resume when the domain reload of entering play mode closes the connection)"
+                } else {
+                    ""
+                }
             )
             .into(),
             reference: REF,
@@ -86,7 +92,7 @@ async fn log_totals(s: Session) -> CheckResult {
 }
 
 /// Test methods and ignored ones in the C# files under `dir`.
-fn tests_in(dir: &Path) -> std::io::Result<(usize, usize)> {
+pub(crate) fn tests_in(dir: &Path) -> std::io::Result<(usize, usize)> {
     let (mut tests, mut ignored) = (0, 0);
     for entry in std::fs::read_dir(dir)? {
         let path = entry?.path();
@@ -106,8 +112,7 @@ async fn test_counts(s: Session, mode: &'static str) -> CheckResult {
     let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
     let (tests, ignored) = tests_in(&project.join("Assets/Tests").join(mode))
         .map_err(|e| Finding::Harness(format!("reading the project's {mode} tests: {e}")))?;
-    let mut link = s.link(Framing::Header).await?;
-    let result = link.result("run-tests", json!({"TestMode": mode})).await?;
+    let result = result_across_reload(&s, "run-tests", json!({"TestMode": mode})).await?;
     let n = |field: &str| result[field].as_u64().unwrap_or(u64::MAX) as usize;
     ensure!(n("TestCount") == tests, "TestCount {} but the project has {tests} {mode} tests", n("TestCount"));
     ensure!(
@@ -120,4 +125,80 @@ async fn test_counts(s: Session, mode: &'static str) -> CheckResult {
         "the counts do not add up: {result}"
     );
     Ok(())
+}
+
+/// How long a call that goes on across a domain reload may take (entering
+/// play mode and running a project's PlayMode tests in a real Editor).
+const ACROSS_RELOAD: Duration = Duration::from_secs(120);
+
+/// Calls `method` and returns its result, as a client of the protocol
+/// must: when a domain reload closes the connection before the answer (a
+/// PlayMode run: entering play mode reloads by Unity's default) and the
+/// Editor resumes (`resume` in its capabilities), the same request resent
+/// with `x-resume` to the same Editor process once it is back. An Editor
+/// that does not resume, or one whose journal lost the call, fails.
+pub(crate) async fn result_across_reload(s: &Session, method: &str, params: Value) -> Result<Value, Finding> {
+    let mut link = s.link(Framing::Header).await?;
+    let version = link.result(methods::GET_VERSION, json!({})).await?;
+    let resumes = version["Capabilities"].as_array().is_some_and(|c| c.iter().any(|c| c == "resume"));
+    let request = json!({"jsonrpc": "2.0", "id": "across-reload-1", "method": method, "params": params});
+    link.send_json(&request).await?;
+    if let Some(answer) = answer_before_close(&mut link, &request["id"]).await? {
+        return result_of(method, answer);
+    }
+    if !resumes {
+        return violation(format!(
+            "a domain reload closed the connection before {method} was answered, and this Editor does not resume: the answer is lost"
+        ));
+    }
+    let mut again = reconnect(s).await?;
+    let back = again.result(methods::GET_VERSION, json!({})).await?;
+    ensure!(
+        back["EditorInstanceId"] == version["EditorInstanceId"],
+        "a new Editor process after the reload ({} then {}): nothing to resume",
+        version["EditorInstanceId"],
+        back["EditorInstanceId"]
+    );
+    let mut resumed = request.clone();
+    resumed[RESUME_MEMBER] = json!(true);
+    again.send_json(&resumed).await?;
+    match answer_before_close(&mut again, &request["id"]).await? {
+        Some(answer) => result_of(method, answer),
+        None => violation(format!("the connection closed again before the resumed {method} was answered")),
+    }
+}
+
+/// The answer to `id` on `link`, notifications skipped; `None` when the
+/// Editor closes the connection first.
+async fn answer_before_close(link: &mut EditorClient, id: &Value) -> Result<Option<Value>, Finding> {
+    let deadline = tokio::time::Instant::now() + ACROSS_RELOAD;
+    loop {
+        let left = deadline.saturating_duration_since(tokio::time::Instant::now());
+        match link.receive(left).await {
+            Read::Message(message) if message.get("id") == Some(id) => return Ok(Some(message)),
+            Read::Message(_) => {}
+            Read::Closed => return Ok(None),
+            Read::Silence => return violation(format!("no answer within {ACROSS_RELOAD:?}")),
+            Read::NotJson(e) | Read::BadFraming(e) => return violation(format!("a broken answer: {e}")),
+        }
+    }
+}
+
+/// A link to the Editor once it listens again after a reload.
+async fn reconnect(s: &Session) -> Result<EditorClient, Finding> {
+    let deadline = tokio::time::Instant::now() + ACROSS_RELOAD;
+    loop {
+        match s.link(Framing::Header).await {
+            Ok(link) => return Ok(link),
+            Err(_) if tokio::time::Instant::now() < deadline => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(finding) => return Err(finding),
+        }
+    }
+}
+
+fn result_of(method: &str, mut answer: Value) -> Result<Value, Finding> {
+    match answer.get_mut("result") {
+        Some(result) => Ok(result.take()),
+        None => violation(format!("{method} failed: {answer}")),
+    }
 }

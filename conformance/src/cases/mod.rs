@@ -1,6 +1,6 @@
 //! The catalogue, one file per group of the protocol reference.
 
-mod behaviour;
+pub(crate) mod behaviour;
 mod discovery;
 mod framing;
 mod jsonrpc;

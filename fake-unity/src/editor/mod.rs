@@ -14,11 +14,14 @@
 //! - [`stats`] — the counters (`GET /stats`).
 //! - [`lifecycle`] — reloads, crashes, restarts and the discovery file.
 //! - [`main_thread`] — what holds the main thread, as `get-editor-state` says.
+//! - [`project_settings`] — what it reads of `ProjectSettings/` (whether
+//!   entering play mode reloads the domain).
 
 mod client;
 mod lifecycle;
 pub mod main_thread;
 pub mod model;
+pub mod project_settings;
 pub mod simulation;
 pub mod state;
 mod stats;
@@ -370,6 +373,13 @@ impl Editor {
     /// user has not let clients without one in).
     pub fn token_enforced(&self) -> bool {
         self.model.extensions.token && !self.sim().settings.allow_clients_without_token
+    }
+
+    /// Whether entering play mode reloads the domain now, as the project's
+    /// Enter Play Mode settings say on disk.
+    pub fn entering_play_mode_reloads(&self) -> bool {
+        self.has_defect(Defect::IgnoresEnterPlayModeSettings)
+            || project_settings::enter_play_mode_reloads_domain(&self.project)
     }
 
     /// The Editor process has crashed and none has started since.

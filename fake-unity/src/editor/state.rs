@@ -63,10 +63,6 @@ pub struct EditorInfo {
     pub temporary_cache_path: Option<String>,
     /// The Unity package version the fake claims (`Ver` in every result).
     pub package_version: String,
-    /// Unity's "Enter Play Mode Options": when true, entering play mode reloads
-    /// the domain, as a default Unity project does.
-    #[serde(default)]
-    pub enter_play_mode_reloads_domain: bool,
     /// How long a domain reload keeps the Editor away, in milliseconds.
     pub reload_downtime_ms: u64,
     /// Time between listening again after a reload and tools being registered

@@ -27,7 +27,7 @@ use crate::editor::model::{
 use crate::{
     editor::{Client, ConsoleEntry, Editor, ReloadOptions, lock, state::LogEntry},
     faults::Fired,
-    journal::{Key, Lookup},
+    journal::{CarriedWait, Key, Lookup, Waiting},
     params::Args,
     tools::{self, Gate, Outcome, Progress, ToolCall},
 };
@@ -112,7 +112,7 @@ impl Editor {
         let steps = async {
             self.arrive(&request, fault.as_ref()).await?;
             let admitted = self.admit(client, request)?;
-            self.resume(&admitted).await?;
+            self.resume(client, &admitted).await?;
             let bound = self.bind(&admitted)?;
             let outcome = self.run(client, &admitted, bound, fault.as_ref()).await?;
             Ok(self.answer(&admitted, outcome, fault.as_ref()))
@@ -192,9 +192,11 @@ impl Editor {
     }
 
     /// Step 3: a resumed request (`x-resume`) is answered from the journal
-    /// when it has the call: its answer, once it has one; "interrupted" when
-    /// the call died with its domain. Otherwise it runs as a new one.
-    async fn resume(&self, admitted: &Admitted) -> Result<(), Answer> {
+    /// when it has the call: its answer, once it has one (a call carried
+    /// across a reload by its deadline, its progress told meanwhile);
+    /// "interrupted" when the call died with its domain. Otherwise it runs
+    /// as a new one.
+    async fn resume(&self, client: &Arc<Client>, admitted: &Admitted) -> Result<(), Answer> {
         let Admitted { request, params, key, generation, domain } = admitted;
         let journaled = self.model.extensions.resume && self.model.messages.resume == Resume::FromJournal;
         if !request.is_resume() || !journaled {
@@ -208,13 +210,20 @@ impl Editor {
         Err(match lookup {
             Lookup::NotSeen => return Ok(()),
             Lookup::Completed(response) => Answer::response(response),
-            Lookup::Running(mut done) => tokio::select! {
-                _ = domain.cancelled() => Answer::none(),
-                result = done.wait_for(Option::is_some) => match result {
-                    Ok(response) => Answer { response: response.clone().map(Box::new), after: None },
-                    Err(_) => fail(interrupted(&request.method)),
-                },
-            },
+            Lookup::Running(Waiting { mut done, carried }) => {
+                let progress = Progress::new(client.clone(), request.id.clone());
+                let answered = async {
+                    match done.wait_for(Option::is_some).await {
+                        Ok(response) => Answer { response: response.clone().map(Box::new), after: None },
+                        Err(_) => fail(interrupted(&request.method)),
+                    }
+                };
+                tokio::select! {
+                    _ = domain.cancelled() => Answer::none(),
+                    answer = answered => answer,
+                    timeout = carried_until_its_deadline(carried, &progress, &request.method) => fail(timeout),
+                }
+            }
             Lookup::Interrupted => fail(interrupted(&request.method)),
             Lookup::Mismatch { method } => fail(ErrorObject::new(
                 ErrorKind::InvalidRequest,
@@ -303,6 +312,7 @@ impl Editor {
             _ => None,
         };
         let editor = self.clone();
+        let timeout = deadline;
         let mut task = tokio::spawn(async move {
             if let Some((busy, blocker)) = stall {
                 wait_for_the_main_thread(&editor, busy, blocker).await;
@@ -312,7 +322,7 @@ impl Editor {
             }
             tools::run(tool, call).await
         });
-        Ok(tokio::select! {
+        let outcome = tokio::select! {
             _ = domain.cancelled() => {
                 task.abort();
                 return Err(match self.model.lifecycle.in_flight {
@@ -339,7 +349,53 @@ impl Editor {
                     Outcome::Fail(ErrorObject::new(ErrorKind::InternalError, format!("Tool '{}' failed: {err}", tool.name)))
                 }
             },
-        })
+        };
+        match outcome {
+            Outcome::GoesOnAfterReload(rest) => {
+                self.carry_across_reload(admitted, timeout, rest);
+                Err(Answer::none())
+            }
+            outcome => Ok(outcome),
+        }
+    }
+
+    /// Step 5, for a call that goes on after the domain reload it starts
+    /// (a PlayMode test run): journaled as carried, so a resumed request
+    /// waits for it by its deadline; the domain reloads; the Editor, not
+    /// the domain, runs the rest and journals its answer. (The package
+    /// before it took runs up in the new domain lost the answer: the
+    /// `loses-play-mode-answer` defect.)
+    fn carry_across_reload(self: &Arc<Self>, admitted: &Admitted, timeout: Duration, rest: tools::GoesOn) {
+        let loses = self.has_defect(crate::Defect::LosesPlayModeAnswer);
+        let steps = match loses {
+            true => None,
+            false => lock(&self.journal).carry(&admitted.key, timeout),
+        };
+        let (editor, key, id) = (self.clone(), admitted.key.clone(), admitted.request.id.clone());
+        let instance = self.instance_id();
+        let (reloaded, back) = tokio::sync::oneshot::channel();
+        self.request_reload(ReloadOptions::default(), Some(reloaded));
+        tokio::spawn(async move {
+            // The Test Framework takes the run up once the new domain has
+            // loaded; gone with the Editor when it crashed or quit instead.
+            if back.await.is_err() {
+                return;
+            }
+            let outcome = (rest.0)(Progress::Journal(steps)).await;
+            if loses || editor.instance_id() != instance {
+                return;
+            }
+            let response = match outcome {
+                Outcome::Reply(result) | Outcome::ReplyThen(result, _) | Outcome::ReloadBeforeReply(result) => {
+                    Response::ok(id, editor.with_ver(result))
+                }
+                Outcome::Fail(error) => Response::error(Some(id), error),
+                Outcome::GoesOnAfterReload(_) => {
+                    Response::error(Some(id), ErrorObject::new(ErrorKind::InternalError, "a call went on twice"))
+                }
+            };
+            lock(&editor.journal).complete(&key, &response);
+        });
     }
 
     /// Step 6: the outcome as the response (`Ver` added, a fault's padding),
@@ -362,6 +418,8 @@ impl Editor {
                 (Response::error(Some(id.clone()), error), None)
             }
             Outcome::ReplyThen(result, after) => (ok(result), Some(after)),
+            // Taken up in step 5.
+            Outcome::GoesOnAfterReload(_) => return Answer::none(),
             Outcome::ReloadBeforeReply(result) => {
                 // Journaled first, so a resumed request gets it; then the
                 // domain reloads and this connection never sees the answer.
@@ -539,4 +597,30 @@ pub(super) fn format_seconds(d: Duration) -> String {
 async fn wait_for_the_main_thread(editor: &Editor, busy: Duration, blocker: Option<crate::faults::Blocker>) {
     let _waiting = editor.main_thread.hold(blocker);
     tokio::time::sleep(busy).await;
+}
+
+/// For a resumed request that waits on a call carried across a reload:
+/// tells it the call's progress until the call's deadline, then the
+/// timeout it ends with. Never ends for a call that was not carried (it
+/// has its domain's deadline).
+async fn carried_until_its_deadline(carried: Option<CarriedWait>, progress: &Progress, method: &str) -> ErrorObject {
+    let Some(CarriedWait { deadline, timeout, progress: mut steps }) = carried else {
+        return std::future::pending().await;
+    };
+    let expired = tokio::time::sleep_until(deadline);
+    tokio::pin!(expired);
+    loop {
+        if let Some(step) = steps.borrow_and_update().clone() {
+            progress.report(step.progress, step.total, &step.message);
+        }
+        tokio::select! {
+            _ = &mut expired => break,
+            changed = steps.changed() => if changed.is_err() {
+                // The call's progress is done; its answer or deadline follows.
+                expired.as_mut().await;
+                break;
+            },
+        }
+    }
+    ErrorObject::new(ErrorKind::Timeout, format!("Tool '{method}' timed out after {} seconds", format_seconds(timeout)))
 }

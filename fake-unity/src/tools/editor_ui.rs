@@ -32,7 +32,7 @@ pub fn apply_play_action(editor: &Editor, action: &str) -> (String, Option<After
         "Play" => {
             sim.playing = true;
             sim.paused = false;
-            let after = editor.base.editor.enter_play_mode_reloads_domain.then_some(After::Reload);
+            let after = editor.entering_play_mode_reloads().then_some(After::Reload);
             ("Entered play mode".into(), after)
         }
         "Stop" if sim.playing => {

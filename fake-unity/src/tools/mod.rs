@@ -33,6 +33,7 @@ use crate::{
         Client, Editor, ReloadOptions,
         model::{EditorKind, EditorModel},
     },
+    journal::Step,
     params::{self, Args, Kind, Param},
 };
 
@@ -48,6 +49,21 @@ pub enum Outcome {
     /// The domain reloads before the result can be sent (a compile that
     /// changed scripts): the result is journaled for `x-resume`, nothing sent.
     ReloadBeforeReply(Map<String, Value>),
+    /// The domain reloads now and the call goes on in the next one (a
+    /// PlayMode test run, entering play mode): what is left of it, run by
+    /// the Editor rather than the domain, its outcome journaled for
+    /// `x-resume` and never sent on the connection that asked.
+    GoesOnAfterReload(GoesOn),
+}
+
+/// The rest of a call that goes on after a domain reload, told where its
+/// progress goes.
+pub struct GoesOn(pub Box<dyn FnOnce(Progress) -> BoxFuture + Send>);
+
+impl std::fmt::Debug for GoesOn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GoesOn(..)")
+    }
 }
 
 /// Effects that follow a reply.
@@ -147,25 +163,37 @@ pub struct ToolCall {
 
 /// Reports `notifications/progress` for one request (protocol §4, extension).
 #[derive(Debug)]
-pub struct Progress {
-    client: Arc<Client>,
-    request_id: Id,
+pub enum Progress {
+    /// To the client that asked.
+    Client { client: Arc<Client>, request_id: Id },
+    /// Into the journal, for whoever resumes the call (a call carried
+    /// across a reload, whose client went with the old domain); nowhere
+    /// when the journal has lost it.
+    Journal(Option<tokio::sync::watch::Sender<Option<Step>>>),
 }
 
 impl Progress {
     pub fn new(client: Arc<Client>, request_id: Id) -> Self {
-        Progress { client, request_id }
+        Progress::Client { client, request_id }
     }
 
     pub fn report(&self, progress: u64, total: Option<u64>, message: &str) {
-        let mut params = json!({"requestId": self.request_id.to_value(), "progress": progress});
-        if let Some(total) = total {
-            params["total"] = total.into();
+        match self {
+            Progress::Client { client, request_id } => {
+                let mut params = json!({"requestId": request_id.to_value(), "progress": progress});
+                if let Some(total) = total {
+                    params["total"] = total.into();
+                }
+                if !message.is_empty() {
+                    params["message"] = message.into();
+                }
+                client.send(&Message::Notification(Notification::new(notifications::PROGRESS, params)));
+            }
+            Progress::Journal(Some(steps)) => {
+                steps.send_replace(Some(Step { progress, total, message: message.to_owned() }));
+            }
+            Progress::Journal(None) => {}
         }
-        if !message.is_empty() {
-            params["message"] = message.into();
-        }
-        self.client.send(&Message::Notification(Notification::new(notifications::PROGRESS, params)));
     }
 }
 

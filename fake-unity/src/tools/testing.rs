@@ -1,12 +1,19 @@
 //! `run-tests`: runs the state's tests through the filter, takes their time,
-//! reports progress, counts outcomes, and writes NUnit 3 XML on request.
+//! reports progress, counts outcomes, and writes NUnit 3 XML on request. A
+//! PlayMode run enters play mode, as Unity's Test Framework does: where the
+//! project's settings reload the domain then, the run goes on in the new
+//! domain and its answer is journaled for `x-resume` (the package's
+//! `PlayModeRuns`).
 
-use std::{fmt::Write as _, time::Duration};
+use std::{fmt::Write as _, sync::Arc, time::Duration};
 
 use serde_json::{Value, json};
 
-use super::{BoxFuture, Outcome, ToolCall, invalid_param, result};
-use crate::editor::state::{TestCase, TestMode, TestOutcome};
+use super::{BoxFuture, GoesOn, Outcome, Progress, ToolCall, invalid_param, result};
+use crate::editor::{
+    Editor,
+    state::{TestCase, TestMode, TestOutcome},
+};
 
 pub const FILTER_TYPES: &[(&str, i64)] = &[("all", 0), ("exact", 1), ("regex", 2), ("assembly", 3)];
 pub const TEST_MODES: &[(&str, i64)] = &[("EditMode", 0), ("PlayMode", 1)];
@@ -48,15 +55,78 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
             );
         }
         let editor = call.editor.clone();
-        let selected = match select(&editor.base.tests, mode, &filter_type, &filter_value) {
-            Ok(selected) => selected,
+        let selected: Vec<TestCase> = match select(&editor.base.tests, mode, &filter_type, &filter_value) {
+            Ok(selected) => selected.into_iter().cloned().collect(),
             Err(outcome) => return outcome,
         };
-        let started = editor.now();
+        let run = Run {
+            editor,
+            selected,
+            mode_name: args.str("TestMode").to_owned(),
+            filter_type,
+            filter_value,
+            save_xml: args.bool("SaveXml"),
+            started: call.editor.now(),
+        };
+        if mode == TestMode::EditMode {
+            return run.tests(&call.progress).await;
+        }
+        // A PlayMode run enters play mode first (the Test Framework's
+        // EnterPlayMode step) and leaves it once its result is in.
+        let entered = enter_play_mode(&run.editor);
+        if entered && run.editor.entering_play_mode_reloads() {
+            // The domain reloads; the Test Framework goes on in the new one.
+            return Outcome::GoesOnAfterReload(GoesOn(Box::new(move |progress| {
+                Box::pin(async move { run.tests(&progress).await.then_exit_play_mode(entered, &run.editor) })
+            })));
+        }
+        let outcome = run.tests(&call.progress).await;
+        outcome.then_exit_play_mode(entered, &run.editor)
+    })
+}
+
+/// Enters play mode for a PlayMode run; false when it was on already.
+fn enter_play_mode(editor: &Editor) -> bool {
+    let mut sim = editor.sim();
+    let entering = !sim.playing;
+    sim.playing = true;
+    sim.paused = false;
+    entering
+}
+
+impl Outcome {
+    /// The Test Framework leaves play mode after the run's result (when
+    /// the run entered it).
+    fn then_exit_play_mode(self, entered: bool, editor: &Editor) -> Outcome {
+        if entered {
+            let mut sim = editor.sim();
+            sim.playing = false;
+            sim.paused = false;
+        }
+        self
+    }
+}
+
+/// A test run, its tests chosen.
+struct Run {
+    editor: Arc<Editor>,
+    selected: Vec<TestCase>,
+    mode_name: String,
+    filter_type: String,
+    filter_value: String,
+    save_xml: bool,
+    started: std::time::SystemTime,
+}
+
+impl Run {
+    /// Runs the tests, each taking its time, telling `progress`; counts
+    /// their outcomes.
+    async fn tests(&self, progress: &Progress) -> Outcome {
+        let Run { editor, selected, mode_name, filter_type, filter_value, .. } = self;
         let total = selected.len();
         for (i, test) in selected.iter().enumerate() {
             tokio::time::sleep(Duration::from_millis(test.duration_ms)).await;
-            call.progress.report(i as u64 + 1, Some(total as u64), &test.full_name);
+            progress.report(i as u64 + 1, Some(total as u64), &test.full_name);
         }
         let count = |o| selected.iter().filter(|t| t.outcome == o).count();
         let (mut passed, failed, mut skipped) =
@@ -65,7 +135,6 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
             (passed, skipped) = (passed + skipped, 0);
         }
         let completed_at = editor.timestamp();
-        let mode_name = args.str("TestMode");
         let message = if total == 0 {
             format!("No {mode_name} tests matched the filter (FilterType={filter_type}, FilterValue={filter_value:?})")
         } else if failed == 0 {
@@ -73,8 +142,9 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
         } else {
             format!("{mode_name} tests failed: {passed} passed, {failed} failed, {skipped} skipped out of {total}")
         };
-        let xml_path = if args.bool("SaveXml") {
-            let xml = nunit_xml(&selected, started, editor.now());
+        let xml_path = if self.save_xml {
+            let refs: Vec<&TestCase> = selected.iter().collect();
+            let xml = nunit_xml(&refs, self.started, editor.now());
             match editor.write_output("TestResults", "TestResults", "xml", xml.as_bytes()) {
                 Ok(rel) => rel,
                 Err(error) => return Outcome::Fail(error),
@@ -98,7 +168,7 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
             ("XmlPath", xml_path.into()),
             ("FailedTests", failures.into()),
         ]))
-    })
+    }
 }
 
 /// NUnit 3 result XML (`test-run` → assembly suites → fixtures → cases).

@@ -100,7 +100,27 @@ class Link:
         return answer.get("error", {})
 
 
-def every_tool(link):
+def back_after_reload(link, project, framing, token, before):
+    """Reads until the Editor closes `link` for a domain reload; a new link
+    once it listens again with a new session."""
+    reasons = []
+    while True:
+        message = link.read()
+        if message is None:
+            break
+        if message.get("method") == "notifications/server/shutdown":
+            reasons.append(message["params"]["reason"])
+    check(reasons == ["DomainReload"], "a domain reload closed the connection: %s" % reasons)
+    deadline = time.time() + 10
+    after = discovery(project)
+    while (after.get("state") != "ready" or after.get("serverSessionId") == before) and time.time() < deadline:
+        time.sleep(0.02)
+        after = discovery(project)
+    return Link(after["port"], framing, token)
+
+
+def every_tool(project, framing, token):
+    link = Link(discovery(project)["port"], framing, token)
     names = [t["name"] for t in link.result("get-tool-details", {"IncludeDevelopmentOnly": True})["Tools"]]
     expected = ["compile", "get-logs", "run-tests", "clear-console", "find-game-objects", "unity-search",
                 "get-hierarchy", "get-provider-details", "get-menu-items", "execute-menu-item",
@@ -129,8 +149,13 @@ def every_tool(link):
     code = link.result("execute-dynamic-code", {"Code": "return 6 + 7;"})
     check(code["Result"] == "13", "dynamic code %s" % code)
     check(link.result("focus-window")["Success"], "focus")
+    session = discovery(project)["serverSessionId"]
     check(link.result("control-play-mode", {"Action": "Play"})["IsPlaying"] is True, "play")
-    check(link.result("control-play-mode", {"Action": "Stop"})["IsPlaying"] is False, "stop")
+    # Entering play mode reloads the domain, as Unity's default settings
+    # (the fixture project's) say: the Editor comes back in play mode.
+    link = back_after_reload(link, project, framing, token, session)
+    link.result("set-client-name", {"ClientName": "python"})
+    check(link.result("control-play-mode", {"Action": "Stop"})["IsPlaying"] is False, "stop after the reload")
     shot = link.result("screenshot", {"ResolutionScale": 0.25, "IncludeImageData": True})
     check(shot["Screenshots"][0]["Width"] == 160, "screenshot size")
     check(shot["Screenshots"][0]["ImageDataBase64"].startswith("iVBORw0KGgo"), "screenshot is a PNG")
@@ -184,7 +209,7 @@ def main():
         check(refused.get("error", {}).get("data", {}).get("type") == "unauthorized",
               "a request without the token is refused: %s" % json.dumps(refused)[:300])
     for framing in ("header", "newline"):
-        every_tool(Link(port, framing, token))
+        every_tool(args.project, framing, token)
     reload(args.project, args.control)
     print("python editor-link client: %d checks passed, %d failed" % (CHECKS["passed"], CHECKS["failed"]))
     return 1 if CHECKS["failed"] else 0

@@ -142,6 +142,10 @@ async fn replay(fake: &FakeUnity, project: &Path, name: &str) -> Fidelity {
 async fn the_recorded_requests_get_the_recorded_answers_from_the_2_1_1_model() {
     let project = tempfile::tempdir().unwrap();
     copy_dir(&fixture_project(), project.path());
+    // The recorded Editor did not reload on entering play mode (its
+    // project, like uLoopMCP's own, has domain reload off): it answered on
+    // the same connection for a second after "Play mode started".
+    crate::support::switch_domain_reload(project.path(), false);
     let mut config = Config::new(project.path());
     config.editor = EditorKind::Uloop211;
     config.seed = Some(211);
@@ -362,6 +366,9 @@ impl Caller {
 #[tokio::test]
 async fn the_playmode_input_tools_need_play_mode_and_record_under_the_project() {
     let (fake, project) = uloop_editor().await;
+    // The input tools on one connection: the reload entering play mode
+    // makes by default is lifecycle.rs's.
+    crate::support::switch_domain_reload(project.path(), false);
     let mut editor = Caller::connect(fake.port()).await;
     // Outside play mode: uLoopMCP's own answers.
     let not_playing = "PlayMode is not active. Use control-play-mode tool to start PlayMode first.";
@@ -492,6 +499,14 @@ async fn run_tests_answers_in_2_1_1s_shape() {
     let bad = editor.call("run-tests", serde_json::json!({"FilterType": 5})).await;
     assert_eq!(bad["error"]["data"]["message"], "Unsupported filter type: 5", "{bad}");
     editor.call("control-play-mode", serde_json::json!({"Action": "Play"})).await;
+    // Entering play mode reloads the domain (the project keeps Unity's
+    // default); the Editor comes back in play mode.
+    crate::support::eventually("the reload of entering play mode", || {
+        fake.editor().stats.reloads.load(std::sync::atomic::Ordering::Relaxed) == 1
+            && fake.editor().phase() == editor_link::discovery::EditorState::Ready
+    })
+    .await;
+    let mut editor = Caller::connect(fake.port()).await;
     let playing = editor.call("run-tests", serde_json::json!({"TestMode": 1})).await;
     assert_eq!(playing["Message"], "EditMode tests cannot run during play mode");
 }

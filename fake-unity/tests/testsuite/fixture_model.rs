@@ -374,13 +374,11 @@ fn versions_packages_and_settings_agree() {
     .unwrap();
     assert_eq!(package["name"], "dev.unitymcp.bridge");
     assert_eq!(package["version"], state.editor.package_version);
-    // Entering play mode does not reload the domain in this project.
+    // Entering play mode reloads the domain in this project, as Unity 6's
+    // default ("Reload Domain and Scene") does.
     let editor_settings = read("ProjectSettings/EditorSettings.asset");
-    assert!(
-        editor_settings.contains("m_EnterPlayModeOptionsEnabled: 1")
-            && editor_settings.contains("m_EnterPlayModeOptions: 1")
-    );
-    assert!(!state.editor.enter_play_mode_reloads_domain);
+    assert!(editor_settings.contains("m_EnterPlayModeOptions: 0"));
+    assert!(fake_unity::editor::project_settings::reloads_domain(&editor_settings));
 }
 
 #[test]

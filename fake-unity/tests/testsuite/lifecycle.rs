@@ -9,7 +9,7 @@ use editor_link::{
 };
 use serde_json::{Value, json};
 
-use crate::support::{Client, TestEditor, eventually, kind, none};
+use crate::support::{Client, TestEditor, eventually, kind, none, switch_domain_reload};
 
 fn resend(id: impl Into<Id>, method: &str, params: Value) -> Message {
     let mut request = Request::new(id, method, params);
@@ -203,8 +203,19 @@ async fn resuming_a_request_still_running_waits_for_it() {
 }
 
 #[tokio::test]
-async fn entering_play_mode_reloads_when_the_project_says_so() {
-    let editor = TestEditor::start_with(|c| c.state.editor.enter_play_mode_reloads_domain = true).await;
+async fn entering_play_mode_keeps_the_domain_when_the_project_says_so() {
+    let editor = TestEditor::start().await;
+    switch_domain_reload(editor.path(), false);
+    let mut client = editor.connect().await;
+    assert_eq!(client.ok("control-play-mode", json!({"Action": "Play"})).await["IsPlaying"], true);
+    // The same connection answers again: nothing reloaded.
+    assert_eq!(client.ok("control-play-mode", json!({"Action": "Pause"})).await["IsPaused"], true);
+    assert_eq!(editor.state().await["reloads"], 0);
+}
+
+#[tokio::test]
+async fn entering_play_mode_reloads_as_unity_does_by_default() {
+    let editor = TestEditor::start().await;
     let mut client = editor.connect().await;
     let result = client.ok("control-play-mode", json!({"Action": "Play"})).await;
     assert_eq!(result["IsPlaying"], true);
@@ -250,4 +261,68 @@ async fn without_resume_the_editor_behaves_like_uloop() {
     // A resend runs again: uLoopMCP has no journal.
     client.send(&resend(5u64, "clear-console", json!({}))).await;
     assert_eq!(client.response(&5u64.into()).await.outcome.unwrap()["ClearedLogCount"], 1);
+}
+
+/// Starts a PlayMode run on a first connection, which the domain reload of
+/// entering play mode closes unanswered; resumes it on a second; its answer.
+async fn play_mode_run_resumed(
+    editor: &TestEditor,
+) -> (Vec<Message>, Client, Result<Value, editor_link::jsonrpc::ErrorObject>) {
+    let params = json!({"TestMode": "PlayMode", "TimeoutSeconds": 60});
+    let mut first = editor.connect().await;
+    first.ok("set-client-name", json!({"ClientName": "bridge"})).await;
+    first.send(&Message::Request(Request::new(5u64, "run-tests", params.clone()))).await;
+    let seen = first.until_closed().await;
+    assert!(
+        !seen.iter().any(|m| matches!(m, Message::Response(r) if r.id == Some(5u64.into()))),
+        "the connection that asked closes with its domain, unanswered: {seen:?}"
+    );
+    let fake = &editor.fake;
+    eventually("the reload to finish", || fake.editor().phase() == EditorState::Ready).await;
+    let mut again = editor.connect().await;
+    again.ok("set-client-name", json!({"ClientName": "bridge"})).await;
+    again.send(&resend(5u64, "run-tests", params)).await;
+    let outcome = again.response(&5u64.into()).await.outcome;
+    (seen, again, outcome)
+}
+
+#[tokio::test]
+async fn a_play_mode_run_goes_on_after_the_reload_and_answers_its_resume() {
+    // Its last test takes long enough for the resumed request to wait.
+    let editor = TestEditor::start_with(|c| {
+        let last = c.state.tests.iter_mut().rev().find(|t| t.full_name.contains("PlayMode")).unwrap();
+        last.duration_ms = 8_000;
+    })
+    .await;
+    let (seen, mut again, outcome) = play_mode_run_resumed(&editor).await;
+    assert!(seen.iter().any(|m| matches!(m, Message::Notification(n) if n.method == notifications::SERVER_SHUTDOWN)));
+    let result = outcome.expect("the run's answer, taken up in the new domain");
+    assert_eq!((result["TestCount"].as_u64(), result["PassedCount"].as_u64()), (Some(3), Some(2)));
+    assert_eq!(result["SkippedCount"], 1);
+    // The tests finished in the new domain told the resumed request.
+    let told: Vec<Value> =
+        std::iter::from_fn(|| again.take_notification(notifications::PROGRESS).map(|n| n.params.unwrap_or_default()))
+            .collect();
+    assert!(!told.is_empty() && told.iter().all(|p| p["requestId"] == 5 && p["total"] == 3), "{told:?}");
+    let state = editor.state().await;
+    assert_eq!(state["reloads"], 1);
+    assert_eq!(state["playMode"]["isPlaying"], false, "the run left play mode once done");
+}
+
+#[tokio::test]
+async fn a_play_mode_run_that_loses_its_answer_is_said_interrupted() {
+    let editor = TestEditor::start_with(|c| c.defect = Some(fake_unity::Defect::LosesPlayModeAnswer)).await;
+    let (_, _, outcome) = play_mode_run_resumed(&editor).await;
+    let err = outcome.expect_err("the defect loses the answer");
+    assert_eq!(kind(&err), "interrupted");
+}
+
+#[tokio::test]
+async fn a_play_mode_run_without_domain_reload_answers_where_it_was_asked() {
+    let editor = TestEditor::start().await;
+    switch_domain_reload(editor.path(), false);
+    let mut client = editor.connect().await;
+    let result = client.ok("run-tests", json!({"TestMode": "PlayMode"})).await;
+    assert_eq!(result["TestCount"], 3);
+    assert_eq!(editor.state().await["reloads"], 0);
 }

@@ -285,6 +285,14 @@ impl Client {
         }
     }
 
+    /// The first notification called `method` already read (kept in the
+    /// backlog while waiting for a response), taken out of it.
+    pub fn take_notification(&mut self, method: &str) -> Option<Notification> {
+        let pos = self.backlog.iter().position(|m| matches!(m, Message::Notification(n) if n.method == method))?;
+        let Message::Notification(n) = self.backlog.remove(pos) else { unreachable!() };
+        Some(n)
+    }
+
     /// Reads until the Editor closes the connection; returns what arrived.
     pub async fn until_closed(&mut self) -> Vec<Message> {
         let mut seen = std::mem::take(&mut self.backlog);
@@ -308,4 +316,13 @@ pub fn kind(e: &ErrorObject) -> &str {
 /// `{}` for calls without parameters.
 pub fn none() -> Value {
     json!({})
+}
+
+/// Writes the project's Enter Play Mode settings as Unity does: whether
+/// entering play mode reloads the domain (it does in the fixture project,
+/// as by Unity's default).
+pub fn switch_domain_reload(project: &Path, reload: bool) {
+    let path = project.join(fake_unity::editor::project_settings::EDITOR_SETTINGS);
+    let text = std::fs::read_to_string(&path).unwrap();
+    std::fs::write(&path, fake_unity::editor::project_settings::with_domain_reload(&text, reload)).unwrap();
 }

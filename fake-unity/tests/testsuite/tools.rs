@@ -428,6 +428,16 @@ async fn execute_menu_item_changes_the_editor() {
 
     c.ok("execute-menu-item", json!({"MenuItemPath": "Edit/Play"})).await;
     assert_eq!(editor.state().await["playMode"], json!({"isPlaying": true, "isPaused": false}));
+    // Entering play mode reloads the domain (Unity's default, the fixture
+    // project's): the connection closes, the Editor comes back playing.
+    c.until_closed().await;
+    let fake = &editor.fake;
+    crate::support::eventually("the Editor back from the reload", || {
+        fake.editor().stats.reloads.load(std::sync::atomic::Ordering::Relaxed) == 1
+            && fake.editor().phase() == editor_link::discovery::EditorState::Ready
+    })
+    .await;
+    let mut c = editor.connect().await;
 
     let missing = c.ok("execute-menu-item", json!({"MenuItemPath": "Tools/Nothing"})).await;
     assert_eq!((missing["Success"].clone(), missing["MenuItemFound"].clone()), (json!(false), json!(false)));
@@ -440,6 +450,9 @@ async fn execute_menu_item_changes_the_editor() {
 #[tokio::test]
 async fn control_play_mode_tracks_play_and_pause() {
     let editor = TestEditor::start().await;
+    // Play and pause on one connection: the reload entering play mode
+    // makes by default is lifecycle.rs's.
+    crate::support::switch_domain_reload(editor.path(), false);
     let mut c = editor.connect().await;
     let play = c.ok("control-play-mode", json!({"Action": "Play"})).await;
     assert_eq!(
@@ -496,6 +509,9 @@ async fn screenshot_writes_a_real_png() {
 #[tokio::test]
 async fn run_tests_honours_filters_and_counts() {
     let editor = TestEditor::start().await;
+    // Every run answers on this connection: the PlayMode run across the
+    // reload of entering play mode is lifecycle.rs's.
+    crate::support::switch_domain_reload(editor.path(), false);
     let mut c = editor.connect().await;
     let counts = |r: &Value| {
         (

@@ -251,6 +251,13 @@ namespace UnityMcp.Core
         /// <summary>Applies a play-mode action; the message saying what happened.</summary>
         string ApplyPlayAction(PlayAction action);
 
+        /// <summary>
+        /// Whether entering play mode reloads the domain now, as the
+        /// project's Enter Play Mode settings say (Unity's default: it
+        /// does). A PlayMode test run then goes on in the next domain.
+        /// </summary>
+        bool EnteringPlayModeReloadsDomain { get; }
+
         // ---- scripts and tests ----
 
         /// <summary>

@@ -48,6 +48,9 @@ namespace UnityMcp.Editor
         /// <summary>Unity work of the tools, run on the main thread.</summary>
         public static readonly MainThreadQueue MainThread = new MainThreadQueue();
 
+        /// <summary>This domain's PlayMode runs carried from the one before (PlayModeRunCallbacks reports them).</summary>
+        public static readonly PlayModeRuns PlayModeRuns = new PlayModeRuns();
+
         /// <summary>What the Editor was doing when its main thread last ran (get-editor-state), recorded each update.</summary>
         public static readonly EditorActivityRecorder Activity = new EditorActivityRecorder();
 
@@ -181,6 +184,7 @@ namespace UnityMcp.Editor
                     Editor = backend.Info(),
                     EditorState = new EditorStateSource(MainThread, Activity, dialogs),
                     Journal = new RequestJournal(journalStore),
+                    PlayModeRuns = PlayModeRuns,
                     ProjectRoot = McpServerController.Project,
                     ServerSessionId = serverSessionId,
                     Token = token,

@@ -212,6 +212,12 @@ namespace UnityMcp.Editor
 
         public bool IsPaused => OnMain(() => EditorApplication.isPaused);
 
+        // Unity's own test (ObjectPool/PoolManager.cs): the domain reloads
+        // unless the options are enabled and DisableDomainReload set. Unity 6
+        // shows only the options and keeps the box enabled.
+        public bool EnteringPlayModeReloadsDomain => OnMain(() =>
+            !(EditorSettings.enterPlayModeOptionsEnabled && (EditorSettings.enterPlayModeOptions & EnterPlayModeOptions.DisableDomainReload) != 0));
+
         public string ApplyPlayAction(PlayAction action)
         {
             return OnMain(() =>
@@ -381,7 +387,7 @@ namespace UnityMcp.Editor
             return done.Task;
         }
 
-        sealed class TestCallbacks : ICallbacks
+        internal sealed class TestCallbacks : ICallbacks
         {
             readonly TaskCompletionSource<List<TestResult>> done;
             readonly ToolContext context;
@@ -402,9 +408,7 @@ namespace UnityMcp.Editor
 
             public void RunFinished(ITestResultAdaptor result)
             {
-                var results = new List<TestResult>();
-                Collect(result, "", results);
-                done.TrySetResult(results);
+                done.TrySetResult(ResultsOf(result));
                 Finished();
             }
 
@@ -419,6 +423,14 @@ namespace UnityMcp.Editor
                     finished++;
                     context.Progress(finished, null, result.Test.FullName);
                 }
+            }
+
+            /// <summary>A finished run's tests (not its suites), in run order.</summary>
+            internal static List<TestResult> ResultsOf(ITestResultAdaptor run)
+            {
+                var results = new List<TestResult>();
+                Collect(run, "", results);
+                return results;
             }
 
             static void Collect(ITestResultAdaptor node, string assembly, List<TestResult> into)

@@ -48,6 +48,12 @@ namespace UnityMcp.Host
         /// <summary>What the domain's main thread last saw (McpServerController.Activity).</summary>
         EditorActivityRecorder activity;
 
+        /// <summary>The domain's PlayMode runs carried from the one before (McpServerController.PlayModeRuns).</summary>
+        PlayModeRuns playModeRuns;
+
+        /// <summary>Domain reloads so far.</summary>
+        int reloads;
+
         /// <summary>The dialog a mainThreadStall shows while it holds the main thread.</summary>
         readonly StallDialogs dialogs = new StallDialogs();
 
@@ -72,6 +78,7 @@ namespace UnityMcp.Host
             settings = editor.InitialSettings();
             editor.OnMainThread = () => unity.IsMainThread;
             editor.RequestReload = () => { Reload(null, false).ContinueWith(t => Console.Error.WriteLine(t.Exception), TaskContinuationOptions.OnlyOnFaulted); };
+            editor.Reload = () => Reload(null, false);
         }
 
         /// <summary>Set when the Editor has quit.</summary>
@@ -89,6 +96,12 @@ namespace UnityMcp.Host
         public string Project => editor.ProjectPath;
 
         public SecuritySettings Settings => settings;
+
+        /// <summary>Domain reloads so far.</summary>
+        public int Reloads => Volatile.Read(ref reloads);
+
+        /// <summary>Play mode as the Editor has it now (the host's view: it waits for no main thread).</summary>
+        public JObject PlayModeJson() => editor.PlayModeJson();
 
         public void Start(int port)
         {
@@ -125,6 +138,10 @@ namespace UnityMcp.Host
                 unity.BeforeAssemblyReload += () => recorder.SetReloading(true);
                 mainQueue = queue;
                 activity = recorder;
+                // As PlayModeRunCallbacks registers with the Test Framework
+                // when a domain loads.
+                playModeRuns = new PlayModeRuns();
+                editor.TestRunCallbacks = playModeRuns;
                 token = LinkToken.Kept(() => sessionToken, t => sessionToken = t);
                 var current = new ServerLifecycle(new HostDomain(this));
                 lifecycle = current;
@@ -158,6 +175,7 @@ namespace UnityMcp.Host
                 }
                 var previousSession = previous.SessionId;
                 var reload = await unity.ReloadDomain(() => previous.Unload()).ConfigureAwait(false);
+                Interlocked.Increment(ref reloads);
                 var shutdown = previous.LastShutdown ?? new ShutdownReport();
                 lock (gate)
                 {
@@ -263,6 +281,7 @@ namespace UnityMcp.Host
                     Editor = host.info,
                     EditorState = new EditorStateSource(host.mainQueue, host.activity, host.dialogs),
                     Journal = new RequestJournal(host.journalStore),
+                    PlayModeRuns = host.playModeRuns,
                     ProjectRoot = host.editor.ProjectPath,
                     ServerSessionId = serverSessionId,
                     Token = host.token,

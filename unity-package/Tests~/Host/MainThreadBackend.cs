@@ -46,6 +46,8 @@ namespace UnityMcp.Host
 
         public string ApplyPlayAction(PlayAction action) => OnMain(() => inner.ApplyPlayAction(action));
 
+        public bool EnteringPlayModeReloadsDomain => OnMain(() => inner.EnteringPlayModeReloadsDomain);
+
         // Started on the main thread; what it awaits resumes there, as
         // Unity's compilation callbacks do.
         public Task<CompileReport> Compile(bool force, ToolContext context, Action<CompileReport> finished) => OnMain(() => inner.Compile(force, context, finished));

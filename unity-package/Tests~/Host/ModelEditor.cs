@@ -34,6 +34,20 @@ namespace UnityMcp.Host
         /// <summary>Asks the host to reload the domain (a compile with new assemblies, entering play mode).</summary>
         public Action RequestReload = delegate { };
 
+        /// <summary>
+        /// Reloads the domain; done once the next domain's server is up. Null
+        /// for a model without a host (the tools' own tests): no domain to
+        /// reload, so entering play mode keeps it.
+        /// </summary>
+        public Func<Task> Reload;
+
+        /// <summary>
+        /// The current domain's PlayMode runs: what the callbacks the domain
+        /// registered when it loaded are told, as Unity's Test Framework
+        /// tells them (the host sets it as each domain loads).
+        /// </summary>
+        public PlayModeRuns TestRunCallbacks;
+
         public ModelEditor(JObject state, string project)
         {
             this.state = state;
@@ -282,6 +296,15 @@ namespace UnityMcp.Host
             }
         }
 
+        /// <summary>Play mode for the control API, which is no Unity code and waits for no main thread.</summary>
+        public JObject PlayModeJson()
+        {
+            lock (gate)
+            {
+                return new JObject { ["isPlaying"] = playing, ["isPaused"] = paused };
+            }
+        }
+
         public bool IsPaused
         {
             get
@@ -310,7 +333,7 @@ namespace UnityMcp.Host
                         }
                         playing = true;
                         paused = false;
-                        if ((bool?)Info["enterPlayModeReloadsDomain"] == true)
+                        if (ReloadsDomain())
                         {
                             Task.Delay(50).ContinueWith(_ => RequestReload());
                         }
@@ -328,6 +351,48 @@ namespace UnityMcp.Host
                         return playing ? "Play mode paused" : "Paused: play mode will start paused";
                 }
             }
+        }
+
+        public bool EnteringPlayModeReloadsDomain
+        {
+            get
+            {
+                MainThreadOnly("EditorSettings.enterPlayModeOptions");
+                return ReloadsDomain();
+            }
+        }
+
+        /// <summary>
+        /// The project's Enter Play Mode settings as they are on disk
+        /// (ProjectSettings/EditorSettings.asset): the domain reloads unless
+        /// m_EnterPlayModeOptionsEnabled is on and m_EnterPlayModeOptions
+        /// has DisableDomainReload (1), as Unity's own PoolManager tests it;
+        /// a missing file or field is Unity's default, a reload.
+        /// </summary>
+        bool ReloadsDomain()
+        {
+            if (Reload == null)
+            {
+                return false;
+            }
+            var path = Path.Combine(ProjectPath, "ProjectSettings", "EditorSettings.asset");
+            var text = File.Exists(path) ? File.ReadAllText(path) : "";
+            Func<string, long> field = name =>
+            {
+                foreach (var line in text.Split('\n'))
+                {
+                    var trimmed = line.Trim();
+                    long value;
+                    if (trimmed.StartsWith(name + ":", StringComparison.Ordinal) && long.TryParse(trimmed.Substring(name.Length + 1).Trim(), out value))
+                    {
+                        return value;
+                    }
+                }
+                return 0;
+            };
+            var enabled = field("m_EnterPlayModeOptionsEnabled") != 0;
+            var options = field("m_EnterPlayModeOptions");
+            return !(enabled && (options & 1) != 0);
         }
 
         // ---- compile ----
@@ -473,8 +538,87 @@ namespace UnityMcp.Host
         public async Task<List<TestResult>> RunTests(TestSelection selection, ToolContext context)
         {
             MainThreadOnly("TestRunnerApi.Execute");
+            var selected = Selected(selection);
+            if (selection.Mode != TestMode.PlayMode)
+            {
+                return await Run(selected, (done, name) => context.Progress(done, selected.Count, name), context.Cancellation);
+            }
+            // The Test Framework enters play mode for a PlayMode run and
+            // leaves it after the run's result.
+            bool entered;
+            lock (gate)
+            {
+                entered = !playing;
+                playing = true;
+                paused = false;
+            }
+            if (entered && ReloadsDomain())
+            {
+                // The domain reloads: the run goes on in the next one, whose
+                // callbacks (registered at its load) are told of it; this
+                // call's task dies with this domain.
+                _ = Task.Run(() => GoOnAfterReload(selected));
+                await Task.Delay(Timeout.Infinite, context.Cancellation);
+            }
+            try
+            {
+                return await Run(selected, (done, name) => context.Progress(done, selected.Count, name), context.Cancellation);
+            }
+            finally
+            {
+                ExitPlayMode(entered);
+            }
+        }
+
+        /// <summary>The Test Framework's run after the reload: in the next domain, telling its callbacks.</summary>
+        async Task GoOnAfterReload(List<TestResult> selected)
+        {
+            try
+            {
+                await Reload();
+                var callbacks = TestRunCallbacks;
+                var results = await Run(selected, (done, name) => callbacks.TestFinished(name), CancellationToken.None);
+                callbacks.RunFinished(results);
+            }
+            catch (Exception e)
+            {
+                Console.Error.WriteLine("the PlayMode run after the reload failed: " + e);
+            }
+            finally
+            {
+                ExitPlayMode(true);
+            }
+        }
+
+        void ExitPlayMode(bool entered)
+        {
+            if (!entered)
+            {
+                return;
+            }
+            lock (gate)
+            {
+                playing = false;
+                paused = false;
+            }
+        }
+
+        /// <summary>The selected tests, each taking its time.</summary>
+        static async Task<List<TestResult>> Run(List<TestResult> selected, Action<int, string> finished, CancellationToken cancellation)
+        {
+            for (var i = 0; i < selected.Count; i++)
+            {
+                await Task.Delay((int)selected[i].DurationMs, cancellation);
+                finished(i + 1, selected[i].FullName);
+            }
+            return selected;
+        }
+
+        /// <summary>The state's tests a selection takes, in the state's order.</summary>
+        List<TestResult> Selected(TestSelection selection)
+        {
             var mode = selection.Mode.ToString();
-            var selected = Array("tests")
+            return Array("tests")
                 .Where(t => (string)t["mode"] == mode)
                 .Select(t => new TestResult
                 {
@@ -487,12 +631,6 @@ namespace UnityMcp.Host
                 })
                 .Where(t => RunTestsTool.Selects(selection, t))
                 .ToList();
-            for (var i = 0; i < selected.Count; i++)
-            {
-                await Task.Delay((int)selected[i].DurationMs, context.Cancellation);
-                context.Progress(i + 1, selected.Count, selected[i].FullName);
-            }
-            return selected;
         }
 
         // ---- menus ----

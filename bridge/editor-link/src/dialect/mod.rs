@@ -55,6 +55,9 @@ pub struct Dialect {
     pub main_thread: MainThread,
     /// What tells a client that a closed connection was a domain reload.
     pub reload: ReloadSignal,
+    /// How a PlayMode test run meets the domain reload entering play mode
+    /// makes (unless the project's Enter Play Mode settings turn it off).
+    pub play_mode_tests: PlayModeTests,
     /// Files under the project that exist while it compiles, reloads or
     /// starts its server (uLoopMCP's), none of them while it is ready.
     pub busy_locks: &'static [&'static str],
@@ -109,6 +112,23 @@ impl MainThread {
             MainThread::ToolBodies { never } => !never.contains(&method),
         }
     }
+}
+
+/// How a PlayMode test run meets the domain reload that entering play
+/// mode makes: Unity's default (`ProjectSettings/EditorSettings.asset`'s
+/// Enter Play Mode options), which kills every callback and continuation of
+/// the domain that started the run (the Test Framework's own run goes on in
+/// the new domain).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PlayModeTests {
+    /// The run goes on in the new domain and its answer is journaled there
+    /// for `x-resume` (the connection that asked closed with the old domain;
+    /// a resumed request waits for the answer): the project's setting kept.
+    GoOnAfterReload,
+    /// Domain reload is turned off for the run and restored after it
+    /// (uLoopMCP's `DomainReloadDisableScope`): the answer comes on the
+    /// connection that asked, and nothing reloads.
+    ReloadOffForTheRun,
 }
 
 /// What tells a client a closed connection was a domain reload.

@@ -1,7 +1,7 @@
 //! This project's Unity package (`unity-package/`): the protocol of
 //! `docs/editor-link-protocol.md` with every extension.
 
-use super::{Catalogue, Dialect, MainThread, Ordering, Reached, ReloadSignal, uloop_2_1_1};
+use super::{Catalogue, Dialect, MainThread, Ordering, PlayModeTests, Reached, ReloadSignal, uloop_2_1_1};
 use crate::{discovery::DISCOVERY_FILE, framing::Framing, methods};
 
 pub const PACKAGE: Dialect = Dialect {
@@ -28,6 +28,9 @@ pub const PACKAGE: Dialect = Dialect {
         ],
     },
     reload: ReloadSignal::Announced,
+    // Callbacks registered at load take the run up in the new domain
+    // (`PlayModeRuns.cs`); the user's Enter Play Mode settings stay as they are.
+    play_mode_tests: PlayModeTests::GoOnAfterReload,
     // Its compile writes uLoopMCP 2.1.1's result files and locks too, for
     // clients that cannot resume.
     busy_locks: uloop_2_1_1::BUSY_LOCKS,

@@ -5,7 +5,7 @@
 //! time per connection, no resume journal; a compile asked to wait for its
 //! reload leaves its result in a file.
 
-use super::{Catalogue, Dialect, MainThread, Ordering, Reached, ReloadSignal};
+use super::{Catalogue, Dialect, MainThread, Ordering, PlayModeTests, Reached, ReloadSignal};
 use crate::{discovery::ULOOP_SETTINGS_FILE, framing::Framing, methods};
 
 /// Exists while scripts compile.
@@ -34,6 +34,8 @@ pub const ULOOP_2_1_1: Dialect = Dialect {
     main_thread: MainThread::EveryRequest,
     // `McpBridgeServer.Dispose` sends the shutdown notification.
     reload: ReloadSignal::Announced,
+    // `PlayModeTestExecuter.ExecutePlayModeTest` in a `DomainReloadDisableScope`.
+    play_mode_tests: PlayModeTests::ReloadOffForTheRun,
     busy_locks: BUSY_LOCKS,
     compile_results: COMPILE_RESULTS,
     catalogue: Catalogue {

@@ -5,7 +5,7 @@
 //! commands, never listed; no `ping`, no `set-client-name`; every request
 //! names the project root it expects (`x-uloop.expectedProjectRoot`).
 
-use super::{Catalogue, Dialect, MainThread, Ordering, Reached, ReloadSignal, uloop_2_1_1};
+use super::{Catalogue, Dialect, MainThread, Ordering, PlayModeTests, Reached, ReloadSignal, uloop_2_1_1};
 use crate::{framing::Framing, methods};
 
 /// Exists while its server is starting (binding), written with a GUID
@@ -49,6 +49,8 @@ pub const ULOOP_3: Dialect = Dialect {
     // (`JsonRpcProcessor.cs:174-177`); every request then waits for it.
     main_thread: MainThread::EveryRequest,
     reload: ReloadSignal::LockFile(uloop_2_1_1::DOMAIN_RELOAD_LOCK),
+    // `PlayModeTestExecuter.cs:22`: a `DomainReloadDisableScope`, as 2.1.1.
+    play_mode_tests: PlayModeTests::ReloadOffForTheRun,
     busy_locks: BUSY_LOCKS,
     compile_results: COMPILE_RESULTS,
     catalogue: Catalogue {

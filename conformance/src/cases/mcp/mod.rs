@@ -77,6 +77,7 @@ fn requires(id: &str) -> Requires {
         // From ImageDataBase64 (image-data) or from the file at ImagePath.
         "mcp.tools-call.image" => Requires::tools(&["screenshot"]),
         "mcp.progress" => Requires::extension(Extension::Progress).and_tool("run-tests"),
+        "mcp.run-tests.playmode-across-reload" | "mcp.run-tests.playmode-reload-off" => Requires::tools(&["run-tests"]),
         // A tool disabled and enabled again.
         "mcp.list-changed" | "mcp.stateless.subscription" => Requires::tools(&["unity-search"]),
         // Its sleep, off the main thread, is what the quick call must not wait behind.
@@ -354,6 +355,22 @@ fn protocol_cases() -> Vec<Case> {
             "docs/editor-link-protocol.md §5; mcp-stdio.md",
             "Read-only calls in flight when the Editor reloads are each answered once, successfully.",
             reload_in_flight,
+        ),
+        case(
+            "mcp.run-tests.playmode-across-reload",
+            Must,
+            Project,
+            "docs/editor-link-protocol.md §5; Unity Test Framework (RegisterCallbacks across domain reloads)",
+            "A PlayMode run-tests with the project's domain reload on (Unity's default) is answered with the run's counts at the first call, whether the Editor takes the run up after the reload of entering play mode (resumed) or turns the reload off for the run.",
+            playmode_across_reload,
+        ),
+        case(
+            "mcp.run-tests.playmode-reload-off",
+            Must,
+            Control,
+            "docs/editor-link-protocol.md §5; Unity's Enter Play Mode settings",
+            "With the project's domain reload off for entering play mode, a PlayMode run-tests is answered with the run's counts on the connection that asked, and nothing reloads.",
+            playmode_reload_off,
         ),
         case(
             "mcp.probe-start",

@@ -157,3 +157,84 @@ pub(super) fn compile_waits_for_reload(s: Session) -> CheckFuture {
         mcp.finish().await
     })
 }
+
+// ---- PlayMode runs and the reload of entering play mode ----
+
+pub(super) fn playmode_across_reload(s: Session) -> CheckFuture {
+    Box::pin(async move { playmode_run(&s, true).await })
+}
+
+pub(super) fn playmode_reload_off(s: Session) -> CheckFuture {
+    Box::pin(async move { playmode_run(&s, false).await })
+}
+
+/// A PlayMode run through the bridge with the project's domain reload on
+/// entering play mode on or off (written into the project's settings when
+/// they say otherwise, for an Editor that reads them when it enters play
+/// mode: one the suite controls; put back after): answered at once with
+/// the project's PlayMode tests counted, and the domain reloaded as the
+/// Editor's dialect says it does (where the control API can tell).
+async fn playmode_run(s: &Session, reload: bool) -> Result<(), Finding> {
+    use fake_unity::editor::project_settings::{EDITOR_SETTINGS, reloads_domain, with_domain_reload};
+    let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+    let settings = project.join(EDITOR_SETTINGS);
+    let original = std::fs::read_to_string(&settings).unwrap_or_default();
+    let rewrite = reloads_domain(&original) != reload;
+    if rewrite && s.control.is_none() {
+        return Err(Finding::NotApplicable(format!(
+            "the project's domain reload on entering play mode is {}: an Editor the suite does not control reads its settings only when it starts",
+            if reload { "off" } else { "on" }
+        )));
+    }
+    let tests = crate::cases::behaviour::tests_in(&project.join("Assets/Tests/PlayMode"))
+        .map_err(|e| Finding::Harness(format!("reading the project's PlayMode tests: {e}")))?
+        .0;
+    let dialect = {
+        let mut link = s.link(Framing::Header).await?;
+        let version = link.result(editor_link::methods::GET_VERSION, json!({})).await?;
+        editor_link::dialect::Dialect::speaking(
+            &s.editor_endpoint().await,
+            &editor_link::version::Version::read(&version),
+        )
+    };
+    let reloads = || async {
+        match &s.control {
+            Some(control) => control.get("/state").await.ok().and_then(|state| state["reloads"].as_u64()),
+            None => None,
+        }
+    };
+    if rewrite {
+        std::fs::write(&settings, with_domain_reload(&original, reload))
+            .map_err(|e| Finding::Harness(format!("writing {EDITOR_SETTINGS}: {e}")))?;
+    }
+    let before = reloads().await;
+    let outcome = async {
+        let mut mcp = initialized(s).await?;
+        let answer = mcp.call_ok("run-tests", json!({"TestMode": "PlayMode"})).await;
+        Ok::<_, Finding>((mcp, answer))
+    }
+    .await;
+    let after = reloads().await;
+    if rewrite {
+        let _ = std::fs::write(&settings, &original);
+    }
+    let (mcp, answer) = outcome?;
+    let result = answer?;
+    let counted = &result["structuredContent"];
+    ensure!(
+        counted["TestCount"].as_u64() == Some(tests as u64),
+        "TestCount {} but the project has {tests} PlayMode tests: {result}",
+        counted["TestCount"]
+    );
+    let expected = u64::from(reload && dialect.play_mode_tests == editor_link::dialect::PlayModeTests::GoOnAfterReload);
+    if let (Some(before), Some(after)) = (before, after) {
+        ensure!(
+            after - before == expected,
+            "{} domain reload(s) during the run; {} expects {expected} with domain reload {}",
+            after - before,
+            dialect.title,
+            if reload { "on" } else { "off" }
+        );
+    }
+    mcp.finish().await
+}

@@ -123,7 +123,7 @@ pub fn control_play_mode(call: &ToolCall) -> Outcome {
                 sim.paused = false;
                 let starts = !sim.playing;
                 sim.playing = true;
-                let after = (starts && editor.base.editor.enter_play_mode_reloads_domain).then_some(After::Reload);
+                let after = (starts && editor.entering_play_mode_reloads()).then_some(After::Reload);
                 (if was_paused { "Play mode resumed" } else { "Play mode started" }.to_owned(), after)
             }
             1 => {

@@ -1,6 +1,8 @@
 //! uLoopMCP 2.1.1's `run-tests` (`RunTestsUseCase`, `SerializableTestResult`)
 //! on the simulated tests: its checks, its counts, its message, and NUnit XML
-//! under `.uloop/outputs/TestResults/` only when a test failed.
+//! under `.uloop/outputs/TestResults/` only when a test failed. A PlayMode
+//! run turns domain reload off while it runs (`DomainReloadDisableScope`,
+//! 2.1.1 and v3 alike), so entering play mode reloads nothing.
 
 use std::time::Duration;
 
@@ -53,8 +55,20 @@ pub fn run_tests(call: ToolCall) -> BoxFuture {
         // An invalid pattern selects nothing (NUnit's group filter matches no test).
         let selected = select(&editor.base.tests, mode, filter_type, args.str("FilterValue")).unwrap_or_default();
         let started = editor.now();
+        // A PlayMode run enters play mode inside a `DomainReloadDisableScope`:
+        // domain reload off whatever the project says, so nothing reloads;
+        // the Test Framework leaves play mode after the result.
+        let entered = mode == TestMode::PlayMode && {
+            let mut sim = editor.sim();
+            let entering = !sim.playing;
+            sim.playing = true;
+            entering
+        };
         for test in &selected {
             tokio::time::sleep(Duration::from_millis(test.duration_ms)).await;
+        }
+        if entered {
+            editor.sim().playing = false;
         }
         let count = |o| selected.iter().filter(|t| t.outcome == o).count();
         let (passed, failed, skipped) =

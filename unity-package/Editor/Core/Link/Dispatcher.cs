@@ -79,6 +79,23 @@ namespace UnityMcp.Core
         public bool TokenEnforced => !string.IsNullOrEmpty(Token) && !security.Settings.AllowClientsWithoutToken;
 
         /// <summary>
+        /// This domain's PlayMode runs that went on after the reload of
+        /// entering play mode (the Editor layer's callbacks, registered at
+        /// load, report them); null: a PlayMode run is never carried.
+        /// </summary>
+        public PlayModeRuns PlayModeRuns { get; set; }
+
+        /// <summary>Takes up the calls an earlier domain carried into this one (its server has started).</summary>
+        public void TakeUpCarriedCalls()
+        {
+            var runs = PlayModeRuns;
+            if (runs != null)
+            {
+                runs.TakeUp(this);
+            }
+        }
+
+        /// <summary>
         /// The main thread as get-editor-state reports it (extension
         /// editor-state); null: the method is unknown here (-32601).
         /// </summary>
@@ -178,12 +195,20 @@ namespace UnityMcp.Core
                         return RpcWriter.Compact(journaled);
                     case JournalState.Started:
                         return RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.Interrupted, request.Method + " was cut off by a domain reload before it finished").With("reason", "DomainReload"));
+                    case JournalState.Carried:
+                        return await AnswerCarried(journal, request, context).ConfigureAwait(false);
                 }
             }
             if (journal != null)
             {
                 journal.Started(request.Id, request.Method);
                 context.JournalAnswer = result => journal.Completed(request.Id, request.Method, Response(request.Id, result));
+                var domain = ServerSessionId;
+                context.CarryAcrossReload = call =>
+                {
+                    call.Domain = domain;
+                    journal.Carry(request.Id, request.Method, call);
+                };
             }
             byte[] answer;
             try
@@ -225,6 +250,36 @@ namespace UnityMcp.Core
         }
 
         /// <summary>
+        /// A resent request for a call that went on after its domain
+        /// reloaded: its answer once this domain has it (the run's progress
+        /// told meanwhile), or timeout at the call's deadline; none when the
+        /// connection goes first.
+        /// </summary>
+        async Task<byte[]> AnswerCarried(RequestJournal journal, RpcRequest request, ToolContext context)
+        {
+            var call = journal.CarriedOf(request.Id, request.Method);
+            var completed = journal.WhenCompleted(request.Id, request.Method);
+            var runs = PlayModeRuns;
+            using (runs != null ? runs.Follow(context.Progress) : null)
+            {
+                var left = call.Deadline - DateTime.UtcNow;
+                var wait = left <= TimeSpan.Zero ? TimeSpan.Zero : left < TimeSpan.FromDays(7) ? left : TimeSpan.FromDays(7);
+                var gone = Task.Delay(System.Threading.Timeout.Infinite, context.Cancellation);
+                var first = await Task.WhenAny(completed, Task.Delay(wait), gone).ConfigureAwait(false);
+                if (first == completed)
+                {
+                    return RpcWriter.Compact(await completed.ConfigureAwait(false));
+                }
+                Observe(gone);
+                if (context.Cancellation.IsCancellationRequested)
+                {
+                    return null;
+                }
+                return RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.Timeout, "Tool '" + request.Method + "' timed out after " + ToolSchema.Number(call.TimeoutSeconds) + " seconds"));
+            }
+        }
+
+        /// <summary>
         /// get-editor-state (§6), on the calling thread (the socket's): it
         /// reads what the main thread left, never waits for it, and is not
         /// journaled (an x-resume of it simply reads again).
@@ -263,7 +318,24 @@ namespace UnityMcp.Core
             JObject result;
             using (var deadline = CancellationTokenSource.CreateLinkedTokenSource(context.Cancellation))
             {
-                var bounded = new ToolContext { Cancellation = deadline.Token, Deadline = DateTime.UtcNow + timeout, Progress = context.Progress, Connection = context.Connection, Dispatcher = this, RequestId = context.RequestId, JournalAnswer = context.JournalAnswer };
+                var ends = DateTime.UtcNow + timeout;
+                var bounded = new ToolContext
+                {
+                    Cancellation = deadline.Token,
+                    Deadline = ends,
+                    Progress = context.Progress,
+                    Connection = context.Connection,
+                    Dispatcher = this,
+                    RequestId = context.RequestId,
+                    JournalAnswer = context.JournalAnswer,
+                    // A carried call keeps this call's deadline.
+                    CarryAcrossReload = call =>
+                    {
+                        call.Deadline = ends;
+                        call.TimeoutSeconds = timeout.TotalSeconds;
+                        context.CarryAcrossReload(call);
+                    },
+                };
                 // Started on a worker: a tool that blocks before its first
                 // await (on the main thread, say) cannot hold back the deadline.
                 var running = Task.Run(() => tool.Execute(parameters, bounded));
@@ -304,7 +376,7 @@ namespace UnityMcp.Core
         }
 
         /// <summary>The whole success response to <paramref name="id"/> (Ver added), as journaled.</summary>
-        JObject Response(JToken id, JObject result)
+        internal JObject Response(JToken id, JObject result)
         {
             var withVer = (JObject)result.DeepClone();
             withVer["Ver"] = version;

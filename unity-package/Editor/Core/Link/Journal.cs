@@ -4,6 +4,11 @@
 // it in memory). A resent request (x-resume) gets the journaled answer,
 // interrupted, or runs normally.
 //
+// A call may go on after its domain reloads (a PlayMode test run, whose
+// entering play mode reloads the domain: PlayModeRuns.cs): its entry is
+// carried, with what the next domain needs to answer it and the call's
+// deadline; a resent request waits for its answer there.
+//
 // The journal is written out when its store asks (SessionState once per
 // Editor tick, and before a reload), never once per request: serialising
 // 256 entries for each of a flood of requests made the headless host grow
@@ -11,6 +16,7 @@
 
 using System;
 using System.Collections.Generic;
+using System.Threading.Tasks;
 using Newtonsoft.Json.Linq;
 
 namespace UnityMcp.Core
@@ -43,7 +49,46 @@ namespace UnityMcp.Core
     {
         Unknown,
         Started,
+        /// <summary>Started, and going on after the domain that started it reloaded.</summary>
+        Carried,
         Completed,
+    }
+
+    /// <summary>A call that goes on after the domain that started it reloads.</summary>
+    public sealed class CarriedCall
+    {
+        public JToken Id;
+        public string Method;
+
+        /// <summary>The server session (one per domain) that started it.</summary>
+        public string Domain;
+
+        /// <summary>When its TimeoutSeconds runs out (UTC).</summary>
+        public DateTime Deadline;
+
+        public double TimeoutSeconds;
+
+        /// <summary>What the tool needs to answer it in the next domain.</summary>
+        public JObject State;
+
+        internal JObject ToJson() => new JObject
+        {
+            ["id"] = Id,
+            ["domain"] = Domain,
+            ["deadline"] = Deadline.ToUniversalTime().ToString("o", System.Globalization.CultureInfo.InvariantCulture),
+            ["timeoutSeconds"] = TimeoutSeconds,
+            ["state"] = State,
+        };
+
+        internal static CarriedCall Of(JObject json, string method) => new CarriedCall
+        {
+            Id = json["id"],
+            Method = method,
+            Domain = (string)json["domain"],
+            Deadline = DateTime.Parse((string)json["deadline"], System.Globalization.CultureInfo.InvariantCulture, System.Globalization.DateTimeStyles.RoundtripKind).ToUniversalTime(),
+            TimeoutSeconds = (double?)json["timeoutSeconds"] ?? 0,
+            State = json["state"] as JObject ?? new JObject(),
+        };
     }
 
     /// <summary>The request journal.</summary>
@@ -57,6 +102,9 @@ namespace UnityMcp.Core
         // Key: the id as compact JSON (so 1 and "1" differ) plus the method.
         readonly List<string> order = new List<string>();
         readonly Dictionary<string, JObject> entries = new Dictionary<string, JObject>();
+
+        // Requests of this domain waiting for a carried call's answer.
+        readonly Dictionary<string, TaskCompletionSource<JObject>> waiting = new Dictionary<string, TaskCompletionSource<JObject>>();
 
         public RequestJournal(IJournalStore store)
         {
@@ -100,7 +148,85 @@ namespace UnityMcp.Core
                     response = (JObject)done.DeepClone();
                     return JournalState.Completed;
                 }
-                return JournalState.Started;
+                return entry["carried"] is JObject ? JournalState.Carried : JournalState.Started;
+            }
+        }
+
+        /// <summary>Marks a started request as going on after its domain reloads.</summary>
+        public void Carry(JToken id, string method, CarriedCall call)
+        {
+            var key = Key(id, method);
+            lock (gate)
+            {
+                JObject entry;
+                if (!entries.TryGetValue(key, out entry) || entry["response"] is JObject)
+                {
+                    return;
+                }
+                call.Id = id;
+                call.Method = method;
+                entry["carried"] = call.ToJson();
+            }
+            store.Save(Serialize);
+        }
+
+        /// <summary>The carried call of a request, or null.</summary>
+        public CarriedCall CarriedOf(JToken id, string method)
+        {
+            lock (gate)
+            {
+                JObject entry;
+                if (!entries.TryGetValue(Key(id, method), out entry) || !(entry["carried"] is JObject carried))
+                {
+                    return null;
+                }
+                return CarriedCall.Of(carried, method);
+            }
+        }
+
+        /// <summary>The carried calls not answered yet that another domain than <paramref name="domain"/> started.</summary>
+        public List<CarriedCall> CarriedFromOtherDomains(string domain)
+        {
+            var calls = new List<CarriedCall>();
+            lock (gate)
+            {
+                foreach (var key in order)
+                {
+                    var entry = entries[key];
+                    if (entry["response"] is JObject || !(entry["carried"] is JObject carried))
+                    {
+                        continue;
+                    }
+                    var call = CarriedCall.Of(carried, MethodOf(key));
+                    if (call.Domain != domain)
+                    {
+                        calls.Add(call);
+                    }
+                }
+            }
+            return calls;
+        }
+
+        static string MethodOf(string key) => key.Substring(key.LastIndexOf(' ') + 1);
+
+        /// <summary>The request's whole response once it is completed in this domain.</summary>
+        public Task<JObject> WhenCompleted(JToken id, string method)
+        {
+            var key = Key(id, method);
+            lock (gate)
+            {
+                JObject entry;
+                if (entries.TryGetValue(key, out entry) && entry["response"] is JObject done)
+                {
+                    return Task.FromResult((JObject)done.DeepClone());
+                }
+                TaskCompletionSource<JObject> completion;
+                if (!waiting.TryGetValue(key, out completion))
+                {
+                    completion = new TaskCompletionSource<JObject>(TaskCreationOptions.RunContinuationsAsynchronously);
+                    waiting[key] = completion;
+                }
+                return completion.Task;
             }
         }
 
@@ -128,6 +254,7 @@ namespace UnityMcp.Core
 
         void Put(string key, JObject response)
         {
+            TaskCompletionSource<JObject> completion = null;
             lock (gate)
             {
                 if (!entries.ContainsKey(key))
@@ -140,8 +267,16 @@ namespace UnityMcp.Core
                     entries.Remove(order[0]);
                     order.RemoveAt(0);
                 }
+                if (response != null && waiting.TryGetValue(key, out completion))
+                {
+                    waiting.Remove(key);
+                }
             }
             store.Save(Serialize);
+            if (completion != null)
+            {
+                completion.TrySetResult((JObject)response.DeepClone());
+            }
         }
 
         /// <summary>The journal as JSON, as it is now.</summary>

@@ -74,11 +74,14 @@ namespace UnityMcp.Core
             try
             {
                 SessionId = Guid.NewGuid().ToString("N");
-                server = new EditorServer(domain.CreateDispatcher(SessionId));
+                var dispatcher = domain.CreateDispatcher(SessionId);
+                server = new EditorServer(dispatcher);
                 var port = server.Start(domain.PreferredPort);
                 domain.Remember(port, true);
                 domain.Publish("ready", port, SessionId);
                 LastError = null;
+                // A PlayMode run an earlier domain carried may have finished.
+                dispatcher.TakeUpCarriedCalls();
                 if (afterReload)
                 {
                     var ready = server;

@@ -157,6 +157,8 @@ namespace UnityMcp.Core
     [McpTool("run-tests", Description = "Executes Unity Test Runner and retrieves test results with comprehensive reporting", Order = 30, Idempotent = true, TimeoutSeconds = 600, Gate = ToolGate.TestsExecution)]
     public sealed class RunTestsTool : UnityTool<RunTestsParams, RunTestsResult>
     {
+        public const string Name = "run-tests";
+
         protected override async Task<RunTestsResult> Answer(RunTestsParams p, ToolContext context)
         {
             if (p.FilterType != TestFilterType.all && p.FilterValue.Length == 0)
@@ -169,7 +171,44 @@ namespace UnityMcp.Core
             }
             var editor = context.Editor;
             var started = DateTime.UtcNow;
+            if (p.TestMode == TestMode.PlayMode && context.Dispatcher.PlayModeRuns != null && editor.EnteringPlayModeReloadsDomain)
+            {
+                // Entering play mode reloads the domain: this call dies with
+                // it, and the next domain answers it when the Test Framework
+                // has finished the run there (PlayModeRuns).
+                context.CarryAcrossReload(new CarriedCall { State = Carried(p, started) });
+            }
             var results = await editor.RunTests(new TestSelection { Mode = p.TestMode, FilterType = p.FilterType, FilterValue = p.FilterValue }, context).ConfigureAwait(false);
+            return Report(p, results, started, editor);
+        }
+
+        /// <summary>What the next domain needs to answer a run carried across the reload.</summary>
+        static JObject Carried(RunTestsParams p, DateTime started) => new JObject
+        {
+            ["FilterType"] = p.FilterType.ToString(),
+            ["FilterValue"] = p.FilterValue,
+            ["TestMode"] = p.TestMode.ToString(),
+            ["SaveXml"] = p.SaveXml,
+            ["Started"] = started.ToString("o", CultureInfo.InvariantCulture),
+        };
+
+        /// <summary>The answer to a run carried across the reload, from its results.</summary>
+        public static RunTestsResult AnswerCarried(JObject carried, List<TestResult> results, IEditorBackend editor)
+        {
+            var p = new RunTestsParams
+            {
+                FilterType = (TestFilterType)Enum.Parse(typeof(TestFilterType), (string)carried["FilterType"]),
+                FilterValue = (string)carried["FilterValue"] ?? "",
+                TestMode = (TestMode)Enum.Parse(typeof(TestMode), (string)carried["TestMode"]),
+                SaveXml = (bool?)carried["SaveXml"] ?? false,
+            };
+            var started = DateTime.Parse((string)carried["Started"], CultureInfo.InvariantCulture, DateTimeStyles.RoundtripKind).ToUniversalTime();
+            return Report(p, results, started, editor);
+        }
+
+        /// <summary>The run's counts, message, failures and (when asked) NUnit XML.</summary>
+        static RunTestsResult Report(RunTestsParams p, List<TestResult> results, DateTime started, IEditorBackend editor)
+        {
             var passed = results.Count(t => t.Outcome == TestOutcome.Passed);
             var failed = results.Count(t => t.Outcome == TestOutcome.Failed);
             var skipped = results.Count(t => t.Outcome == TestOutcome.Skipped);

@@ -107,6 +107,14 @@ namespace UnityMcp.Core
         /// </summary>
         public Action<JObject> JournalAnswer { get; set; } = delegate { };
 
+        /// <summary>
+        /// Journals this request as going on after the domain reloads (its
+        /// State: what the next domain needs to answer it; the deadline is
+        /// the call's), so a resent request waits for the next domain's
+        /// answer rather than hearing it was interrupted.
+        /// </summary>
+        public Action<CarriedCall> CarryAcrossReload { get; set; } = delegate { };
+
         /// <summary>The Editor the tool works on.</summary>
         public IEditorBackend Editor
         {
