@@ -348,11 +348,13 @@ pub fn human_size(bytes: u64) -> String {
 
 /// A failed call as an MCP result with a message a model can act on.
 /// Unity's own deadline answered a call while its main thread was held
-/// (`held`: what held it): a larger timeout does not help until that is over.
+/// (`held`: what held it): a larger timeout does not help until that is over,
+/// and the work Unity queued for its main thread is not taken back, so it
+/// may still run.
 pub fn timed_out_while_held(tool: &str, error: &editor_link::jsonrpc::ErrorObject, held: &str) -> ToolResult {
     let detail = error.detail().trim().trim_end_matches('.');
     ToolResult::error(format!(
-        "Unity gave up on {tool} at its own deadline: {detail}. When the deadline passed, {held}; a larger TimeoutSeconds does not help until that is over."
+        "Unity gave up on {tool} at its own deadline: {detail}. When the deadline passed, {held}; a larger TimeoutSeconds does not help until that is over. The call reached Unity, and its work may still run once the main thread is free: check its effect before calling it again."
     ))
 }
 
@@ -383,7 +385,7 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
                     "Unity does not know the tool {tool} (its tools changed, probably after a script reload). List the tools again."
                 ),
                 ErrorKind::Timeout => format!(
-                    "Unity gave up on {tool} at its own deadline: {detail}. If the operation needs longer, call it again with a larger TimeoutSeconds."
+                    "Unity gave up on {tool} at its own deadline: {detail}. The call reached Unity, so it may have run in part. If the operation needs longer, call it again with a larger TimeoutSeconds."
                 ),
                 ErrorKind::Interrupted => format!(
                     "{tool} was cut off by a domain reload (Unity reloaded its scripts) before it finished: {detail}. Unity says it did not complete; it may have run in part. Check its effect before calling it again."

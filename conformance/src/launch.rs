@@ -36,6 +36,8 @@ pub struct Launched {
     child: Child,
     /// Keeps the project copy until the Editor is gone.
     _project: tempfile::TempDir,
+    /// Keeps the build the host runs from, when it is the launch's own.
+    _build: Option<tempfile::TempDir>,
 }
 
 impl Drop for Launched {
@@ -65,9 +67,19 @@ fn project_copy() -> Result<tempfile::TempDir, String> {
     Ok(project)
 }
 
-/// Builds the package under mono and starts its headless host.
+/// Builds the package under mono, into a folder of this run's own (two
+/// runs side by side, a suite and a differential run, would otherwise
+/// overwrite the host one of them is starting), and starts its headless host.
 pub fn start_mono() -> Result<Launched, String> {
-    start_mono_with(&repository().join("unity-package"), &repository().join("target/unity-package"), &[])
+    let target = repository().join("target");
+    std::fs::create_dir_all(&target).map_err(|e| format!("{}: {e}", target.display()))?;
+    let out = tempfile::Builder::new()
+        .prefix("unity-package-")
+        .tempdir_in(&target)
+        .map_err(|e| format!("a folder for the build in {}: {e}", target.display()))?;
+    let mut launched = start_mono_with(&repository().join("unity-package"), out.path(), &[])?;
+    launched._build = Some(out);
+    Ok(launched)
 }
 
 /// Builds `package` (a checkout's `unity-package/`) into `out` under mono
@@ -136,6 +148,7 @@ pub fn start_mono_with(package: &Path, out: &Path, extra: &[std::ffi::OsString])
         },
         child,
         _project: project,
+        _build: None,
     })
 }
 
@@ -221,6 +234,7 @@ pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> 
                     },
                     child,
                     _project: project,
+                    _build: None,
                 });
             }
         }

@@ -53,6 +53,9 @@
 //!   (`fixtures/sessions/`, `unity-conformance record-sessions`) and their replay.
 //! - [`snippets`] — the hostile-snippet corpus of execute-dynamic-code
 //!   (`fixtures/hostile-snippets.json`), run at a security level.
+//! - [`differential`] — `unity-conformance differential`: the fault
+//!   scenarios against the fake and the package's headless host, what the
+//!   client saw compared.
 //! - [`bench`] — `unity-conformance bench`: measured figures for the bridge
 //!   (and any other bridge command beside it) and for the fake.
 //! - [`cli`] — the command line: one module per subcommand.
@@ -64,6 +67,7 @@ pub mod case;
 pub mod cases;
 pub mod cli;
 pub mod did_it_run;
+pub mod differential;
 pub mod editor_client;
 pub mod finding;
 pub mod launch;

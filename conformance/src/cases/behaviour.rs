@@ -18,6 +18,15 @@ const REF: &str = "docs/editor-link-protocol.md §6";
 
 pub fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
+    cases.push(Case {
+        id: "4.progress-grows".into(),
+        requirement: "A call's notifications/progress carry a progress that only grows, also for a tool held up before its own steps (a slowTool fault reporting its seconds, then compile's steps).".into(),
+        reference: "docs/editor-link-protocol.md §4",
+        level: Level::Must,
+        needs: Needs::Faults,
+        requires: Requires::extension(crate::case::Extension::Progress).and_tool("compile"),
+        check: check(|s| Box::pin(progress_grows(s))),
+    });
     for log_type in ["Error", "Warning", "Log"] {
         cases.push(Case {
             id: format!("6.get-logs.filter-{}", log_type.to_lowercase()).into(),
@@ -201,4 +210,52 @@ fn result_of(method: &str, mut answer: Value) -> Result<Value, Finding> {
         Some(result) => Ok(result.take()),
         None => violation(format!("{method} failed: {answer}")),
     }
+}
+
+/// §4: progress only grows. A slowTool fault on compile reports its own
+/// seconds first (0, 1, …), then compile reports its steps (0/2, 1/2, 2/2):
+/// an Editor that passes each report on as it comes sends progress that
+/// goes back.
+async fn progress_grows(s: Session) -> CheckResult {
+    let Some(control) = s.control.clone() else {
+        return Err(Finding::NotApplicable(
+            "not applicable: the slowed tool is a fault this Editor's control API gives".into(),
+        ));
+    };
+    let rule =
+        json!({"name": "slowed-compile", "match": {"method": "compile"}, "fault": {"kind": "slowTool", "ms": 1500}});
+    control.post("/faults", json!([rule])).await.map_err(|e| match e {
+        fake_unity::control::ControlError::Status { status: 400, body } => {
+            Finding::NotApplicable(format!("not applicable: this Editor's control API cannot slow a tool: {body}"))
+        }
+        other => Finding::Harness(format!("the control API: {other}")),
+    })?;
+    let checked = async {
+        let mut link = s.link(Framing::Header).await?;
+        let id = link.request("compile", json!({})).await?;
+        let mut progress = Vec::new();
+        let answer = loop {
+            let message = link.message().await?;
+            if message["method"] == "notifications/progress" && message["params"]["requestId"] == id {
+                progress.push(message["params"].clone());
+            } else if message.get("id") == Some(&id) {
+                break message;
+            }
+        };
+        ensure!(answer.get("result").is_some(), "compile failed: {answer}");
+        let values: Vec<f64> = progress.iter().filter_map(|p| p["progress"].as_f64()).collect();
+        ensure!(
+            values.len() >= 2,
+            "compile slowed 1.5 s sent {} progress notification(s), not its seconds and its steps",
+            values.len()
+        );
+        if let Some(w) = values.windows(2).find(|w| w[1] <= w[0]) {
+            return violation(format!("progress went from {} to {}: {progress:?}", w[0], w[1]));
+        }
+        s.note(format!("progress: {values:?}"));
+        Ok(())
+    }
+    .await;
+    let _ = control.delete("/faults/slowed-compile").await;
+    checked
 }

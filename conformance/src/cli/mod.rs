@@ -2,6 +2,7 @@
 //! `command(args) -> ExitCode` in a module of its own.
 
 mod bench;
+mod differential;
 mod embedded;
 mod list;
 mod prove;
@@ -48,6 +49,10 @@ enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
         args: Vec<OsString>,
     },
+    /// Play every fault scenario the package's headless host can play
+    /// against the embedded fake and against the host under mono, through
+    /// the bridge, and compare what the client saw step by step.
+    Differential(differential::Args),
     /// List the deliberate bridge defects (`run --bridge-defect NAME`).
     BridgeDefects,
     /// Show every check failing: each deliberate defect of the fake and of
@@ -88,6 +93,10 @@ pub fn main() -> ExitCode {
         Command::RecordSessions(args) => {
             log_to_stderr("warn");
             record_sessions::command(args)
+        }
+        Command::Differential(args) => {
+            log_to_stderr("warn");
+            differential::command(&args)
         }
         Command::List { filter } => list::cases(&filter),
         Command::BridgeDefects => list::bridge_defects(),

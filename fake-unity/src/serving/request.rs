@@ -299,7 +299,11 @@ impl Editor {
             editor: self.clone(),
             client: client.clone(),
             args,
-            progress: Progress::new(client.clone(), request.id.clone()),
+            progress: if self.has_defect(crate::Defect::ProgressGoesBack) {
+                Progress::new(client.clone(), request.id.clone()).going_back()
+            } else {
+                Progress::new(client.clone(), request.id.clone())
+            },
         };
         let slow = fault.and_then(AtRequest::slow_tool);
         // An Editor whose tools run on a worker: only the tool's body waits

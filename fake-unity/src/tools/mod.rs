@@ -161,11 +161,15 @@ pub struct ToolCall {
     pub progress: Progress,
 }
 
-/// Reports `notifications/progress` for one request (protocol §4, extension).
+/// Reports `notifications/progress` for one request (protocol §4,
+/// extension): `progress` only grows, so a report that does not is
+/// dropped, as the package's `ProgressReporter` drops it (a slowed tool's
+/// own steps after its slowdown's seconds, say).
 #[derive(Debug)]
 pub enum Progress {
-    /// To the client that asked.
-    Client { client: Arc<Client>, request_id: Id },
+    /// To the client that asked; the highest progress sent to it, plus one
+    /// (0: none yet).
+    Client { client: Arc<Client>, request_id: Id, sent: std::sync::atomic::AtomicU64 },
     /// Into the journal, for whoever resumes the call (a call carried
     /// across a reload, whose client went with the old domain); nowhere
     /// when the journal has lost it.
@@ -174,12 +178,28 @@ pub enum Progress {
 
 impl Progress {
     pub fn new(client: Arc<Client>, request_id: Id) -> Self {
-        Progress::Client { client, request_id }
+        Progress::Client { client, request_id, sent: std::sync::atomic::AtomicU64::new(0) }
+    }
+
+    /// Reports that need not grow (the defect `progress-goes-back`).
+    pub fn going_back(self) -> Self {
+        match self {
+            Progress::Client { client, request_id, .. } => {
+                Progress::Client { client, request_id, sent: std::sync::atomic::AtomicU64::new(u64::MAX) }
+            }
+            journal => journal,
+        }
     }
 
     pub fn report(&self, progress: u64, total: Option<u64>, message: &str) {
         match self {
-            Progress::Client { client, request_id } => {
+            Progress::Client { client, request_id, sent } => {
+                let next = progress.saturating_add(1);
+                // u64::MAX: every report goes out (the defect).
+                let before = sent.load(std::sync::atomic::Ordering::Relaxed);
+                if before != u64::MAX && sent.fetch_max(next, std::sync::atomic::Ordering::Relaxed) >= next {
+                    return;
+                }
                 let mut params = json!({"requestId": request_id.to_value(), "progress": progress});
                 if let Some(total) = total {
                     params["total"] = total.into();

@@ -37,6 +37,8 @@ namespace UnityMcp.Host
         readonly SemaphoreSlim lifecycleGate = new SemaphoreSlim(1, 1);
         readonly object gate = new object();
         readonly List<JObject> faults = new List<JObject>();
+        /// <summary>When a rule with forMs stops being active, by name.</summary>
+        readonly Dictionary<string, DateTime> expiry = new Dictionary<string, DateTime>();
         readonly HashSet<string> removed = new HashSet<string>();
         SecuritySettings settings;
         ServerLifecycle lifecycle;
@@ -406,6 +408,13 @@ namespace UnityMcp.Host
                     }
                     var copy = (JObject)rule.DeepClone();
                     copy["name"] = name;
+                    copy["fired"] = 0;
+                    var forMs = (int?)rule["forMs"];
+                    expiry.Remove(name);
+                    if (forMs != null)
+                    {
+                        expiry[name] = DateTime.UtcNow.AddMilliseconds(forMs.Value);
+                    }
                     faults.Add(copy);
                     names.Add(name);
                 }
@@ -417,6 +426,7 @@ namespace UnityMcp.Host
         {
             lock (gate)
             {
+                expiry.Remove(name);
                 return faults.RemoveAll(f => (string)f["name"] == name) > 0;
             }
         }
@@ -427,6 +437,7 @@ namespace UnityMcp.Host
             lock (gate)
             {
                 faults.Clear();
+                expiry.Clear();
                 stallsReleased.Cancel();
                 stallsReleased = new CancellationTokenSource();
                 if (removed.Count == 0)
@@ -472,6 +483,7 @@ namespace UnityMcp.Host
         /// <summary>Counts a firing; the rule goes when its times are used up.</summary>
         void Fired(JObject rule)
         {
+            rule["fired"] = ((int?)rule["fired"] ?? 0) + 1;
             var times = (int?)rule["times"];
             if (times == null)
             {
@@ -492,6 +504,9 @@ namespace UnityMcp.Host
         {
             lock (gate)
             {
+                // A rule with forMs is active that long from when it was added, as in fake-unity.
+                DateTime until;
+                faults.RemoveAll(f => expiry.TryGetValue((string)f["name"], out until) && DateTime.UtcNow >= until);
                 var rule = faults.FirstOrDefault(f => (string)f["fault"]["kind"] == kind
                     && ((string)f["match"]?["method"] == null || (string)f["match"]["method"] == method));
                 if (rule != null)
@@ -502,11 +517,10 @@ namespace UnityMcp.Host
             }
         }
 
-        /// <summary>The extra time a slowTool rule adds to this call (and counts it), or zero.</summary>
-        internal int SlowdownFor(string method)
+        /// <summary>The slowTool rule that slows this call (counted as fired), or null.</summary>
+        internal JObject SlowdownFor(string method)
         {
-            var rule = FireFor("slowTool", method);
-            return rule == null ? 0 : (int?)rule["fault"]["ms"] ?? 0;
+            return FireFor("slowTool", method);
         }
 
         /// <summary>
@@ -617,12 +631,36 @@ namespace UnityMcp.Host
             public async Task<JObject> Execute(JObject parameters, ToolContext context)
             {
                 host.StallFor(inner.Info.Name);
-                var extra = host.SlowdownFor(inner.Info.Name);
-                if (extra > 0)
+                var slow = host.SlowdownFor(inner.Info.Name);
+                if (slow != null)
                 {
-                    await Task.Delay(extra, context.Cancellation);
+                    await WorkFor((int?)slow["fault"]["ms"] ?? 0, (bool?)slow["fault"]["progress"] ?? true, context);
                 }
                 return await inner.Execute(parameters, context);
+            }
+
+            /// <summary>
+            /// A slowTool's extra work, before the tool's own: progress every
+            /// second unless the rule says it is deadlocked — as fake-unity's
+            /// slowTool does (fake-unity/src/serving/effects.rs), so the two
+            /// simulated Editors agree (the differential run compares them).
+            /// </summary>
+            static async Task WorkFor(int ms, bool progress, ToolContext context)
+            {
+                var until = DateTime.UtcNow.AddMilliseconds(ms);
+                for (var tick = 0; ; tick++)
+                {
+                    var left = until - DateTime.UtcNow;
+                    if (left <= TimeSpan.Zero)
+                    {
+                        return;
+                    }
+                    if (progress)
+                    {
+                        context.Progress(tick, null, "Working (" + tick + " s)");
+                    }
+                    await Task.Delay(left < TimeSpan.FromSeconds(1) ? left : TimeSpan.FromSeconds(1), context.Cancellation);
+                }
             }
         }
     }

@@ -37,16 +37,45 @@ pub fn cases() -> Vec<Case> {
 
 fn modal_dialog_named(mut s: Session) -> CheckFuture {
     Box::pin(async move {
-        if !s.is_embedded_fake() {
-            // A proxy in front of another Editor delays frames; it cannot hold that Editor's main thread.
-            return Err(Finding::NotApplicable(
-                "not applicable: a modal dialog is an Editor fault (in front of this Editor the scenario runs through fake-unity proxy, which carries out wire faults only)".into(),
-            ));
-        }
         let dialog = DialogSpec { title: TITLE.into(), buttons: vec!["Save".into(), "Don't Save".into()] };
         let stall = MainThreadStall { ms: 60_000, dialog: Some(dialog), importing: false };
         let rule = RuleSpec::new(Fault::MainThreadStall(stall)).method("clear-console");
-        s.restart_fake(|config| config.scenario.faults = vec![rule]).await?;
+        // The dialog goes into the embedded fake as it starts, or into an
+        // Editor with a control API (the package's headless host) through it.
+        let control = match (s.is_embedded_fake(), s.control.clone()) {
+            (true, _) => {
+                s.restart_fake(|config| config.scenario.faults = vec![rule]).await?;
+                None
+            }
+            (false, Some(control)) => {
+                let rule = serde_json::to_value(&rule).map_err(|e| Finding::Harness(e.to_string()))?;
+                control.post("/faults", json!([rule])).await.map_err(|e| match e {
+                    fake_unity::control::ControlError::Status { status: 400, body } => Finding::NotApplicable(format!(
+                        "not applicable: this Editor's control API cannot hold its main thread: {body}"
+                    )),
+                    other => Finding::Harness(format!("the control API: {other}")),
+                })?;
+                Some(control)
+            }
+            (false, None) => {
+                // A proxy in front of another Editor delays frames; it cannot hold that Editor's main thread.
+                return Err(Finding::NotApplicable(
+                    "not applicable: a modal dialog is an Editor fault (in front of this Editor the scenario runs through fake-unity proxy, which carries out wire faults only)".into(),
+                ));
+            }
+        };
+        let named = named_in_answer_and_progress(&s).await;
+        if let Some(control) = control {
+            // The stall lets go of the main thread, the rule goes.
+            control.post("/reset", json!({})).await.map_err(|e| Finding::Harness(format!("the control API: {e}")))?;
+        }
+        named
+    })
+}
+
+/// The call that waits on the held main thread, its answer and progress.
+async fn named_in_answer_and_progress(s: &Session) -> Result<(), Finding> {
+    {
         let mut mcp = s.mcp().await?;
         mcp.initialize().await?;
         let id = json!("held");
@@ -72,5 +101,5 @@ fn modal_dialog_named(mut s: Session) -> CheckFuture {
         );
         s.note(format!("said: {}", progress.iter().rfind(|m| named(m)).map_or("", String::as_str)));
         mcp.finish().await
-    })
+    }
 }
