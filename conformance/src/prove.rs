@@ -90,6 +90,7 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         D::LosesPlayModeAnswer => &["6.run-tests.counts-playmode", "mcp.run-tests.playmode-across-reload"],
         D::IgnoresEnterPlayModeSettings => &["mcp.run-tests.playmode-reload-off"],
         D::ProgressGoesBack => &["4.progress-grows"],
+        D::CompileMissesNewErrors => &["mcp.compile.broken-assembly-fixed"],
         D::NoShutdownNotification => &["5.reload-shutdown-notification", "5.quit"],
         D::SameSessionAfterReload => &["5.reload-new-session"],
         D::NoListChangedAfterReload => &["5.reload-list-changed", "4.list-changed-params"],

@@ -78,6 +78,8 @@ pub enum Defect {
     LosesPlayModeAnswer,
     /// §5: entering play mode reloads the domain whatever the project's Enter Play Mode settings say.
     IgnoresEnterPlayModeSettings,
+    /// §6: compile reports no error for a script the project gained with an #error in it (only the errors the Editor opened with).
+    CompileMissesNewErrors,
     /// §4: progress goes back: a slowed tool's own steps are reported after its slowdown's seconds, though progress only grows.
     ProgressGoesBack,
     /// §7: the discovery file has no serverSessionId or protocolVersion (the shape of uLoopMCP's settings file).
@@ -214,6 +216,7 @@ impl Defect {
             | Defect::LosesPlayModeAnswer
             | Defect::IgnoresEnterPlayModeSettings
             | Defect::ProgressGoesBack
+            | Defect::CompileMissesNewErrors
             | Defect::EntityIdsAsNumbers
             | Defect::ListsInternalCommands => {}
         }
@@ -250,7 +253,7 @@ mod tests {
 
     #[test]
     fn every_defect_is_named_and_described() {
-        assert_eq!(Defect::all().len(), 53);
+        assert_eq!(Defect::all().len(), 54);
         assert_eq!(Defect::IdsAsStrings.to_string(), "ids-as-strings");
         for &defect in Defect::all() {
             assert_eq!(defect.to_string().parse::<Defect>().unwrap(), defect);

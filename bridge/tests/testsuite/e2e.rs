@@ -478,7 +478,8 @@ async fn an_editor_absent_at_start_is_waited_for_and_announced(
     eventually("tools/list_changed", || events.list_changed.load(Ordering::SeqCst) >= 1).await;
     assert_eq!(client.list_all_tools().await.unwrap().len(), model.tools_listed());
     let logs = call(&client, "get-logs", json!({})).await;
-    assert_eq!(logs["structuredContent"]["TotalCount"], 7);
+    // The fixture's 7 lines and what its package logged as the scripts loaded.
+    assert_eq!(logs["structuredContent"]["TotalCount"], 8);
 }
 
 #[rstest]
@@ -515,6 +516,7 @@ async fn a_20_mib_response_is_relayed_within_the_output_budget(#[values(Era::Han
             stack_trace: String::new(),
         })
         .collect();
+    config.state.load_logs.clear();
     let _fake = FakeUnity::start(config).await.unwrap();
     let (client, _) = bridge_in(era, project.path(), &[]).await;
     // 20 MiB built, framed, read and written to a file: on a loaded machine

@@ -160,8 +160,14 @@ impl Editor {
         }
     }
 
-    /// Step 4: listening again with a new session.
+    /// Step 4: listening again with a new session; the new domain's scripts
+    /// have loaded, and what they log at load is in the Console again.
     pub(crate) fn finish_reload(&self, port: u16) {
+        {
+            let mut sim = self.sim();
+            let logs = self.base.load_logs.iter().map(|e| ConsoleEntry { entry: e.clone(), from_compile: false });
+            sim.console.extend(logs);
+        }
         let published = Some(port).filter(|_| self.model.discovery.follows_port);
         let new_session = self.model.lifecycle.session_after_reload == SessionAfterReload::New;
         self.publish(EditorState::Ready, published, new_session);

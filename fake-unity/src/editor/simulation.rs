@@ -49,6 +49,7 @@ impl Simulation {
             },
             from_compile: true,
         }));
+        console.extend(state.load_logs.iter().map(|e| ConsoleEntry { entry: e.clone(), from_compile: false }));
         Simulation {
             console,
             scene_roots: state.scene.roots.clone(),

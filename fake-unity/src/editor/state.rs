@@ -31,6 +31,11 @@ pub struct EditorStateFile {
     pub scene: Scene,
     #[serde(default)]
     pub console: Vec<LogEntry>,
+    /// What the project's scripts log each time they load (an
+    /// `[InitializeOnLoad]` banner): the Console gets it at start, after the
+    /// compile's messages, and again after every domain reload.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub load_logs: Vec<LogEntry>,
     pub compile: CompileState,
     #[serde(default)]
     pub tests: Vec<TestCase>,

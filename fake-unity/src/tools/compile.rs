@@ -86,7 +86,9 @@ impl CompileReport {
 /// this compile's, and records the scripts as compiled.
 pub(crate) fn run_compile(editor: &Editor) -> CompileReport {
     let mut diagnostics = editor.base.compile.diagnostics.clone();
-    diagnostics.extend(directive_diagnostics(&editor.project));
+    if !editor.has_defect(crate::Defect::CompileMissesNewErrors) {
+        diagnostics.extend(directive_diagnostics(&editor.project));
+    }
     let fingerprint = Fingerprint::of_project(&editor.project);
     let mut sim = editor.sim();
     let changed = sim.compiled_scripts != fingerprint;

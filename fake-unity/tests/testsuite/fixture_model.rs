@@ -300,6 +300,7 @@ fn the_asset_index_matches_the_files_and_their_metas() {
     // The scene and material reference assets by these guids.
     let build = read("ProjectSettings/EditorBuildSettings.asset");
     assert!(build.contains(&meta_guid("Assets/Scenes/SampleScene.unity")));
+    assert!(build.contains(&meta_guid("Assets/Scenes/Level2.unity")));
     assert!(read("Assets/Materials/Ground.mat").contains(&meta_guid("Assets/Textures/Checker.png")));
 }
 
@@ -391,6 +392,15 @@ fn the_console_points_at_real_lines() {
             let line = c[2].parse::<usize>().unwrap();
             assert!(line >= 1 && line <= text.lines().count(), "{} line {line}", &c[1]);
         }
+    }
+    // What a package logs as the scripts load: the line that logs it, in the project's package.
+    assert!(!state.load_logs.is_empty(), "the fixture project has a package that logs at load");
+    let in_package = Regex::new(r"\(at \./(Packages/[^:]+):(\d+)\)").unwrap();
+    for entry in &state.load_logs {
+        let c = in_package.captures(&entry.stack_trace).unwrap_or_else(|| panic!("{:?}", entry.stack_trace));
+        let text = read(&c[1]);
+        let line = text.lines().nth(c[2].parse::<usize>().unwrap() - 1).unwrap_or_default();
+        assert!(line.contains("Debug.Log(") && line.contains(&entry.message), "{} line {}: {line:?}", &c[1], &c[2]);
     }
     let errors = EditorStateFile::load(&fixtures().join("editor-states/compile-errors.json")).unwrap();
     let overlay =

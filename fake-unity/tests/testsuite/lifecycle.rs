@@ -150,7 +150,7 @@ async fn resume_semantics() {
         .send(&Message::Request(Request::new(100u64, "clear-console", json!({"AddConfirmationMessage": false}))))
         .await;
     let first = client.response(&100u64.into()).await.outcome.unwrap();
-    assert_eq!(first["ClearedLogCount"], 7);
+    assert_eq!(first["ClearedLogCount"], 8);
     // Started but cut off by the reload.
     let sleeping = client.request("debug-sleep", json!({"SleepSeconds": 30, "TimeoutSeconds": 60})).await;
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -164,7 +164,10 @@ async fn resume_semantics() {
         first,
         "the journaled response, not a second run"
     );
-    assert_eq!(again.ok("get-logs", none()).await["TotalCount"], 0);
+    // Cleared once; the new domain's scripts logged again as they loaded.
+    let logs = again.ok("get-logs", none()).await;
+    assert_eq!(logs["TotalCount"], 1, "{logs}");
+    assert_eq!(logs["Logs"][0]["Message"], "Fixture logs-at-load 1.0.0: scripts loaded");
 
     again.send(&resend(sleeping.clone(), "debug-sleep", json!({"SleepSeconds": 30, "TimeoutSeconds": 60}))).await;
     let err = again.response(&sleeping).await.outcome.unwrap_err();
@@ -257,7 +260,7 @@ async fn without_resume_the_editor_behaves_like_uloop() {
     let version = client.ok("get-version", none()).await;
     assert!(!version["Capabilities"].as_array().unwrap().contains(&json!("resume")));
     client.send(&Message::Request(Request::new(5u64, "clear-console", json!({})))).await;
-    assert_eq!(client.response(&5u64.into()).await.outcome.unwrap()["ClearedLogCount"], 7);
+    assert_eq!(client.response(&5u64.into()).await.outcome.unwrap()["ClearedLogCount"], 8);
     // A resend runs again: uLoopMCP has no journal.
     client.send(&resend(5u64, "clear-console", json!({}))).await;
     assert_eq!(client.response(&5u64.into()).await.outcome.unwrap()["ClearedLogCount"], 1);

@@ -113,20 +113,23 @@ async fn get_logs_filters() {
     let editor = TestEditor::start().await;
     let mut c = editor.connect().await;
     let all = c.ok("get-logs", none()).await;
-    assert_eq!((all["TotalCount"].clone(), all["DisplayedCount"].clone()), (json!(7), json!(7)));
+    assert_eq!((all["TotalCount"].clone(), all["DisplayedCount"].clone()), (json!(8), json!(8)));
     assert_eq!(all["Logs"][0]["Message"], "GameManager initialised for level Meadow");
 
     let errors = c.ok("get-logs", json!({"LogType": "Error"})).await;
     assert_eq!(errors["TotalCount"], 2);
     assert!(errors["Logs"].as_array().unwrap().iter().all(|l| l["Type"] == "Error"));
     assert_eq!(c.ok("get-logs", json!({"LogType": "Warning"})).await["TotalCount"], 2);
-    assert_eq!(c.ok("get-logs", json!({"LogType": "Log"})).await["TotalCount"], 3);
+    assert_eq!(c.ok("get-logs", json!({"LogType": "Log"})).await["TotalCount"], 4);
 
     let last = c.ok("get-logs", json!({"MaxCount": 2})).await;
-    assert_eq!((last["TotalCount"].clone(), last["DisplayedCount"].clone()), (json!(7), json!(2)));
-    assert_eq!(last["Logs"][1]["Message"], "Player reached checkpoint 1 (score 20)");
+    assert_eq!((last["TotalCount"].clone(), last["DisplayedCount"].clone()), (json!(8), json!(2)));
+    // The last two: the recorded console's last line, then what a package logged as the scripts loaded.
+    assert_eq!(last["Logs"][0]["Message"], "Player reached checkpoint 1 (score 20)");
+    assert_eq!(last["Logs"][1]["Message"], "Fixture logs-at-load 1.0.0: scripts loaded");
 
-    assert_eq!(c.ok("get-logs", json!({"SearchText": "FIXTURE"})).await["TotalCount"], 2);
+    // Case-insensitive: two recorded lines and the package's "Fixture logs-at-load".
+    assert_eq!(c.ok("get-logs", json!({"SearchText": "FIXTURE"})).await["TotalCount"], 3);
     let regex = c.ok("get-logs", json!({"SearchText": "^(Hello|Player)\\b", "UseRegex": true})).await;
     assert_eq!(
         names(&regex["Logs"], "Message"),
@@ -151,8 +154,8 @@ async fn clear_console_empties_the_log_and_reports_what_it_cleared() {
     let editor = TestEditor::start().await;
     let mut c = editor.connect().await;
     let cleared = c.ok("clear-console", none()).await;
-    assert_eq!(cleared["ClearedLogCount"], 7);
-    assert_eq!(cleared["ClearedCounts"], json!({"ErrorCount": 2, "WarningCount": 2, "LogCount": 3}));
+    assert_eq!(cleared["ClearedLogCount"], 8);
+    assert_eq!(cleared["ClearedCounts"], json!({"ErrorCount": 2, "WarningCount": 2, "LogCount": 4}));
     let logs = c.ok("get-logs", none()).await;
     assert_eq!(names(&logs["Logs"], "Message"), ["=== Console cleared via MCP ==="]);
     let again = c.ok("clear-console", json!({"AddConfirmationMessage": false})).await;
@@ -270,7 +273,7 @@ async fn unity_search_query_syntax_and_filters() {
     let editor = TestEditor::start().await;
     let mut c = editor.connect().await;
     let scripts = c.ok("unity-search", json!({"SearchQuery": "*.cs"})).await;
-    assert_eq!(scripts["TotalCount"], 10);
+    assert_eq!(scripts["TotalCount"], 11);
     assert_eq!(scripts["ProvidersUsed"], json!(["asset", "scene", "menu", "settings"]));
     assert!(scripts["Results"].as_array().unwrap().iter().all(|r| r["Type"] == "MonoScript"));
 
@@ -299,7 +302,7 @@ async fn unity_search_query_syntax_and_filters() {
 
     let by_type =
         c.ok("unity-search", json!({"SearchQuery": "Fixture", "AssetTypes": ["AssemblyDefinitionAsset"]})).await;
-    assert_eq!(by_type["TotalCount"], 4);
+    assert_eq!(by_type["TotalCount"], 5);
 
     let menus = c.ok("unity-search", json!({"SearchQuery": "fixture", "Providers": ["menu"]})).await;
     assert_eq!(
@@ -317,7 +320,7 @@ async fn unity_search_query_syntax_and_filters() {
     assert_eq!(names(&manifest["Results"], "Label"), ["com.unity.nuget.newtonsoft-json"]);
 
     let limited = c.ok("unity-search", json!({"SearchQuery": "*.cs", "MaxResults": 3})).await;
-    assert_eq!((limited["TotalCount"].clone(), limited["DisplayedCount"].clone()), (json!(10), json!(3)));
+    assert_eq!((limited["TotalCount"].clone(), limited["DisplayedCount"].clone()), (json!(11), json!(3)));
 
     let unknown = c.ok("unity-search", json!({"SearchQuery": "x", "Providers": ["web"]})).await;
     assert_eq!(unknown["Success"], false);
@@ -337,11 +340,11 @@ async fn unity_search_saves_large_results_to_files() {
         (saved["ResultsSavedToFile"].clone(), saved["SaveToFileReason"].clone(), saved["SavedFileFormat"].clone()),
         (json!(true), json!("user_request"), json!("CSV"))
     );
-    assert_eq!((saved["Results"].clone(), saved["TotalCount"].clone()), (json!([]), json!(10)));
+    assert_eq!((saved["Results"].clone(), saved["TotalCount"].clone()), (json!([]), json!(11)));
     let rel = saved["ResultsFilePath"].as_str().unwrap();
     assert!(rel.starts_with(".uloop/outputs/SearchResults/") && rel.ends_with(".csv"), "{rel}");
     let csv = std::fs::read_to_string(editor.path().join(rel)).unwrap();
-    assert_eq!(csv.lines().count(), 11);
+    assert_eq!(csv.lines().count(), 12);
     assert!(csv.starts_with("Id,Label,Description,Provider,Type,Path,Score\n"));
 
     let auto = c.ok("unity-search", json!({"SearchQuery": "*.cs", "AutoSaveThreshold": 5})).await;
@@ -352,7 +355,7 @@ async fn unity_search_saves_large_results_to_files() {
     let file: Value =
         serde_json::from_slice(&std::fs::read(editor.path().join(auto["ResultsFilePath"].as_str().unwrap())).unwrap())
             .unwrap();
-    assert_eq!(file["Results"].as_array().unwrap().len(), 10);
+    assert_eq!(file["Results"].as_array().unwrap().len(), 11);
 }
 
 #[tokio::test]

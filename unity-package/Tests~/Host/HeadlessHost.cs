@@ -122,6 +122,7 @@ namespace UnityMcp.Host
             ready = started;
             await unity.Invoke(() =>
             {
+                editor.ScriptsLoaded();
                 // As McpServerController: the tools' Unity work goes through
                 // this domain's queue, pumped by update and woken through
                 // Unity's synchronization context.

@@ -196,6 +196,22 @@ namespace UnityMcp.Host
             }
         }
 
+        /// <summary>
+        /// A domain's scripts loaded (at start and after every reload): what
+        /// the project's [InitializeOnLoad] code logs ("loadLogs" of the
+        /// state) reaches the Console again, as it does in Unity.
+        /// </summary>
+        public void ScriptsLoaded()
+        {
+            lock (gate)
+            {
+                foreach (var entry in Array("loadLogs"))
+                {
+                    console.Add(new ConsoleLine { Entry = new LogEntry { Type = (string)entry["type"], Message = (string)entry["message"], StackTrace = (string)entry["stackTrace"] ?? "" } });
+                }
+            }
+        }
+
         public void Log(LogEntry entry)
         {
             MainThreadOnly("Debug.Log");

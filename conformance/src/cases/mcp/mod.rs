@@ -5,6 +5,7 @@
 
 mod answers;
 mod blocked;
+mod broken_assembly;
 mod jsonrpc;
 mod output_schema;
 mod reloads;
@@ -76,6 +77,7 @@ fn requires(id: &str) -> Requires {
         "mcp.tools-call.editor-failure" => Requires::tools(&["execute-menu-item"]),
         // From ImageDataBase64 (image-data) or from the file at ImagePath.
         "mcp.tools-call.image" => Requires::tools(&["screenshot"]),
+        "mcp.compile.broken-assembly-fixed" => Requires::tools(&["compile", "get-logs"]),
         "mcp.progress" => Requires::extension(Extension::Progress).and_tool("run-tests"),
         "mcp.run-tests.playmode-across-reload" | "mcp.run-tests.playmode-reload-off" => Requires::tools(&["run-tests"]),
         // A tool disabled and enabled again.
@@ -355,6 +357,14 @@ fn protocol_cases() -> Vec<Case> {
             "docs/editor-link-protocol.md §5; mcp-stdio.md",
             "Read-only calls in flight when the Editor reloads are each answered once, successfully.",
             reload_in_flight,
+        ),
+        case(
+            "mcp.compile.broken-assembly-fixed",
+            Must,
+            Project,
+            TOOLS,
+            "An agent breaks the project's second assembly (a script with an #error in Assets/Gameplay, FixtureProject.Gameplay) and fixes it: compile reports the error naming the script, then, with the script removed, no error; the Editor serves on.",
+            broken_assembly::broken_and_fixed,
         ),
         case(
             "mcp.run-tests.playmode-across-reload",
