@@ -40,6 +40,13 @@ pub struct Launched {
     _build: Option<tempfile::TempDir>,
 }
 
+impl Launched {
+    /// The Editor's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+}
+
 impl Drop for Launched {
     fn drop(&mut self) {
         let _ = self.child.kill();

@@ -88,9 +88,11 @@ pub fn fake_claims(defect: Defect) -> &'static [&'static str] {
         D::IgnoresLogFilter => &["6.get-logs.*"],
         D::WrongTestCounts => &["6.run-tests.counts-*"],
         D::LosesPlayModeAnswer => &["6.run-tests.counts-playmode", "mcp.run-tests.playmode-across-reload"],
-        D::IgnoresEnterPlayModeSettings => &["mcp.run-tests.playmode-reload-off"],
+        D::IgnoresEnterPlayModeSettings => {
+            &["mcp.run-tests.playmode-reload-off", "5.play-mode-keeps-domain-when-settings-say"]
+        }
         D::ProgressGoesBack => &["4.progress-grows"],
-        D::CompileMissesNewErrors => &["mcp.compile.broken-assembly-fixed"],
+        D::CompileMissesNewErrors => &["mcp.compile.broken-assembly-fixed", "6.compile.new-errors"],
         D::NoShutdownNotification => &["5.reload-shutdown-notification", "5.quit"],
         D::SameSessionAfterReload => &["5.reload-new-session"],
         D::NoListChangedAfterReload => &["5.reload-list-changed", "4.list-changed-params"],

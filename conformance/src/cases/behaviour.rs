@@ -19,6 +19,24 @@ const REF: &str = "docs/editor-link-protocol.md §6";
 pub fn cases() -> Vec<Case> {
     let mut cases = Vec::new();
     cases.push(Case {
+        id: "6.compile.new-errors".into(),
+        requirement: "compile reports an error the project gained since it opened (a script with an #error in the second assembly, Assets/Gameplay), naming the script; with the script removed, none.".into(),
+        reference: REF,
+        level: Level::Must,
+        needs: Needs::Project,
+        requires: Requires::tools(&["compile"]),
+        check: check(|s| Box::pin(compile_new_errors(s))),
+    });
+    cases.push(Case {
+        id: "5.play-mode-keeps-domain-when-settings-say".into(),
+        requirement: "With the project's Enter Play Mode settings turning domain reload off, a PlayMode run enters play mode without a domain reload (Unity reads ProjectSettings/EditorSettings.asset when it enters play mode).".into(),
+        reference: "docs/editor-link-protocol.md §5; Unity manual: Enter Play Mode settings",
+        level: Level::Must,
+        needs: Needs::Control,
+        requires: Requires::tools(&["run-tests"]),
+        check: check(|s| Box::pin(play_mode_keeps_domain(s))),
+    });
+    cases.push(Case {
         id: "4.progress-grows".into(),
         requirement: "A call's notifications/progress carry a progress that only grows, also for a tool held up before its own steps (a slowTool fault reporting its seconds, then compile's steps).".into(),
         reference: "docs/editor-link-protocol.md §4",
@@ -258,4 +276,99 @@ async fn progress_grows(s: Session) -> CheckResult {
     .await;
     let _ = control.delete("/faults/slowed-compile").await;
     checked
+}
+
+/// The script `6.compile.new-errors` breaks the second assembly with.
+const BROKEN_SCRIPT: &str = "Assets/Gameplay/UnityConformanceNewError.cs";
+
+async fn compile_new_errors(s: Session) -> CheckResult {
+    let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+    if !project.join("Assets/Gameplay").is_dir() {
+        return Err(Finding::NotApplicable(
+            "not applicable: the project has no Assets/Gameplay assembly (the fixture project's second one)".into(),
+        ));
+    }
+    let broken = project.join(BROKEN_SCRIPT);
+    std::fs::write(&broken, "// Written by unity-conformance (6.compile.new-errors) and removed by it.\n#error unity-conformance breaks this assembly on purpose\n")
+        .map_err(|e| Finding::Harness(format!("writing {BROKEN_SCRIPT}: {e}")))?;
+    let failed = async {
+        let mut link = s.link(Framing::Header).await?;
+        let id = link.request("compile", json!({})).await?;
+        match answer_before_close(&mut link, &id).await? {
+            Some(answer) => Ok(answer["result"].clone()),
+            None => violation(format!(
+                "compile with {BROKEN_SCRIPT} (an #error) was followed by a domain reload, as a clean compile is: the Editor saw no error"
+            )),
+        }
+    }
+    .await;
+    let _ = std::fs::remove_file(&broken);
+    let _ = std::fs::remove_file(project.join(format!("{BROKEN_SCRIPT}.meta")));
+    // The clean compile brings a domain reload, which may cut its answer
+    // off: compiled again once the Editor answers (nothing changed since,
+    // so no reload), until one compile is answered.
+    let fixed = async {
+        for _ in 0..5 {
+            let mut link = reconnect(&s).await?;
+            let id = link.request("compile", json!({})).await?;
+            if let Some(answer) = answer_before_close(&mut link, &id).await? {
+                return Ok(answer["result"].clone());
+            }
+        }
+        violation("compile was cut off by a domain reload five times in a row")
+    }
+    .await;
+    let failed = failed?;
+    ensure!(
+        failed["ErrorCount"].as_u64().is_some_and(|n| n >= 1),
+        "compile with {BROKEN_SCRIPT} (an #error) reported no error: {failed}"
+    );
+    ensure!(
+        failed.to_string().contains("UnityConformanceNewError.cs"),
+        "compile's errors do not name {BROKEN_SCRIPT}: {failed}"
+    );
+    let fixed = fixed?;
+    ensure!(
+        fixed["ErrorCount"].as_u64() == Some(0),
+        "with {BROKEN_SCRIPT} removed, compile still reports errors: {fixed}"
+    );
+    Ok(())
+}
+
+async fn play_mode_keeps_domain(s: Session) -> CheckResult {
+    use fake_unity::editor::project_settings::{EDITOR_SETTINGS, with_domain_reload};
+    let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
+    let control = s.control()?.clone();
+    let settings = project.join(EDITOR_SETTINGS);
+    let original = std::fs::read_to_string(&settings).unwrap_or_default();
+    std::fs::write(&settings, with_domain_reload(&original, false))
+        .map_err(|e| Finding::Harness(format!("writing {EDITOR_SETTINGS}: {e}")))?;
+    let reloads = || async { control.get("/state").await.ok().and_then(|state| state["reloads"].as_u64()) };
+    let before = reloads().await;
+    let ran = async {
+        let mut link = s.link(Framing::Header).await?;
+        let id = link.request("run-tests", json!({"TestMode": "PlayMode"})).await?;
+        match answer_before_close(&mut link, &id).await? {
+            Some(answer) => Ok(answer),
+            None => violation(
+                "a domain reload closed the connection during the PlayMode run, though the project's settings turn it off",
+            ),
+        }
+    }
+    .await;
+    let after = reloads().await;
+    let _ = std::fs::write(&settings, &original);
+    let answer = ran?;
+    ensure!(answer.get("result").is_some(), "the PlayMode run was not answered with its result: {answer}");
+    match (before, after) {
+        (Some(before), Some(after)) => {
+            ensure!(
+                after == before,
+                "{} domain reload(s) during the run though the project's settings turn it off",
+                after - before
+            );
+            Ok(())
+        }
+        _ => Err(Finding::NotApplicable("not applicable: the control API does not count reloads".into())),
+    }
 }

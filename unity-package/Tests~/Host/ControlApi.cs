@@ -353,7 +353,9 @@ namespace UnityMcp.Host
 
         public void Stop()
         {
+            // Stop() leaves a fresh socket for a later Start (mono): closed too.
             listener.Stop();
+            listener.Server.Close();
         }
     }
 }

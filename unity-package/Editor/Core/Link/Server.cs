@@ -355,6 +355,7 @@ namespace UnityMcp.Core
                 catch (SocketException e)
                 {
                     last = e;
+                    Close(candidate);
                     continue;
                 }
                 listener = candidate;
@@ -364,6 +365,19 @@ namespace UnityMcp.Core
                 return Port;
             }
             throw new InvalidOperationException("no free port from " + preferredPort + " to " + candidates.Last() + ": " + (last != null ? last.Message : ""));
+        }
+
+        /// <summary>
+        /// Closes a listener's socket now. Mono's TcpListener.Stop() (Unity's
+        /// class libraries are mono's) closes the socket and makes a fresh
+        /// one for a later Start, and a Start that fails keeps its socket:
+        /// each left to the finalizer, two descriptors a reload (measured:
+        /// 100 reloads of the headless host left 10 to 16 sockets open).
+        /// </summary>
+        static void Close(TcpListener listener)
+        {
+            listener.Stop();
+            listener.Server.Close();
         }
 
         /// <summary>
@@ -563,7 +577,7 @@ namespace UnityMcp.Core
             Port = 0;
             if (stopping != null)
             {
-                stopping.Stop();
+                Close(stopping);
             }
             var body = RpcWriter.Notification("notifications/server/shutdown", new JObject { ["reason"] = reason });
             var report = new ShutdownReport();
