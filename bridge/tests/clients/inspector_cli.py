@@ -93,7 +93,7 @@ def main():
         ("get-logs", {"LogType": "Error"}, lambda s: s.get("TotalCount") == 2),
         ("find-game-objects", {"RequiredComponents": ["EnemyAI"]}, lambda s: s.get("totalFound") == 2),
         ("get-hierarchy", {"RootPath": "Environment"}, lambda s: s.get("context", {}).get("nodeCount") == 6),
-        ("unity-search", {"SearchQuery": "t:SceneAsset"}, lambda s: s.get("TotalCount") == 1),
+        ("unity-search", {"SearchQuery": "t:SceneAsset"}, lambda s: s.get("TotalCount") == 2),
         ("get-provider-details", {"ActiveOnly": True}, lambda s: s.get("TotalCount") == 4),
         ("get-menu-items", {"FilterText": "Tools/Fixture/Log", "FilterType": "startswith"}, lambda s: s.get("FilteredCount") == 2),
         ("execute-menu-item", {"MenuItemPath": "Tools/Fixture/Log Warning"}, lambda s: s.get("Success") is True),

@@ -52,12 +52,13 @@ ULOOP3_CALLS = [
     ("bridge-status", {}, lambda s: s.get("connected") is True and s.get("port") is None
      and re.fullmatch(r"unix:/tmp/uloop/UnityCliLoop-[0-9a-f]{16}\.sock|pipe:\\\\\.\\pipe\\uloop-UnityCliLoop-[0-9a-f]{16}",
                       str(s.get("endpoint"))) is not None),
-    ("get-logs", {}, lambda s: s.get("TotalCount") == 7 and s.get("Ver") == "3.0.0-beta.1"),
+    # The fixture's 7 lines and its package's line at load.
+    ("get-logs", {}, lambda s: s.get("TotalCount") == 8 and s.get("Ver") == "3.0.0-beta.1"),
     ("find-game-objects", {"NamePattern": "Player"}, lambda s: [r.get("name") for r in s.get("results", [])][:1] == ["Player"]),
     ("compile", {}, lambda s: s.get("Success") is True and s.get("ErrorCount") == 0),
     ("control-play-mode", {"Action": "Pause"}, lambda s: s.get("IsPaused") is True),
     ("execute-dynamic-code", {"Code": "return 1+1;"}, lambda s: s.get("Result") == "2"),
-    ("clear-console", {}, lambda s: s.get("ClearedLogCount") == 7),
+    ("clear-console", {}, lambda s: s.get("ClearedLogCount") == 8),
 ]
 
 
@@ -121,7 +122,7 @@ async def run(bridge, project, mode, expect_version, prefix=(), cwd=None):
             ("get-logs", {"LogType": "Warning"}, lambda s: s.get("TotalCount") == 2),
             ("find-game-objects", {"Tag": "Pickup"}, lambda s: s.get("totalFound") == 3),
             ("get-hierarchy", {"MaxDepth": 1}, lambda s: s.get("context", {}).get("nodeCount") == 17),
-            ("unity-search", {"SearchQuery": "*.asmdef"}, lambda s: s.get("TotalCount") == 4),
+            ("unity-search", {"SearchQuery": "*.asmdef"}, lambda s: s.get("TotalCount") == 5),
             ("get-provider-details", {}, lambda s: s.get("TotalCount") == 5),
             ("get-menu-items", {"FilterText": "Fixture"}, lambda s: s.get("FilteredCount") == 3),
             ("execute-menu-item", {"MenuItemPath": "GameObject/Create Empty"}, lambda s: s.get("Success") is True),

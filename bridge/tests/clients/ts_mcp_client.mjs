@@ -142,7 +142,7 @@ async function run() {
       ['get-logs', { LogType: 'Error' }, (s) => s.TotalCount === 2],
       ['find-game-objects', { RequiredComponents: ['EnemyAI'] }, (s) => s.totalFound === 2],
       ['get-hierarchy', { RootPath: 'Environment' }, (s) => s.context?.nodeCount === 6],
-      ['unity-search', { SearchQuery: 't:SceneAsset' }, (s) => s.TotalCount === 1],
+      ['unity-search', { SearchQuery: 't:SceneAsset' }, (s) => s.TotalCount === 2],
       ['get-provider-details', { ActiveOnly: true }, (s) => s.TotalCount === 4],
       ['get-menu-items', { FilterText: 'Tools/Fixture/Log', FilterType: 'startswith' }, (s) => s.FilteredCount === 2],
       ['execute-menu-item', { MenuItemPath: 'Tools/Fixture/Log Warning' }, (s) => s.Success === true],
