@@ -220,6 +220,21 @@ async fn dialog_from_the_start(project: &std::path::Path, editor: fake_unity::Ed
     fake_unity::FakeUnity::start(config).await.unwrap()
 }
 
+/// A bridge started with a dialog already up in front of `editor`, calling
+/// get-logs with an 8 s deadline and a progress token: the Editor (and its
+/// project), the client with what it was told, the answer.
+async fn get_logs_with_a_dialog_up(
+    editor: fake_unity::EditorKind,
+) -> ((tempfile::TempDir, fake_unity::FakeUnity), mcp_client::McpClient, Value) {
+    let project = project();
+    let fake = dialog_from_the_start(project.path(), editor).await;
+    let mut raw = client::in_memory(project.path(), &[]);
+    raw.handshake().await;
+    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"TimeoutSeconds":8},"_meta":{"progressToken":"p"}}}"#).await;
+    let answer = raw.answer(&json!(1)).await;
+    ((project, fake), raw, answer)
+}
+
 fn progress_words(raw: &mcp_client::McpClient) -> Vec<String> {
     raw.notifications
         .iter()
@@ -233,12 +248,7 @@ fn progress_words(raw: &mcp_client::McpClient) -> Vec<String> {
 /// in the call's progress and its answer, as for a dialog that came later.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dialog_up_before_the_bridge_is_named_in_front_of_the_package() {
-    let project = project();
-    let _fake = dialog_from_the_start(project.path(), fake_unity::EditorKind::Package).await;
-    let mut raw = client::in_memory(project.path(), &[]);
-    raw.handshake().await;
-    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"TimeoutSeconds":8},"_meta":{"progressToken":"p"}}}"#).await;
-    let answer = raw.answer(&json!(1)).await;
+    let (_fake, raw, answer) = get_logs_with_a_dialog_up(fake_unity::EditorKind::Package).await;
     let said = text(&answer);
     assert!(said.contains(r#"a modal dialog is open in Unity, "Save Scene""#), "{said}");
     assert!(progress_words(&raw).iter().any(|m| m.contains(r#""Save Scene""#)), "{:?}", progress_words(&raw));
@@ -251,12 +261,7 @@ async fn a_dialog_up_before_the_bridge_is_named_in_front_of_the_package() {
 /// blocked: never "open the project in Unity".
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_dialog_up_before_the_bridge_is_said_as_an_open_editor_that_does_not_answer() {
-    let project = project();
-    let fake = dialog_from_the_start(project.path(), fake_unity::EditorKind::Uloop211).await;
-    let mut raw = client::in_memory(project.path(), &[]);
-    raw.handshake().await;
-    raw.line(r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"get-logs","arguments":{"TimeoutSeconds":8},"_meta":{"progressToken":"p"}}}"#).await;
-    let answer = raw.answer(&json!(1)).await;
+    let ((_project, fake), raw, answer) = get_logs_with_a_dialog_up(fake_unity::EditorKind::Uloop211).await;
     let said = text(&answer);
     assert_eq!(answer["result"]["isError"], true, "{answer}");
     assert!(

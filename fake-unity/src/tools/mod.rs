@@ -168,8 +168,9 @@ pub struct ToolCall {
 #[derive(Debug)]
 pub enum Progress {
     /// To the client that asked; the highest progress sent to it, plus one
-    /// (0: none yet).
-    Client { client: Arc<Client>, request_id: Id, sent: std::sync::atomic::AtomicU64 },
+    /// (0: none yet), or `None` when every report goes out (the defect
+    /// `progress-goes-back`).
+    Client { client: Arc<Client>, request_id: Id, sent: Option<std::sync::atomic::AtomicU64> },
     /// Into the journal, for whoever resumes the call (a call carried
     /// across a reload, whose client went with the old domain); nowhere
     /// when the journal has lost it.
@@ -178,15 +179,13 @@ pub enum Progress {
 
 impl Progress {
     pub fn new(client: Arc<Client>, request_id: Id) -> Self {
-        Progress::Client { client, request_id, sent: std::sync::atomic::AtomicU64::new(0) }
+        Progress::Client { client, request_id, sent: Some(std::sync::atomic::AtomicU64::new(0)) }
     }
 
     /// Reports that need not grow (the defect `progress-goes-back`).
     pub fn going_back(self) -> Self {
         match self {
-            Progress::Client { client, request_id, .. } => {
-                Progress::Client { client, request_id, sent: std::sync::atomic::AtomicU64::new(u64::MAX) }
-            }
+            Progress::Client { client, request_id, .. } => Progress::Client { client, request_id, sent: None },
             journal => journal,
         }
     }
@@ -195,9 +194,8 @@ impl Progress {
         match self {
             Progress::Client { client, request_id, sent } => {
                 let next = progress.saturating_add(1);
-                // u64::MAX: every report goes out (the defect).
-                let before = sent.load(std::sync::atomic::Ordering::Relaxed);
-                if before != u64::MAX && sent.fetch_max(next, std::sync::atomic::Ordering::Relaxed) >= next {
+                if sent.as_ref().is_some_and(|sent| sent.fetch_max(next, std::sync::atomic::Ordering::Relaxed) >= next)
+                {
                     return;
                 }
                 let mut params = json!({"requestId": request_id.to_value(), "progress": progress});

@@ -408,24 +408,17 @@ impl Controlled {
             None => None,
         };
         let mut editor = Controlled { control, settings_before, timeline: tokio::spawn(async {}) };
-        let rules: Vec<Value> = scenario
-            .faults
-            .iter()
-            .filter(|rule| rule.fault.scope() == Scope::Editor)
-            .map(|rule| scaled(serde_json::to_value(rule).unwrap_or_default()))
-            .collect();
+        let editor_faults: Vec<&fake_unity::RuleSpec> =
+            scenario.faults.iter().filter(|rule| rule.fault.scope() == Scope::Editor).collect();
+        let rules: Vec<Value> =
+            editor_faults.iter().map(|rule| scaled(serde_json::to_value(rule).unwrap_or_default())).collect();
         if !rules.is_empty() {
             if let Err(e) = editor.control.post("/faults", Value::Array(rules)).await {
                 editor.restore().await?;
                 return Err(refused(e));
             }
         }
-        let own: Vec<String> = scenario
-            .faults
-            .iter()
-            .filter(|rule| rule.fault.scope() == Scope::Editor)
-            .filter_map(|rule| rule.name.clone())
-            .collect();
+        let own: Vec<String> = editor_faults.iter().filter_map(|rule| rule.name.clone()).collect();
         let actions: Vec<(u64, Action)> = scenario
             .timeline
             .iter()
