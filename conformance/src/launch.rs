@@ -118,6 +118,11 @@ pub fn start_mono_with(package: &Path, out: &Path, extra: &[std::ffi::OsString])
         .arg("--state")
         .arg(root.join("fixtures/editor-states/default.json"))
         .args(extra)
+        // Should mono itself crash (its AppDomain unload has known races),
+        // it says so in the host's log and exits: no debugger attached to
+        // it holding its sockets open, no crash file left in the folder.
+        .env("MONO_DEBUG", "no-gdb-backtrace")
+        .env("MONO_CRASH_NOFILE", "1")
         // The host ends when its stdin closes: with this process.
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())

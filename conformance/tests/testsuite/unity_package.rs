@@ -115,13 +115,13 @@ fn the_fake_and_the_headless_host_agree_scenario_by_scenario() {
     assert!(said.contains("fake 1. compile") && said.contains("host 1. compile"), "{said}");
 }
 
-/// Domain reloads leave no socket behind in the package's headless host
-/// (counted from `/proc`): mono's `TcpListener.Stop()` leaves a fresh socket
-/// for a later `Start`, and a `Start` that fails keeps its own, both left to
-/// the finalizer; 100 reloads left 10 to 16 open before the package closed
-/// them itself.
+/// A reload of the headless host is an AppDomain unload, as Unity's on
+/// mono: after 40 of them, 40 domains were unloaded, the package left no
+/// socket behind, came back on its port with its token, and the resume
+/// journal (SessionState, outside the domains) still answers a call made
+/// before them with its first answer rather than running it again.
 #[test]
-fn reloads_leave_no_socket_behind() {
+fn reloads_unload_the_domain_and_leave_nothing_behind() {
     if !crate::have(MONO, INSTALL) || !cfg!(target_os = "linux") {
         return;
     }
@@ -134,16 +134,31 @@ fn reloads_leave_no_socket_behind() {
             .filter(|target| target.to_string_lossy().starts_with("socket:"))
             .count()
     };
+    let project = launched.remote.project.clone().expect("the host's project");
+    let discovery = || -> (u16, String) {
+        let text = std::fs::read_to_string(project.join("Library/MCPInstance.json")).unwrap();
+        let json: serde_json::Value = serde_json::from_str(&text).unwrap();
+        (json["port"].as_u64().unwrap() as u16, json["token"].as_str().unwrap().to_owned())
+    };
     let control =
         fake_unity::ControlClient::from_url(launched.remote.control.as_deref().expect("the host's control API"))
             .unwrap();
+    let (port, token) = discovery();
+    // A call whose answer differs at each run: the journal's is the first.
+    let snippet = serde_json::json!({"jsonrpc": "2.0", "id": "before-the-reloads", "method": "execute-dynamic-code",
+        "params": {"Code": "return System.Guid.NewGuid().ToString();"}, "x-token": token});
+    let first = link_call(port, &snippet);
+    assert!(first["result"]["Success"].as_bool().unwrap_or(false), "{first}");
     let runtime = tokio::runtime::Runtime::new().unwrap();
     let before = sockets();
-    runtime.block_on(async {
+    let state = runtime.block_on(async {
         for _ in 0..40 {
             control.reload(50, false).await.unwrap();
         }
+        control.get("/state").await.unwrap()
     });
+    assert_eq!(state["domain"]["unloaded"], 40, "{state}");
+    assert_eq!(state["domain"]["name"], "Unity scripts 41", "{state}");
     // The control API's last connection may still be closing on the host's
     // side as its answer is read here: a few seconds to settle, no more.
     let mut after = sockets();
@@ -155,6 +170,31 @@ fn reloads_leave_no_socket_behind() {
         after = sockets();
     }
     assert!(after <= before, "40 reloads: {before} sockets open before, {after} after");
+    assert_eq!(discovery(), (port, token.clone()), "the same port and token after 40 reloads");
+    let mut resumed = snippet.clone();
+    resumed["x-resume"] = true.into();
+    assert_eq!(link_call(port, &resumed)["result"], first["result"], "the journal's answer, not a second run");
+    let mut fresh = snippet;
+    fresh["id"] = "after-the-reloads".into();
+    assert_ne!(link_call(port, &fresh)["result"]["Result"], first["result"]["Result"], "a new id runs again");
+}
+
+/// One request over the editor link (newline framing); its answer.
+fn link_call(port: u16, request: &serde_json::Value) -> serde_json::Value {
+    use std::io::{BufRead, Write};
+    let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
+    let mut writer = stream.try_clone().unwrap();
+    writer.write_all(format!("{request}\n").as_bytes()).unwrap();
+    let mut lines = std::io::BufReader::new(stream).lines();
+    loop {
+        let line = lines.next().expect("an answer").unwrap();
+        let message: serde_json::Value =
+            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON-RPC message ({e}): {line:?}"));
+        if message.get("id") == request.get("id") {
+            return message;
+        }
+    }
 }
 
 /// One raw HTTP/1.1 request; the answer's status and body.

@@ -423,9 +423,16 @@ namespace UnityMcp.Core.Tests
             using (var client = new ServerTests.Client(port, Framing.Header))
             {
                 client.Send("{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\",\"params\":{\"Message\":\"hi\"}" + (token != null ? ",\"x-token\":\"" + token + "\"" : "") + "}");
-                var answer = client.Receive();
-                Assert.IsNotNull(answer, "no answer to ping");
-                return answer;
+                while (true)
+                {
+                    var answer = client.Receive();
+                    Assert.IsNotNull(answer, "no answer to ping");
+                    // Soon after a reload, the tools' list_changed may come first.
+                    if (answer["id"] != null)
+                    {
+                        return answer;
+                    }
+                }
             }
         }
 

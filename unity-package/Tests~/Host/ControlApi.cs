@@ -209,7 +209,7 @@ namespace UnityMcp.Host
                 var method = request.Method;
                 if (method == "GET" && path == "/state")
                 {
-                    answer = new JObject { ["port"] = host.Port, ["project"] = host.Project, ["settings"] = host.SettingsJson(), ["reloads"] = host.Reloads, ["playMode"] = host.PlayModeJson() };
+                    answer = new JObject { ["port"] = host.Port, ["project"] = host.Project, ["settings"] = host.SettingsJson(), ["reloads"] = host.Reloads, ["domain"] = host.DomainJson(), ["playMode"] = host.PlayModeJson() };
                 }
                 else if (method == "POST" && path == "/reload")
                 {

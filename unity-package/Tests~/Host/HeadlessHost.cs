@@ -1,14 +1,17 @@
 // The headless host's Editor (§5), run as Unity runs the package: a main
-// thread with Unity's synchronization context, ticking (Tests~/Simulation);
-// each domain loads there as [InitializeOnLoad] loads McpServerController,
-// registering the core's ServerLifecycle on beforeAssemblyReload and
-// quitting and starting it from delayCall. A reload is beforeAssemblyReload
-// on the main thread, the domain unloaded (posted work lost), downtime, and
-// a new domain; a quit is quitting. The resume journal's store and the
-// token (made once per host process, published in the discovery file)
-// outlive each domain, as SessionState does in Unity. The control API (ControlApi.cs)
-// drives it; fault rules a case may add (a slow tool, tools missing after a
-// reload, a main thread held) are the only faults it knows.
+// thread with Unity's synchronization context, ticking (Tests~/Simulation),
+// and the package loaded into an AppDomain of its own for each domain
+// (ScriptDomain, as [InitializeOnLoad] loads McpServerController there). A
+// reload is beforeAssemblyReload on the main thread, then the domain
+// unloaded for real (AppDomain.Unload: its threads aborted, its objects
+// finalized, work posted to its main thread lost), downtime, and a new
+// domain; a quit is quitting. What Unity keeps across domains lives here,
+// outside them (UnityNative is the boundary): the model of the project,
+// SessionState (the port, whether the server ran, the token made once per
+// host process, the resume journal), the discovery file on disk. The
+// control API (ControlApi.cs) drives it; fault rules a case may add (a slow
+// tool, tools missing after a reload, a main thread held) are the only
+// faults it knows.
 //
 // get-editor-state is answered by the core's link, as in Unity: from the
 // domain's main-thread queue, what each update recorded (play mode, a
@@ -18,7 +21,6 @@
 
 using System;
 using System.Collections.Generic;
-using System.Diagnostics;
 using System.Linq;
 using System.Threading;
 using System.Threading.Tasks;
@@ -32,8 +34,8 @@ namespace UnityMcp.Host
     {
         readonly ModelEditor editor;
         readonly EditorInfo info;
+        readonly UnityNative native;
         readonly SimulatedEditor unity = new SimulatedEditor();
-        readonly IJournalStore journalStore = new MemoryJournalStore();
         readonly SemaphoreSlim lifecycleGate = new SemaphoreSlim(1, 1);
         readonly object gate = new object();
         readonly List<JObject> faults = new List<JObject>();
@@ -41,17 +43,10 @@ namespace UnityMcp.Host
         readonly Dictionary<string, DateTime> expiry = new Dictionary<string, DateTime>();
         readonly HashSet<string> removed = new HashSet<string>();
         SecuritySettings settings;
-        ServerLifecycle lifecycle;
-        ToolRegistry registry;
 
-        /// <summary>The domain's main-thread queue (McpServerController.MainThread).</summary>
-        MainThreadQueue mainQueue;
-
-        /// <summary>What the domain's main thread last saw (McpServerController.Activity).</summary>
-        EditorActivityRecorder activity;
-
-        /// <summary>The domain's PlayMode runs carried from the one before (McpServerController.PlayModeRuns).</summary>
-        PlayModeRuns playModeRuns;
+        /// <summary>The AppDomain the package runs in now, and the package's domain in it.</summary>
+        AppDomain appDomain;
+        ScriptDomain domain;
 
         /// <summary>Domain reloads so far.</summary>
         int reloads;
@@ -62,15 +57,7 @@ namespace UnityMcp.Host
         /// <summary>Cancelled by a reset: every stall holding the main thread lets go.</summary>
         CancellationTokenSource stallsReleased = new CancellationTokenSource();
 
-        /// <summary>What SessionState keeps across domains: the port, whether the server ran, the token.</summary>
-        int rememberedPort;
-        bool wasRunning;
-        string sessionToken;
-
-        /// <summary>The token the current domain read (as McpServerController does from SessionState).</summary>
-        string token;
-
-        /// <summary>Set when a domain's server publishes "ready".</summary>
+        /// <summary>Set when a domain's server publishes "ready", or fails to start.</summary>
         TaskCompletionSource<bool> ready;
 
         public HeadlessHost(ModelEditor editor)
@@ -78,6 +65,7 @@ namespace UnityMcp.Host
             this.editor = editor;
             info = editor.EditorInfo(true);
             settings = editor.InitialSettings();
+            native = new UnityNative(this, editor);
             editor.OnMainThread = () => unity.IsMainThread;
             editor.RequestReload = () => { Reload(null, false).ContinueWith(t => Console.Error.WriteLine(t.Exception), TaskContinuationOptions.OnlyOnFaulted); };
             editor.Reload = () => Reload(null, false);
@@ -90,8 +78,15 @@ namespace UnityMcp.Host
         {
             get
             {
-                var current = lifecycle;
-                return current != null ? current.Port : 0;
+                var current = domain;
+                try
+                {
+                    return current != null ? current.Port : 0;
+                }
+                catch (AppDomainUnloadedException)
+                {
+                    return 0;
+                }
             }
         }
 
@@ -99,68 +94,87 @@ namespace UnityMcp.Host
 
         public SecuritySettings Settings => settings;
 
+        public EditorInfo Info => info;
+
         /// <summary>Domain reloads so far.</summary>
         public int Reloads => Volatile.Read(ref reloads);
+
+        /// <summary>The package's AppDomain now, and how many were unloaded (one per reload).</summary>
+        public JObject DomainJson()
+        {
+            var current = appDomain;
+            return new JObject { ["name"] = current != null ? current.FriendlyName : null, ["unloaded"] = Volatile.Read(ref unloaded) };
+        }
+
+        int unloaded;
 
         /// <summary>Play mode as the Editor has it now (the host's view: it waits for no main thread).</summary>
         public JObject PlayModeJson() => editor.PlayModeJson();
 
+        // ---- what SessionState keeps across domains ----
+
+        public int RememberedPort { get; private set; }
+
+        public bool WasRunning { get; private set; }
+
+        public void Remember(int port, bool running)
+        {
+            RememberedPort = port;
+            WasRunning = running;
+        }
+
+        /// <summary>The token, made by the first domain, kept for the host process.</summary>
+        public string SessionToken { get; set; }
+
+        /// <summary>The resume journal as the last domain wrote it.</summary>
+        public string Journal { get; set; }
+
+        public void Published(string state)
+        {
+            if (state == "ready" && ready != null)
+            {
+                ready.TrySetResult(true);
+            }
+        }
+
+        public void StartFailed(string error)
+        {
+            if (ready != null)
+            {
+                ready.TrySetException(new InvalidOperationException(error));
+            }
+        }
+
+        /// <summary>EditorApplication.delayCall on the main thread.</summary>
+        public void DelayCall(Action action) => unity.DelayCall(action);
+
         public void Start(int port)
         {
-            rememberedPort = port;
+            RememberedPort = port;
             LoadDomain().Wait();
         }
 
         /// <summary>
-        /// A domain loads, on the main thread: as McpServerController's static
-        /// constructor, its handlers registered and the server started from
-        /// delayCall. Completes once the server is ready.
+        /// A domain loads: a new AppDomain with the package, loaded on the
+        /// main thread, its handlers on the Editor's events, the server
+        /// started from delayCall. Completes once the server is ready.
         /// </summary>
         async Task LoadDomain()
         {
             var started = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
             ready = started;
+            var loading = AppDomain.CreateDomain("Unity scripts " + (Reloads + 1), null, AppDomain.CurrentDomain.SetupInformation);
+            var script = (ScriptDomain)loading.CreateInstanceAndUnwrap(typeof(ScriptDomain).Assembly.FullName, typeof(ScriptDomain).FullName);
             await unity.Invoke(() =>
             {
                 editor.ScriptsLoaded();
-                // As McpServerController: the tools' Unity work goes through
-                // this domain's queue, pumped by update and woken through
-                // Unity's synchronization context.
-                var queue = new MainThreadQueue();
-                queue.BindToCurrentThread();
-                var unityContext = SynchronizationContext.Current;
-                queue.Wake = () => unityContext.Post(_ => queue.Pump(), null);
-                // Each update records what the Editor is doing, then pumps (McpServerController.Update).
-                var recorder = new EditorActivityRecorder();
-                recorder.Record(false, false, editor.IsPlaying, editor.IsPaused);
-                unity.Update += () =>
-                {
-                    recorder.Record(false, false, editor.IsPlaying, editor.IsPaused);
-                    queue.Pump();
-                };
-                unity.BeforeAssemblyReload += () => recorder.SetReloading(true);
-                mainQueue = queue;
-                activity = recorder;
-                // As PlayModeRunCallbacks registers with the Test Framework
-                // when a domain loads.
-                playModeRuns = new PlayModeRuns();
-                editor.TestRunCallbacks = playModeRuns;
-                token = LinkToken.Kept(() => sessionToken, t => sessionToken = t);
-                var current = new ServerLifecycle(new HostDomain(this));
-                lifecycle = current;
-                unity.BeforeAssemblyReload += () => current.BeforeReload();
-                unity.Quitting += () => current.Quit();
-                var afterReload = wasRunning;
-                unity.DelayCall(() =>
-                {
-                    current.Start(afterReload);
-                    if (!current.IsRunning)
-                    {
-                        started.TrySetException(new InvalidOperationException(current.LastError));
-                    }
-                });
+                script.Load(native, editor.ProjectPath);
+                unity.Update += script.Update;
+                unity.Quitting += script.Quitting;
                 return true;
             }).ConfigureAwait(false);
+            appDomain = loading;
+            domain = script;
             await started.Task.ConfigureAwait(false);
         }
 
@@ -171,15 +185,24 @@ namespace UnityMcp.Host
             try
             {
                 var previousPort = Port;
-                var previous = lifecycle;
-                if (previous == null || !previous.IsRunning)
+                var previous = domain;
+                if (previous == null || previous.Port == 0)
                 {
                     throw new InvalidOperationException("the Editor has quit");
                 }
                 var previousSession = previous.SessionId;
-                var reload = await unity.ReloadDomain(() => previous.Unload()).ConfigureAwait(false);
+                int[] lost = { 0, 0, 0 };
+                var unloading = appDomain;
+                unity.BeforeAssemblyReload += () => lost = previous.BeforeAssemblyReload();
+                // The domain unloads on the main thread, holding it, as Unity's does.
+                var reload = await unity.ReloadDomain(() =>
+                {
+                    domain = null;
+                    AppDomain.Unload(unloading);
+                    Interlocked.Increment(ref unloaded);
+                    native.DomainUnloaded();
+                }).ConfigureAwait(false);
                 Interlocked.Increment(ref reloads);
-                var shutdown = previous.LastShutdown ?? new ShutdownReport();
                 lock (gate)
                 {
                     foreach (var rule in faults.Where(r => (string)r["on"] == "reload" && (string)r["fault"]["kind"] == "toolsChange").ToList())
@@ -196,7 +219,7 @@ namespace UnityMcp.Host
                 System.Net.Sockets.TcpListener holder = null;
                 if (movePort)
                 {
-                    rememberedPort = 0;
+                    RememberedPort = 0;
                     holder = new System.Net.Sockets.TcpListener(System.Net.IPAddress.Loopback, previousPort);
                     try
                     {
@@ -221,14 +244,14 @@ namespace UnityMcp.Host
                 return new JObject
                 {
                     ["port"] = Port,
-                    ["sessionId"] = lifecycle.SessionId,
+                    ["sessionId"] = domain.SessionId,
                     ["previousPort"] = previousPort,
                     ["previousSessionId"] = previousSession,
                     // What beforeAssemblyReload cost Unity's main thread.
                     ["mainThreadBlockedMs"] = reload.MainThreadBlockedMs,
-                    ["mainThreadWorkLost"] = reload.WorkLost,
-                    ["clients"] = shutdown.Clients,
-                    ["clientsNotified"] = shutdown.Notified,
+                    ["mainThreadWorkLost"] = reload.WorkLost + lost[2],
+                    ["clients"] = lost[0],
+                    ["clientsNotified"] = lost[1],
                 };
             }
             finally
@@ -242,83 +265,25 @@ namespace UnityMcp.Host
             await lifecycleGate.WaitAsync().ConfigureAwait(false);
             try
             {
-                if (lifecycle != null && lifecycle.IsRunning)
+                if (domain != null && domain.Port != 0)
                 {
                     await unity.Quit().ConfigureAwait(false);
+                }
+                // The Editor exits: no more ticks, and the domain is unloaded
+                // before the process ends (not under a tick of its main thread).
+                unity.Dispose();
+                var last = appDomain;
+                domain = null;
+                appDomain = null;
+                if (last != null)
+                {
+                    AppDomain.Unload(last);
                 }
             }
             finally
             {
                 lifecycleGate.Release();
                 Quit.TrySetResult(true);
-            }
-        }
-
-        /// <summary>The host's Editor, as the server's lifecycle needs it.</summary>
-        sealed class HostDomain : IEditorDomain
-        {
-            readonly HeadlessHost host;
-
-            public HostDomain(HeadlessHost host)
-            {
-                this.host = host;
-            }
-
-            public string Project => host.editor.ProjectPath;
-
-            public int PreferredPort => host.rememberedPort;
-
-            public void Remember(int port, bool running)
-            {
-                host.rememberedPort = port;
-                host.wasRunning = running;
-            }
-
-            public Dispatcher CreateDispatcher(string serverSessionId)
-            {
-                host.registry = new ToolRegistry();
-                host.AddMissingTools();
-                return new Dispatcher(host.registry, new SecurityChecker(() => host.settings), host.info.PackageVersion)
-                {
-                    Backend = new MainThreadBackend(host.editor, host.mainQueue),
-                    Editor = host.info,
-                    EditorState = new EditorStateSource(host.mainQueue, host.activity, host.dialogs),
-                    Journal = new RequestJournal(host.journalStore),
-                    PlayModeRuns = host.playModeRuns,
-                    ProjectRoot = host.editor.ProjectPath,
-                    ServerSessionId = serverSessionId,
-                    Token = host.token,
-                };
-            }
-
-            public void Publish(string state, int port, string serverSessionId)
-            {
-                DiscoveryFile.Write(host.editor.ProjectPath, new DiscoveryInfo
-                {
-                    Port = port,
-                    Pid = Process.GetCurrentProcess().Id,
-                    ProjectPath = host.editor.ProjectPath,
-                    UnityVersion = host.info.UnityVersion,
-                    PackageVersion = host.info.PackageVersion,
-                    ServerSessionId = serverSessionId,
-                    State = state,
-                    Token = host.token,
-                });
-                if (state == "ready" && host.ready != null)
-                {
-                    host.ready.TrySetResult(true);
-                }
-            }
-
-            /// <summary>delayCall, once the domain has loaded: the model says how long its tools take to register.</summary>
-            public void DelayCall(Action action)
-            {
-                Task.Delay(host.editor.ToolsReadyDelayMs).ContinueWith(_ => host.unity.DelayCall(action));
-            }
-
-            public void LogError(string message)
-            {
-                Console.Error.WriteLine(message);
             }
         }
 
@@ -366,9 +331,10 @@ namespace UnityMcp.Host
             }
             var toolsChanged = !next.DisabledTools.SequenceEqual(settings.DisabledTools);
             settings = next;
-            if (toolsChanged && lifecycle != null)
+            var current = domain;
+            if (toolsChanged && current != null)
             {
-                lifecycle.NotifyToolsChanged();
+                current.ToolsChanged(false);
             }
             return SettingsJson();
         }
@@ -447,29 +413,19 @@ namespace UnityMcp.Host
                 }
                 removed.Clear();
             }
-            var current = lifecycle;
-            if (current != null && current.IsRunning)
+            var current = domain;
+            if (current != null)
             {
-                AddMissingTools();
-                current.NotifyToolsChanged();
+                current.ToolsChanged(true);
             }
         }
 
-        /// <summary>Adds the core's tools the registry lacks, but not those a fault removed; each may be slowed by a fault.</summary>
-        void AddMissingTools()
+        /// <summary>Whether a fault removed this tool.</summary>
+        public bool IsRemoved(string tool)
         {
-            var core = typeof(Dispatcher).Assembly;
-            foreach (var tool in ToolRegistry.Discover(new[] { core }, new[] { core }).All)
+            lock (gate)
             {
-                bool gone;
-                lock (gate)
-                {
-                    gone = removed.Contains(tool.Info.Name);
-                }
-                if (!gone && registry.Find(tool.Info.Name) == null)
-                {
-                    registry.Add(new FaultableTool(tool, this), false);
-                }
+                return removed.Contains(tool);
             }
         }
 
@@ -501,7 +457,7 @@ namespace UnityMcp.Host
         }
 
         /// <summary>The first rule of this kind that matches the method (counted as fired), or null.</summary>
-        JObject FireFor(string kind, string method)
+        public JObject FireFor(string kind, string method)
         {
             lock (gate)
             {
@@ -518,57 +474,33 @@ namespace UnityMcp.Host
             }
         }
 
-        /// <summary>The slowTool rule that slows this call (counted as fired), or null.</summary>
-        internal JObject SlowdownFor(string method)
-        {
-            return FireFor("slowTool", method);
-        }
+        /// <summary>The dialogs a stall shows now.</summary>
+        public IDialogWindows Dialogs => dialogs;
 
         /// <summary>
-        /// A mainThreadStall for this call (fixtures/scenarios/README.md):
-        /// the main thread is held for its ms — really, by work queued on it
-        /// ahead of the call's, which sleeps with the rule's modal dialog
-        /// shown or an import under way meanwhile. The call then runs as in
-        /// Unity: what it asks of the main thread waits behind the stall (and
-        /// get-editor-state counts it), what it does not ask is answered.
-        /// Nothing when no rule matches; reset lets every stall go.
+        /// A mainThreadStall rule holding the calling thread (the main one:
+        /// ScriptDomain queues it there): its ms, or until a reset lets every
+        /// stall go, with its modal dialog shown meanwhile.
         /// </summary>
-        internal void StallFor(string method)
+        public void Stall(JObject rule)
         {
-            var rule = FireFor("mainThreadStall", method);
-            if (rule == null)
-            {
-                return;
-            }
             var fault = (JObject)rule["fault"];
             var ms = (int?)fault["ms"] ?? 0;
             var dialog = fault["dialog"] as JObject;
-            var importing = (bool?)fault["importing"] ?? false;
-            var queue = mainQueue;
-            var recorder = activity;
             CancellationToken released;
             lock (gate)
             {
                 released = stallsReleased.Token;
             }
-            queue.Run(() =>
+            var shown = dialog == null ? null : dialogs.Show((string)dialog["title"] ?? "", ((JArray)dialog["buttons"] ?? new JArray()).Select(b => (string)b));
+            try
             {
-                if (importing)
-                {
-                    recorder.Record(false, true, editor.IsPlaying, editor.IsPaused);
-                }
-                var shown = dialog == null ? null : dialogs.Show((string)dialog["title"] ?? "", ((JArray)dialog["buttons"] ?? new JArray()).Select(b => (string)b));
-                try
-                {
-                    released.WaitHandle.WaitOne(ms);
-                }
-                finally
-                {
-                    dialogs.Close(shown);
-                    recorder.Record(false, false, editor.IsPlaying, editor.IsPaused);
-                }
-                return true;
-            });
+                released.WaitHandle.WaitOne(ms);
+            }
+            finally
+            {
+                dialogs.Close(shown);
+            }
         }
 
         /// <summary>The dialogs a stall shows, topmost (latest) first; they cannot be pressed.</summary>
@@ -608,60 +540,6 @@ namespace UnityMcp.Host
             public void Press(DialogWindow dialog, DialogButton button)
             {
                 throw new NotSupportedException("the headless host's dialogs cannot be pressed");
-            }
-        }
-
-        /// <summary>A tool that may be slowed by a fault rule (its result type, so its outputSchema, kept).</summary>
-        sealed class FaultableTool : IUnityTool, ITypedResultTool
-        {
-            readonly IUnityTool inner;
-            readonly HeadlessHost host;
-
-            public FaultableTool(IUnityTool inner, HeadlessHost host)
-            {
-                this.inner = inner;
-                this.host = host;
-            }
-
-            public McpToolAttribute Info => inner.Info;
-
-            public JObject ParameterSchema => inner.ParameterSchema;
-
-            public Type ResultType => inner is ITypedResultTool ? ((ITypedResultTool)inner).ResultType : null;
-
-            public async Task<JObject> Execute(JObject parameters, ToolContext context)
-            {
-                host.StallFor(inner.Info.Name);
-                var slow = host.SlowdownFor(inner.Info.Name);
-                if (slow != null)
-                {
-                    await WorkFor((int?)slow["fault"]["ms"] ?? 0, (bool?)slow["fault"]["progress"] ?? true, context);
-                }
-                return await inner.Execute(parameters, context);
-            }
-
-            /// <summary>
-            /// A slowTool's extra work, before the tool's own: progress every
-            /// second unless the rule says it is deadlocked — as fake-unity's
-            /// slowTool does (fake-unity/src/serving/effects.rs), so the two
-            /// simulated Editors agree (the differential run compares them).
-            /// </summary>
-            static async Task WorkFor(int ms, bool progress, ToolContext context)
-            {
-                var until = DateTime.UtcNow.AddMilliseconds(ms);
-                for (var tick = 0; ; tick++)
-                {
-                    var left = until - DateTime.UtcNow;
-                    if (left <= TimeSpan.Zero)
-                    {
-                        return;
-                    }
-                    if (progress)
-                    {
-                        context.Progress(tick, null, "Working (" + tick + " s)");
-                    }
-                    await Task.Delay(left < TimeSpan.FromSeconds(1) ? left : TimeSpan.FromSeconds(1), context.Cancellation);
-                }
             }
         }
     }

@@ -115,4 +115,12 @@ namespace UnityMcp.Host
                 .ToList();
         }
     }
+
+    /// <summary>What Unity's Test Framework tells the callbacks a domain registered (ICallbacks: TestFinished, RunFinished).</summary>
+    public interface ITestRunCallbacks
+    {
+        void TestFinished(string fullName);
+
+        void RunFinished(List<TestResult> results);
+    }
 }

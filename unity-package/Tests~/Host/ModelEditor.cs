@@ -46,7 +46,7 @@ namespace UnityMcp.Host
         /// registered when it loaded are told, as Unity's Test Framework
         /// tells them (the host sets it as each domain loads).
         /// </summary>
-        public PlayModeRuns TestRunCallbacks;
+        public ITestRunCallbacks TestRunCallbacks;
 
         public ModelEditor(JObject state, string project)
         {
@@ -121,7 +121,7 @@ namespace UnityMcp.Host
         public Func<bool> OnMainThread { get; set; } = () => true;
 
         /// <summary>Unity's APIs throw off the main thread; so does the model.</summary>
-        void MainThreadOnly(string api)
+        internal void MainThreadOnly(string api)
         {
             if (!OnMainThread())
             {
@@ -752,10 +752,16 @@ namespace UnityMcp.Host
         // ---- dynamic code ----
 
         /// <summary>CodeDom with this Editor's Debug, which writes to its console as UnityEngine.Debug would.</summary>
-        public CodeDomRunner SnippetRunner()
+        public CodeDomRunner SnippetRunner() => SnippetRunnerLogging(Log, SnippetReferences);
+
+        /// <summary>
+        /// CodeDom whose snippets' Debug lines go to <paramref name="log"/>, as
+        /// UnityEngine.Debug writes to the console; compiled and loaded in the
+        /// caller's domain (the package's, as in Unity).
+        /// </summary>
+        public static CodeDomRunner SnippetRunnerLogging(Action<LogEntry> log, IEnumerable<string> references)
         {
             var runner = new CodeDomRunner();
-            // The snippet's Debug writes to this Editor's console, as UnityEngine.Debug would.
             runner.Preamble += "public static class Debug\n{\n    public static System.Collections.Generic.List<string[]> Lines = new System.Collections.Generic.List<string[]>();\n"
                 + "    public static void Log(object m) { Lines.Add(new[] { \"Log\", m == null ? \"Null\" : m.ToString() }); }\n"
                 + "    public static void LogWarning(object m) { Lines.Add(new[] { \"Warning\", m == null ? \"Null\" : m.ToString() }); }\n"
@@ -763,13 +769,13 @@ namespace UnityMcp.Host
             runner.PreambleTypes.Add("Debug");
             // As in Unity, the C# binder is there (so `dynamic` compiles, and Restricted refuses it).
             runner.References.Add("Microsoft.CSharp.dll");
-            runner.References.AddRange(SnippetReferences);
+            runner.References.AddRange(references);
             runner.Logs = assembly =>
             {
                 var lines = (List<string[]>)assembly.GetType("Debug").GetField("Lines").GetValue(null);
                 foreach (var line in lines)
                 {
-                    Log(new LogEntry { Type = line[0], Message = line[1], StackTrace = "UnityEngine.Debug:Log (object)" });
+                    log(new LogEntry { Type = line[0], Message = line[1], StackTrace = "UnityEngine.Debug:Log (object)" });
                 }
                 return lines.Select(l => l[1]).ToList();
             };
