@@ -22,7 +22,7 @@ use tokio::{
 };
 
 use crate::{
-    finding::Finding,
+    finding::{Finding, Unreachable},
     wire_log::{WireLog, excerpt},
 };
 
@@ -86,8 +86,12 @@ impl EditorClient {
         };
         let connection = tokio::time::timeout(READ_TIMEOUT, connecting)
             .await
-            .map_err(|_| Finding::Unreachable(format!("timed out after {READ_TIMEOUT:?} connecting to {endpoint}")))?
-            .map_err(|e| Finding::Unreachable(format!("cannot connect to {endpoint}: {e}")))?;
+            .map_err(|_| {
+                Finding::Unreachable(Unreachable::timed_out(format!(
+                    "timed out after {READ_TIMEOUT:?} connecting to {endpoint}"
+                )))
+            })?
+            .map_err(|e| Finding::Unreachable(Unreachable::connecting(format_args!("cannot connect to {endpoint}"), &e)))?;
         log.push(&format!("connect {endpoint} ({framing} framing)"));
         let Connection { sender, receiver, .. } = connection;
         Ok(EditorClient {

@@ -186,14 +186,29 @@ pub async fn run_all(
     } else {
         let mut watch = EditorWatch::default();
         for case in cases {
-            let mut result = run_case(target, bridge, scope, case).await;
-            watch.check(target, bridge, &mut result).await;
+            let mut result = match &watch {
+                EditorWatch::Fell { after } => not_run_after(case, after),
+                _ => run_case(target, bridge, scope, case).await,
+            };
+            watch.check(target, bridge, &mut result, RECOVERY).await;
             baseline.apply(&mut result);
             each(results.last(), &result);
             results.push(result);
         }
     }
     results
+}
+
+/// How long a shared Editor may take to answer again after a case (a
+/// saturated listener draining, a reload) before it counts as stopped.
+pub const RECOVERY: Duration = Duration::from_secs(30);
+
+/// A case not run: the Editor every case shares stopped answering after `after`.
+fn not_run_after(case: &Case, after: &str) -> CaseResult {
+    let finding = Finding::NotApplicable(format!(
+        "not run: the Editor stopped answering after {after} and did not answer again within {RECOVERY:?}"
+    ));
+    case_result(case, Status::Skip, Some(finding), 0, Vec::new())
 }
 
 /// The result of a case whose task panicked: a harness error, the run goes on.
@@ -203,59 +218,75 @@ fn panicked(case: &Case, error: &tokio::task::JoinError) -> CaseResult {
 }
 
 /// What the runner has seen of an Editor that every case shares (one it
-/// reaches over TCP), so that a case that takes it down fails, not the
-/// cases after it.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// reaches over TCP or a local socket), so that one stressful case is
+/// judged alone: after each case the Editor has time to recover before the
+/// next, and only one that does not is reported as stopped — once, on the
+/// case after which it stopped; the cases after it are not run.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub enum EditorWatch {
     /// No case has reached it yet.
     #[default]
     NotYetReached,
     /// A case reached it.
     Answered,
-    /// A case was failed for taking it down: said once, nothing more checked.
-    Fell,
+    /// It stopped answering after this case and did not recover.
+    Fell { after: String },
 }
 
 impl EditorWatch {
-    /// Whether the Editor is still up after `result`'s case:
-    /// - after a case that passed, the Editor must still accept a connection,
-    ///   else the case fails;
-    /// - the first case that cannot reach it, once earlier cases could, fails
-    ///   saying the Editor stopped accepting connections. (An Editor never
-    ///   reached stays a harness error: the address is wrong.)
-    pub async fn check(&mut self, target: &Target, bridge: &BridgeCommand, result: &mut CaseResult) {
-        const FELL: &str = "the Editor stopped accepting connections";
-        if !matches!(target, Target::Tcp(_)) || *self == EditorWatch::Fell {
+    /// After `result`'s case, waits up to `patience` (with backoff) for the
+    /// Editor to accept a connection and answer the handshake again:
+    /// - if it does, the case keeps its result (a case that could not
+    ///   connect stays an error: the cause is in its finding);
+    /// - if it does not, the case fails, saying the Editor stopped
+    ///   answering after it and why the last connection failed, and the
+    ///   watch remembers it, so the cases after it are not run.
+    ///
+    /// An Editor never reached is not waited for (a wrong address is a
+    /// harness error at once), nor one a case ends on purpose.
+    pub async fn check(&mut self, target: &Target, bridge: &BridgeCommand, result: &mut CaseResult, patience: Duration) {
+        if !target.is_shared_editor() || matches!(self, EditorWatch::Fell { .. }) {
             return;
         }
-        let unreachable = matches!(result.finding, Some(Finding::Unreachable(_)));
-        match result.status {
-            Status::Error if *self == EditorWatch::Answered && unreachable => {
-                result.status = Status::Fail;
-                result.detail =
-                    format!("{FELL} (it answered earlier cases; one of them took it down): {}", result.detail);
-                *self = EditorWatch::Fell;
+        let reached = matches!(result.status, Status::Pass | Status::Fail | Status::Warn | Status::Info);
+        if *self == EditorWatch::NotYetReached {
+            if reached {
+                *self = EditorWatch::Answered;
             }
-            Status::Pass | Status::Warn | Status::Info if !crate::cases::ends_the_editor(&result.id) => {
-                if let Err(why) = still_listening(target, bridge).await {
-                    result.status = Status::Fail;
-                    result.detail = format!("{FELL} after this case: {why}");
-                    *self = EditorWatch::Fell;
-                }
-            }
-            _ => {}
+            return;
         }
-        if *self == EditorWatch::NotYetReached
-            && matches!(result.status, Status::Pass | Status::Fail | Status::Warn | Status::Info)
-        {
-            *self = EditorWatch::Answered;
+        if crate::cases::ends_the_editor(&result.id) || result.status == Status::Skip {
+            return;
+        }
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            let left = patience.saturating_sub(started.elapsed());
+            let attempt = tokio::time::timeout(left.max(Duration::from_millis(1)), still_listening(target, bridge)).await;
+            let why = match attempt {
+                Ok(Ok(())) => return,
+                Ok(Err(why)) => why,
+                Err(_) => format!("no handshake within {patience:?}"),
+            };
+            if started.elapsed() + pause >= patience {
+                result.status = Status::Fail;
+                result.detail = format!(
+                    "the Editor stopped answering after this case and did not answer again within {patience:?}: {why}{}",
+                    if result.detail.is_empty() { String::new() } else { format!(" (the case: {})", result.detail) }
+                );
+                *self = EditorWatch::Fell { after: result.id.clone() };
+                return;
+            }
+            tokio::time::sleep(pause).await;
+            pause = (pause * 2).min(Duration::from_secs(2));
         }
     }
 }
 
-/// Connects to the target's Editor (waiting through a reload) and leaves.
+/// Connects to the target's Editor (waiting through a reload), makes the
+/// handshake, and leaves; why not, in words.
 async fn still_listening(target: &Target, bridge: &BridgeCommand) -> Result<(), String> {
-    let session = target.open(WireLog::default(), bridge).await.map_err(|f| format!("{f:?}"))?;
+    let session = target.open(WireLog::default(), bridge).await.map_err(|f| f.detail().to_owned())?;
     session.link(editor_link::framing::Framing::Header).await.map(drop).map_err(|f| f.detail().to_owned())
 }
 
@@ -356,6 +387,7 @@ impl Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::finding::{ConnectCause, Unreachable};
 
     #[test]
     fn globs_and_prefixes() {
@@ -388,33 +420,53 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn an_editor_that_falls_over_fails_the_case_once() {
+    async fn an_editor_that_does_not_recover_fails_the_case_after_which_it_stopped_once() {
         let target: Target = "tcp://127.0.0.1:1".parse().unwrap();
         let bridge = BridgeCommand::parse("unused").unwrap();
-        let refused = || Some(Finding::Unreachable("cannot connect to 127.0.0.1:1: Connection refused".into()));
-        // Never reached: the address is wrong, a harness error.
+        let patience = Duration::from_millis(300);
+        let refused = || {
+            let error = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+            Some(Finding::Unreachable(Unreachable::connecting("cannot connect to 127.0.0.1:1", &error)))
+        };
+        // Never reached: the address is wrong, a harness error at once.
         let mut watch = EditorWatch::default();
         let mut first = result("2.a", Status::Error, refused());
-        watch.check(&target, &bridge, &mut first).await;
-        assert_eq!(first.status, Status::Error);
-        // Reached before: it fell over, once.
+        watch.check(&target, &bridge, &mut first, patience).await;
+        assert_eq!((first.status, &watch), (Status::Error, &EditorWatch::NotYetReached));
+        // Reached before, then gone for longer than the patience: this case fails, once.
         let mut watch = EditorWatch::Answered;
         let mut fell = result("2.b", Status::Error, refused());
-        watch.check(&target, &bridge, &mut fell).await;
+        watch.check(&target, &bridge, &mut fell, patience).await;
         assert_eq!(fell.status, Status::Fail);
-        assert!(fell.detail.starts_with("the Editor stopped accepting connections"), "{}", fell.detail);
-        let mut next = result("2.c", Status::Error, refused());
-        watch.check(&target, &bridge, &mut next).await;
-        assert_eq!(next.status, Status::Error, "said once");
-        // Another harness error is not a fall, whatever its words.
-        let mut watch = EditorWatch::Answered;
-        let mut harness = result("2.e", Status::Error, Some(Finding::Harness("cannot connect to the moon".into())));
-        watch.check(&target, &bridge, &mut harness).await;
-        assert_eq!(harness.status, Status::Error);
+        assert!(fell.detail.starts_with("the Editor stopped answering after this case"), "{}", fell.detail);
+        assert!(fell.detail.contains("refused"), "the cause is said: {}", fell.detail);
+        assert_eq!(watch, EditorWatch::Fell { after: "2.b".into() });
+        let case = &crate::cases::catalogue()[0];
+        let next = not_run_after(case, "2.b");
+        assert_eq!(next.status, Status::Skip);
+        assert!(next.detail.contains("after 2.b"), "{}", next.detail);
         // A case that passed while nothing listens any more.
+        let mut watch = EditorWatch::Answered;
         let mut passed = result("2.d", Status::Pass, None);
-        watch.check(&target, &bridge, &mut passed).await;
+        watch.check(&target, &bridge, &mut passed, patience).await;
         assert_eq!(passed.status, Status::Fail, "{}", passed.detail);
+    }
+
+    #[test]
+    fn connect_failures_are_told_apart_by_kind() {
+        use std::io::{Error, ErrorKind};
+        for (kind, cause) in [
+            (ErrorKind::ConnectionRefused, ConnectCause::Refused),
+            (ErrorKind::WouldBlock, ConnectCause::BacklogFull),
+            (ErrorKind::PermissionDenied, ConnectCause::PermissionDenied),
+            (ErrorKind::NotFound, ConnectCause::Gone),
+            (ErrorKind::TimedOut, ConnectCause::TimedOut),
+        ] {
+            assert_eq!(ConnectCause::of(&Error::from(kind)), cause);
+        }
+        // By number, as the system reports them (Linux: EAGAIN on a full local socket's backlog).
+        #[cfg(target_os = "linux")]
+        assert_eq!(ConnectCause::of(&Error::from_raw_os_error(11)), ConnectCause::BacklogFull);
     }
 
     #[test]

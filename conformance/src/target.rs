@@ -141,6 +141,13 @@ impl Target {
         matches!(self, Target::Fake { .. })
     }
 
+    /// Whether every case meets the same Editor (one reached over TCP, a
+    /// local socket or a pipe, or started once for the run), which must
+    /// recover from one case before the next.
+    pub fn is_shared_editor(&self) -> bool {
+        matches!(self, Target::Tcp(_))
+    }
+
     /// The dialect the Editor speaks, where the target alone tells it: the
     /// fake's; on a Unix socket or named pipe, uLoopMCP 3's. `None` for an
     /// Editor on a TCP port, which only its `get-version` tells.
@@ -542,7 +549,9 @@ impl Session {
     /// below the frame layer.
     pub async fn raw_stream(&self) -> Result<Stream, Finding> {
         let endpoint = self.editor_endpoint().await;
-        connect_stream(&endpoint).await.map_err(|e| Finding::Unreachable(format!("cannot connect to {endpoint}: {e}")))
+        connect_stream(&endpoint).await.map_err(|e| {
+            Finding::Unreachable(crate::finding::Unreachable::connecting(format_args!("cannot connect to {endpoint}"), &e))
+        })
     }
 
     /// Starts the bridge under test against the Editor at `port` (say, a

@@ -143,11 +143,8 @@ fn non_reading_client(s: Session) -> CheckFuture {
             }
         }
         let mut other = s.link(Framing::Header).await?;
-        other.result(methods::PING, json!({"Message": "another client"})).await.map_err(|e| match e {
-            Finding::Violation(why) | Finding::Harness(why) | Finding::Unreachable(why) => {
-                Finding::Violation(format!("with a client not reading, another client's ping failed: {why}"))
-            }
-            other => other,
+        other.result(methods::PING, json!({"Message": "another client"})).await.map_err(|e| {
+            e.into_violation(|why| format!("with a client not reading, another client's ping failed: {why}"))
         })?;
         ensure!(
             held_back,
@@ -163,20 +160,16 @@ fn held_connections(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut links = Vec::new();
         for n in 0..200 {
-            links.push(s.link(Framing::Header).await.map_err(|e| match e {
-                Finding::Harness(why) | Finding::Unreachable(why) => {
-                    Finding::Violation(format!("connection {n} of 200 held failed: {why}"))
-                }
-                other => other,
-            })?);
+            links.push(
+                s.link(Framing::Header)
+                    .await
+                    .map_err(|e| e.into_violation(|why| format!("connection {n} of 200 held failed: {why}")))?,
+            );
         }
         for (n, link) in links.iter_mut().enumerate() {
-            link.result(methods::PING, json!({})).await.map_err(|e| match e {
-                Finding::Harness(why) | Finding::Violation(why) | Finding::Unreachable(why) => {
-                    Finding::Violation(format!("held connection {n} of 200 was not answered: {why}"))
-                }
-                other => other,
-            })?;
+            link.result(methods::PING, json!({}))
+                .await
+                .map_err(|e| e.into_violation(|why| format!("held connection {n} of 200 was not answered: {why}")))?;
         }
         drop(links);
         still_serving(&s).await
@@ -185,12 +178,10 @@ fn held_connections(s: Session) -> CheckFuture {
 
 async fn still_serving(s: &Session) -> CheckResult {
     tokio::time::sleep(Duration::from_millis(100)).await;
-    let mut fresh = s.link(Framing::Header).await.map_err(|e| match e {
-        Finding::Harness(why) | Finding::Unreachable(why) => {
-            Finding::Violation(format!("the Editor no longer accepts connections: {why}"))
-        }
-        other => other,
-    })?;
+    let mut fresh = s
+        .link(Framing::Header)
+        .await
+        .map_err(|e| e.into_violation(|why| format!("the Editor no longer accepts connections: {why}")))?;
     fresh.result(methods::PING, json!({"Message": "still there"})).await?;
     Ok(())
 }
@@ -226,12 +217,10 @@ fn vanish_mid_frame(s: Session) -> CheckFuture {
 fn connection_churn(s: Session) -> CheckFuture {
     Box::pin(async move {
         for n in 0..150 {
-            let mut link = s.link(Framing::Header).await.map_err(|e| match e {
-                Finding::Harness(why) | Finding::Unreachable(why) => {
-                    Finding::Violation(format!("connection {n} of the churn failed: {why}"))
-                }
-                other => other,
-            })?;
+            let mut link = s
+                .link(Framing::Header)
+                .await
+                .map_err(|e| e.into_violation(|why| format!("connection {n} of the churn failed: {why}")))?;
             link.result(methods::PING, json!({})).await?;
         }
         still_serving(&s).await
@@ -289,11 +278,8 @@ fn probe_connections(s: Session) -> CheckFuture {
             .await
             .map_err(|e| Finding::Violation(format!("a probe connection was refused: {e}")))?;
         tokio::time::sleep(Duration::from_millis(100)).await;
-        still_serving(&s).await.map_err(|e| match e {
-            Finding::Harness(why) | Finding::Violation(why) | Finding::Unreachable(why) => {
-                Finding::Violation(format!("with a silent probe connection open: {why}"))
-            }
-            not_applicable @ Finding::NotApplicable(_) => not_applicable,
-        })
+        still_serving(&s)
+            .await
+            .map_err(|e| e.into_violation(|why| format!("with a silent probe connection open: {why}")))
     })
 }

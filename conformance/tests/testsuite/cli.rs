@@ -371,3 +371,66 @@ fn a_case_of_the_fixture_project_is_not_applicable_on_another_even_with_control(
     assert_eq!(status, "skip", "{detail}");
     assert!(detail.contains("is not fixtures/unity-project"), "{detail}");
 }
+
+/// Recovery, not cascade: after a case, a shared Editor that is away for a
+/// while (here a reload of 3 s, its port refusing meanwhile) is waited for,
+/// and the case keeps its result; one that does not come back within the
+/// patience fails that case, once, with the cause of the last refusal.
+#[test]
+fn the_runner_waits_for_a_shared_editor_to_recover_before_judging_it() {
+    use unity_conformance::{bridge::BridgeCommand, case::Status, runner::EditorWatch};
+    let fake = Served::start(&[]);
+    let target: unity_conformance::target::Target = fake.target().parse().unwrap();
+    let bridge = BridgeCommand::parse("unused").unwrap();
+    let control = fake_unity::ControlClient::from_url(&fake.control).unwrap();
+    let runtime = tokio::runtime::Runtime::new().unwrap();
+    let report = runtime.block_on(async {
+        let reloading = tokio::spawn({
+            let control = control.clone();
+            async move { control.reload(3000, false).await }
+        });
+        // Until the port refuses: the Editor is away.
+        let addr = format!("127.0.0.1:{}", fake.port);
+        for _ in 0..200 {
+            if tokio::net::TcpStream::connect(&addr).await.is_err() {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        assert!(tokio::net::TcpStream::connect(&addr).await.is_err(), "the reload never closed the port");
+        let mut watch = EditorWatch::Answered;
+        let mut passed = crate::cli::a_result("2.recovered", Status::Pass);
+        watch.check(&target, &bridge, &mut passed, std::time::Duration::from_secs(30)).await;
+        reloading.await.unwrap().unwrap();
+        (passed, watch)
+    });
+    assert_eq!(report.0.status, Status::Pass, "{}", report.0.detail);
+    assert_eq!(report.1, EditorWatch::Answered);
+
+    drop(fake);
+    let gone = runtime.block_on(async {
+        let mut watch = EditorWatch::Answered;
+        let mut passed = crate::cli::a_result("2.last", Status::Pass);
+        watch.check(&target, &bridge, &mut passed, std::time::Duration::from_secs(2)).await;
+        (passed, watch)
+    });
+    assert_eq!(gone.0.status, Status::Fail);
+    assert!(gone.0.detail.contains("refused"), "{}", gone.0.detail);
+    assert_eq!(gone.1, EditorWatch::Fell { after: "2.last".into() });
+}
+
+/// A case's result with this id and status, nothing else.
+fn a_result(id: &str, status: unity_conformance::case::Status) -> unity_conformance::runner::CaseResult {
+    unity_conformance::runner::CaseResult {
+        id: id.into(),
+        profile: "core".into(),
+        requirement: String::new(),
+        reference: "§1",
+        level: unity_conformance::case::Level::Must,
+        status,
+        detail: String::new(),
+        duration_ms: 0,
+        wire: Vec::new(),
+        finding: None,
+    }
+}
