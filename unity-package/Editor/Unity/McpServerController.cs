@@ -36,7 +36,7 @@ namespace UnityMcp.Editor
         public const string PackageVersion = "0.1.0";
 
         static readonly ServerLifecycle lifecycle = new ServerLifecycle(new UnityDomain());
-        static SessionStateJournalStore journalStore;
+        static HeldJournalStore journalStore;
 
         /// <summary>
         /// This Editor process's token (extension token): made once, kept in
@@ -78,7 +78,7 @@ namespace UnityMcp.Editor
         {
             Settings = McpSettings.Load(Project);
             token = LinkToken.Kept(() => SessionState.GetString(TokenKey, ""), t => SessionState.SetString(TokenKey, t));
-            journalStore = new SessionStateJournalStore();
+            journalStore = SessionStateJournal.Open();
             MainThread.BindToCurrentThread();
             // On the main thread: its native thread id is the one whose windows are the Editor's dialogs.
             dialogs = Win32DialogWindows.OfCurrentThread();

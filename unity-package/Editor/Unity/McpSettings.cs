@@ -86,60 +86,15 @@ namespace UnityMcp.Editor
         }
     }
 
-    /// <summary>
-    /// The resume journal kept in SessionState: it outlives domain reloads,
-    /// not the Editor. Requests are answered off the main thread and
-    /// SessionState is main-thread only, so saves are held here and written
-    /// by <see cref="Flush"/> (every Editor update, and before a reload).
-    /// </summary>
-    public sealed class SessionStateJournalStore : IJournalStore
+    /// <summary>The resume journal kept in SessionState: it outlives domain reloads, not the Editor.</summary>
+    public static class SessionStateJournal
     {
         const string Key = "UnityMcp.Journal";
-        readonly object gate = new object();
-        readonly string loaded;
-        Func<string> pending;
 
-        /// <summary>Reads the stored journal (call on the main thread).</summary>
-        public SessionStateJournalStore()
+        /// <summary>The store, reading what SessionState holds (call on the main thread); flush it every update and before a reload.</summary>
+        public static HeldJournalStore Open()
         {
-            loaded = SessionState.GetString(Key, "");
-        }
-
-        public string Load()
-        {
-            Func<string> latest;
-            lock (gate)
-            {
-                latest = pending;
-            }
-            return latest != null ? latest() : loaded;
-        }
-
-        public void Save(Func<string> serialize)
-        {
-            lock (gate)
-            {
-                pending = serialize;
-                dirty = true;
-            }
-        }
-
-        bool dirty;
-
-        /// <summary>Writes the journal if it changed since the last flush (main thread only): once, not every tick.</summary>
-        public void Flush()
-        {
-            Func<string> serialize;
-            lock (gate)
-            {
-                if (!dirty)
-                {
-                    return;
-                }
-                dirty = false;
-                serialize = pending;
-            }
-            SessionState.SetString(Key, serialize());
+            return new HeldJournalStore(SessionState.GetString(Key, ""), journal => SessionState.SetString(Key, journal));
         }
     }
 }

@@ -35,7 +35,7 @@ namespace UnityMcp.Host
         MainThreadQueue queue;
         EditorActivityRecorder recorder;
         PlayModeRuns playModeRuns;
-        SessionJournalStore journal;
+        HeldJournalStore journal;
         ServerLifecycle lifecycle;
         ToolRegistry registry;
 
@@ -60,7 +60,9 @@ namespace UnityMcp.Host
             // As PlayModeRunCallbacks registers with the Test Framework when a domain loads.
             playModeRuns = new PlayModeRuns();
             native.SetTestRunCallbacks(new TestRunCallbacks(playModeRuns));
-            journal = new SessionJournalStore(native);
+            // The journal in SessionState, as McpServerController keeps it (SessionStateJournal).
+            var session = native;
+            journal = new HeldJournalStore(native.Journal, value => session.Journal = value);
             token = LinkToken.Kept(() => native.SessionToken, t => native.SessionToken = t);
             info = Wire.From<EditorInfo>(native.EditorInfo());
             var current = new ServerLifecycle(new HostDomain(this));
@@ -266,61 +268,6 @@ namespace UnityMcp.Host
             public void TestFinished(string fullName) => runs.TestFinished(fullName);
 
             public void RunFinished(string results) => runs.RunFinished(Wire.From<List<TestResult>>(results));
-        }
-
-        /// <summary>
-        /// The resume journal in SessionState, as SessionStateJournalStore
-        /// keeps it in Unity: saves are held and written on the main thread
-        /// (every update, and before a reload), read when the domain loads.
-        /// </summary>
-        sealed class SessionJournalStore : IJournalStore
-        {
-            readonly UnityNative native;
-            readonly object gate = new object();
-            readonly string loaded;
-            Func<string> pending;
-            bool dirty;
-
-            public SessionJournalStore(UnityNative native)
-            {
-                this.native = native;
-                loaded = native.Journal;
-            }
-
-            public string Load()
-            {
-                Func<string> latest;
-                lock (gate)
-                {
-                    latest = pending;
-                }
-                return latest != null ? latest() : loaded;
-            }
-
-            public void Save(Func<string> serialize)
-            {
-                lock (gate)
-                {
-                    pending = serialize;
-                    dirty = true;
-                }
-            }
-
-            /// <summary>Writes the journal if it changed since the last flush (main thread only).</summary>
-            public void Flush()
-            {
-                Func<string> serialize;
-                lock (gate)
-                {
-                    if (!dirty)
-                    {
-                        return;
-                    }
-                    dirty = false;
-                    serialize = pending;
-                }
-                native.Journal = serialize();
-            }
         }
 
         /// <summary>The dialogs a stall shows, as the Editor has them; they cannot be pressed.</summary>

@@ -44,6 +44,64 @@ namespace UnityMcp.Core
         public void Save(Func<string> serialize) => latest = serialize;
     }
 
+    /// <summary>
+    /// A store whose saves are held and written by <see cref="Flush"/> on the
+    /// main thread (every Editor update, and before a reload): requests are
+    /// answered off the main thread, and what keeps the journal across domains
+    /// (Unity's SessionState) is main-thread only. Reads what was stored when
+    /// the domain loaded until the first save.
+    /// </summary>
+    public sealed class HeldJournalStore : IJournalStore
+    {
+        readonly object gate = new object();
+        readonly string loaded;
+        readonly Action<string> write;
+        Func<string> pending;
+        bool dirty;
+
+        /// <summary>On the main thread: <paramref name="stored"/> is the journal kept from before; <paramref name="write"/> keeps it.</summary>
+        public HeldJournalStore(string stored, Action<string> write)
+        {
+            loaded = stored;
+            this.write = write;
+        }
+
+        public string Load()
+        {
+            Func<string> latest;
+            lock (gate)
+            {
+                latest = pending;
+            }
+            return latest != null ? latest() : loaded;
+        }
+
+        public void Save(Func<string> serialize)
+        {
+            lock (gate)
+            {
+                pending = serialize;
+                dirty = true;
+            }
+        }
+
+        /// <summary>Writes the journal if it changed since the last flush (main thread only): once, not every tick.</summary>
+        public void Flush()
+        {
+            Func<string> serialize;
+            lock (gate)
+            {
+                if (!dirty)
+                {
+                    return;
+                }
+                dirty = false;
+                serialize = pending;
+            }
+            write(serialize());
+        }
+    }
+
     /// <summary>What the journal knows of a request id.</summary>
     public enum JournalState
     {
