@@ -235,7 +235,8 @@ pub enum EditorWatch {
 
 impl EditorWatch {
     /// After `result`'s case, waits up to `patience` (with backoff) for the
-    /// Editor to accept a connection and answer the handshake again:
+    /// Editor to accept a connection and answer the handshake again, twice
+    /// in a row:
     /// - if it does, the case keeps its result (a case that could not
     ///   connect stays an error: the cause is in its finding);
     /// - if it does not, the case fails, saying the Editor stopped
@@ -250,24 +251,32 @@ impl EditorWatch {
         }
         let reached = matches!(result.status, Status::Pass | Status::Fail | Status::Warn | Status::Info);
         if *self == EditorWatch::NotYetReached {
-            if reached {
-                *self = EditorWatch::Answered;
+            if !reached {
+                return;
             }
-            return;
+            *self = EditorWatch::Answered;
         }
         if crate::cases::ends_the_editor(&result.id) || result.status == Status::Skip {
             return;
         }
         let started = tokio::time::Instant::now();
         let mut pause = Duration::from_millis(100);
+        // Recovered once it answers twice in a row: one connection slipping
+        // through a listener still draining its backlog is not recovery.
+        let mut answered = 0;
         loop {
             let left = patience.saturating_sub(started.elapsed());
             let attempt = tokio::time::timeout(left.max(Duration::from_millis(1)), still_listening(target, bridge)).await;
             let why = match attempt {
-                Ok(Ok(())) => return,
+                Ok(Ok(())) if answered == 1 => return,
+                Ok(Ok(())) => {
+                    answered = 1;
+                    continue;
+                }
                 Ok(Err(why)) => why,
                 Err(_) => format!("no handshake within {patience:?}"),
             };
+            answered = 0;
             if started.elapsed() + pause >= patience {
                 result.status = Status::Fail;
                 result.detail = format!(

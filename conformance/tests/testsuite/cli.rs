@@ -434,3 +434,40 @@ fn a_result(id: &str, status: unity_conformance::case::Status) -> unity_conforma
         finding: None,
     }
 }
+
+/// In front of a saturated listener (fake-unity's `slowAccept`: 6 s to
+/// accept each connection, for the first 14 s, as uLoopMCP 3's thread pool
+/// busy with 200 connections), holding 200 connections fails that case — a
+/// true finding — and the cases after it are judged once the Editor has
+/// drained its backlog: they pass, with no error. (Before, the next case
+/// met the listener still saturated and failed with it.)
+#[test]
+fn a_saturated_listener_fails_one_case_and_the_suite_recovers_for_the_next() {
+    let fake = Served::start(&[]);
+    let control = fake_unity::ControlClient::from_url(&fake.control).unwrap();
+    tokio::runtime::Runtime::new()
+        .unwrap()
+        .block_on(control.post(
+            "/faults",
+            serde_json::json!({"name": "saturated", "fault": {"kind": "slowAccept", "ms": 6000}, "on": "connect", "forMs": 14000}),
+        ))
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let report = dir.path().join("report.json");
+    let run = conformance()
+        .args(["run", "--target", &fake.target(), "--project"])
+        .arg(fake.project.path())
+        .args(["--filter", "1.held-connections", "--filter", "2.reply-header-exact", "--filter", "2.length-in-bytes"])
+        .arg("--json")
+        .arg(&report)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let statuses = statuses(&report);
+    assert_eq!(statuses["1.held-connections"].0, "fail", "{stdout}");
+    assert!(statuses["1.held-connections"].1.contains("of 200"), "{}", statuses["1.held-connections"].1);
+    for after in ["2.reply-header-exact", "2.length-in-bytes"] {
+        assert_eq!(statuses[after].0, "pass", "{after} after the saturated listener recovered:\n{stdout}");
+    }
+    assert!(stdout.contains("0 errors"), "{stdout}");
+}

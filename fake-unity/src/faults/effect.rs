@@ -45,6 +45,9 @@ pub enum Effect {
     // ---- at a connection accepted ----
     /// The connection is never served.
     Refuse(Refusal),
+    /// The listener takes this long over the connection before it accepts
+    /// the next (the connection is then served as any).
+    SlowAccept(Duration),
 }
 
 /// Who holds a port the Editor left.

@@ -38,6 +38,7 @@ mod latency;
 mod main_thread_stall;
 mod port_held;
 mod refuse_connections;
+mod slow_accept;
 mod reload;
 mod reset;
 mod response_size;
@@ -70,6 +71,7 @@ pub use self::{
     main_thread_stall::{Blocker, DialogSpec, MainThreadStall},
     port_held::PortHeld,
     refuse_connections::RefuseConnections,
+    slow_accept::SlowAccept,
     reload::Reload,
     reset::Reset,
     response_size::ResponseSize,
@@ -98,6 +100,7 @@ pub enum Fault {
     Reset(Reset),
     Close(Close),
     RefuseConnections(RefuseConnections),
+    SlowAccept(SlowAccept),
     Garbage(Garbage),
     Corrupt(Corrupt),
     Truncate(Truncate),
@@ -130,6 +133,7 @@ impl Fault {
             Fault::Reset(f) => f,
             Fault::Close(f) => f,
             Fault::RefuseConnections(f) => f,
+            Fault::SlowAccept(f) => f,
             Fault::Garbage(f) => f,
             Fault::Corrupt(f) => f,
             Fault::Truncate(f) => f,

@@ -38,12 +38,17 @@ impl Responder for Editor {
         }
         if let Some(fired) = self.faults.connect(accepted.number) {
             match fired.effect() {
-                Some(Effect::Refuse(refusal)) => effects::refuse(accepted.stream, refusal, &self.hold_token()),
+                // The accept loop waits for this: the connections behind it wait in the backlog.
+                Some(Effect::SlowAccept(taking)) => tokio::time::sleep(taking).await,
+                Some(Effect::Refuse(refusal)) => {
+                    effects::refuse(accepted.stream, refusal, &self.hold_token());
+                    return None;
+                }
                 effect => {
-                    tracing::warn!(fault = fired.fault().name(), ?effect, "not a refusal; the connection is dropped")
+                    tracing::warn!(fault = fired.fault().name(), ?effect, "not a refusal; the connection is dropped");
+                    return None;
                 }
             }
-            return None;
         }
         if self.model.listener.accepting == Accepting::WaitsForFirstByte {
             // The framing sniffed in the accept loop itself.
