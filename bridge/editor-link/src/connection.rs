@@ -423,12 +423,6 @@ impl Sender {
         self.shared.framing()
     }
 
-    /// Whether the framing is settled: given, or detected from the peer's
-    /// first byte. Until then what is written may not be the peer's framing.
-    pub fn framing_known(&self) -> bool {
-        self.shared.framing.load(Ordering::Acquire) != 0
-    }
-
     /// Bytes written to the socket so far.
     pub fn bytes_written(&self) -> u64 {
         self.shared.bytes_written.load(Ordering::Relaxed)

@@ -52,12 +52,6 @@ impl Client {
         self.wire.sender.framing()
     }
 
-    /// Whether this client's framing is settled (its first byte has come,
-    /// or the dialect has one framing).
-    pub fn framing_known(&self) -> bool {
-        self.reply_framing == ReplyFraming::AlwaysNewline || self.wire.sender.framing_known()
-    }
-
     /// Ends the connection: gracefully (what is queued goes out first), or
     /// at once.
     pub fn end(&self, ending: Ending) {

@@ -454,11 +454,7 @@ impl Editor {
     /// Sends a notification to every connected client.
     pub fn broadcast(&self, method: &str, params: Value) {
         let message = Message::Notification(Notification::new(method, params));
-        // A client that has not sent its first byte has no framing yet: a
-        // notification now could be in another framing than its answers
-        // (protocol §2: one framing per connection). It learns the news
-        // from its own first requests.
-        for client in self.clients().into_iter().filter(|c| c.framing_known()) {
+        for client in self.clients() {
             client.send(&message);
         }
     }

@@ -541,11 +541,7 @@ namespace UnityMcp.Core
         public async Task Broadcast(string method, JObject parameters)
         {
             var body = RpcWriter.Notification(method, parameters);
-            // A client that has not sent its first byte has no framing yet: a
-            // notification now could be in another framing than its answers
-            // (protocol §2: one framing per connection). It learns the news
-            // from its own first requests.
-            foreach (var client in Clients.Where(c => c.Framing != null))
+            foreach (var client in Clients)
             {
                 await client.Send(body).ConfigureAwait(false);
             }
