@@ -179,18 +179,33 @@ fn reloads_unload_the_domain_and_leave_nothing_behind() {
     assert_ne!(link_call(port, &fresh)["result"]["Result"], first["result"]["Result"], "a new id runs again");
 }
 
-/// One request over the editor link (newline framing); its answer.
+/// One request over the editor link (header framing, the default, so that
+/// a notification sent before the request's first byte — the tools'
+/// `list_changed` soon after a reload — is in the same framing); its answer.
 fn link_call(port: u16, request: &serde_json::Value) -> serde_json::Value {
-    use std::io::{BufRead, Write};
+    use std::io::{BufRead, Read, Write};
     let stream = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
     stream.set_read_timeout(Some(std::time::Duration::from_secs(60))).unwrap();
     let mut writer = stream.try_clone().unwrap();
-    writer.write_all(format!("{request}\n").as_bytes()).unwrap();
-    let mut lines = std::io::BufReader::new(stream).lines();
+    let body = request.to_string();
+    writer.write_all(format!("Content-Length: {}\r\n\r\n{body}", body.len()).as_bytes()).unwrap();
+    let mut reader = std::io::BufReader::new(stream);
     loop {
-        let line = lines.next().expect("an answer").unwrap();
-        let message: serde_json::Value =
-            serde_json::from_str(&line).unwrap_or_else(|e| panic!("not a JSON-RPC message ({e}): {line:?}"));
+        let mut length = None;
+        loop {
+            let mut line = String::new();
+            assert!(reader.read_line(&mut line).unwrap() > 0, "the Editor closed the connection");
+            let line = line.trim_end();
+            if line.is_empty() {
+                break;
+            }
+            if let Some(value) = line.strip_prefix("Content-Length:") {
+                length = Some(value.trim().parse::<usize>().unwrap());
+            }
+        }
+        let mut body = vec![0u8; length.expect("a Content-Length header")];
+        reader.read_exact(&mut body).unwrap();
+        let message: serde_json::Value = serde_json::from_slice(&body).unwrap();
         if message.get("id") == request.get("id") {
             return message;
         }
