@@ -91,7 +91,9 @@ impl EditorClient {
                     "timed out after {READ_TIMEOUT:?} connecting to {endpoint}"
                 )))
             })?
-            .map_err(|e| Finding::Unreachable(Unreachable::connecting(format_args!("cannot connect to {endpoint}"), &e)))?;
+            .map_err(|e| {
+                Finding::Unreachable(Unreachable::connecting(format_args!("cannot connect to {endpoint}"), &e))
+            })?;
         log.push(&format!("connect {endpoint} ({framing} framing)"));
         let Connection { sender, receiver, .. } = connection;
         Ok(EditorClient {

@@ -245,7 +245,13 @@ impl EditorWatch {
     ///
     /// An Editor never reached is not waited for (a wrong address is a
     /// harness error at once), nor one a case ends on purpose.
-    pub async fn check(&mut self, target: &Target, bridge: &BridgeCommand, result: &mut CaseResult, patience: Duration) {
+    pub async fn check(
+        &mut self,
+        target: &Target,
+        bridge: &BridgeCommand,
+        result: &mut CaseResult,
+        patience: Duration,
+    ) {
         if !target.is_shared_editor() || matches!(self, EditorWatch::Fell { .. }) {
             return;
         }
@@ -266,7 +272,8 @@ impl EditorWatch {
         let mut answered = 0;
         loop {
             let left = patience.saturating_sub(started.elapsed());
-            let attempt = tokio::time::timeout(left.max(Duration::from_millis(1)), still_listening(target, bridge)).await;
+            let attempt =
+                tokio::time::timeout(left.max(Duration::from_millis(1)), still_listening(target, bridge)).await;
             let why = match attempt {
                 Ok(Ok(())) if answered == 1 => return,
                 Ok(Ok(())) => {

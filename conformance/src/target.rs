@@ -550,7 +550,10 @@ impl Session {
     pub async fn raw_stream(&self) -> Result<Stream, Finding> {
         let endpoint = self.editor_endpoint().await;
         connect_stream(&endpoint).await.map_err(|e| {
-            Finding::Unreachable(crate::finding::Unreachable::connecting(format_args!("cannot connect to {endpoint}"), &e))
+            Finding::Unreachable(crate::finding::Unreachable::connecting(
+                format_args!("cannot connect to {endpoint}"),
+                &e,
+            ))
         })
     }
 

@@ -38,11 +38,11 @@ mod latency;
 mod main_thread_stall;
 mod port_held;
 mod refuse_connections;
-mod slow_accept;
 mod reload;
 mod reset;
 mod response_size;
 mod slicer;
+mod slow_accept;
 mod slow_tool;
 mod stale_discovery;
 mod tools_change;
@@ -71,7 +71,6 @@ pub use self::{
     main_thread_stall::{Blocker, DialogSpec, MainThreadStall},
     port_held::PortHeld,
     refuse_connections::RefuseConnections,
-    slow_accept::SlowAccept,
     reload::Reload,
     reset::Reset,
     response_size::ResponseSize,
@@ -79,6 +78,7 @@ pub use self::{
         Expected, FaultError, FaultGuard, Faults, Fired, FrameKind, Match, ReloadPoint, RuleSpec, Subject, Trigger,
     },
     slicer::Slicer,
+    slow_accept::SlowAccept,
     slow_tool::SlowTool,
     stale_discovery::StaleDiscovery,
     tools_change::ToolsChange,
