@@ -257,8 +257,19 @@ namespace UnityMcp.Core
         /// </summary>
         async Task<byte[]> AnswerCarried(RequestJournal journal, RpcRequest request, ToolContext context)
         {
-            var call = journal.CarriedOf(request.Id, request.Method);
             var completed = journal.WhenCompleted(request.Id, request.Method);
+            var call = journal.CarriedOf(request.Id, request.Method);
+            if (call == null)
+            {
+                // The carried run finished between the journal's first look
+                // and this one (its answer replaced the carried entry, and is
+                // handed to the waiters just after).
+                if (await Task.WhenAny(completed, Task.Delay(5000)).ConfigureAwait(false) == completed)
+                {
+                    return RpcWriter.Compact(await completed.ConfigureAwait(false));
+                }
+                return RpcWriter.Error(request.Id, new RpcError(RpcErrorKind.Interrupted, request.Method + " was cut off by a domain reload before it finished").With("reason", "DomainReload"));
+            }
             var runs = PlayModeRuns;
             using (runs != null ? runs.Follow(context.Progress) : null)
             {
