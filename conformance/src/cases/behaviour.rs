@@ -178,8 +178,7 @@ pub(crate) async fn result_across_reload(s: &Session, method: &str, params: Valu
             "a domain reload closed the connection before {method} was answered, and this Editor does not resume: the answer is lost"
         ));
     }
-    let mut again = reconnect(s).await?;
-    let back = again.result(methods::GET_VERSION, json!({})).await?;
+    let (mut again, back) = reconnect_and_ask_version(s).await?;
     ensure!(
         back["EditorInstanceId"] == version["EditorInstanceId"],
         "a new Editor process after the reload ({} then {}): nothing to resume",
@@ -207,6 +206,22 @@ async fn answer_before_close(link: &mut EditorClient, id: &Value) -> Result<Opti
             Read::Closed => return Ok(None),
             Read::Silence => return violation(format!("no answer within {ACROSS_RELOAD:?}")),
             Read::NotJson(e) | Read::BadFraming(e) => return violation(format!("a broken answer: {e}")),
+        }
+    }
+}
+
+/// A link to the Editor once it is back after a reload, and its
+/// `get-version`: a connection accepted just before the old domain went
+/// (closed with it) is not the Editor back, so it tries again.
+async fn reconnect_and_ask_version(s: &Session) -> Result<(EditorClient, Value), Finding> {
+    let mut attempts = 0;
+    loop {
+        let mut link = reconnect(s).await?;
+        attempts += 1;
+        match link.result(methods::GET_VERSION, json!({})).await {
+            Ok(version) => return Ok((link, version)),
+            Err(_) if attempts < 10 => tokio::time::sleep(Duration::from_millis(100)).await,
+            Err(finding) => return Err(finding),
         }
     }
 }
