@@ -31,8 +31,12 @@ impl fmt::Display for Level {
 pub enum Needs {
     /// Only the editor link.
     Link,
-    /// The fake's control API (reloads) and the project's discovery file.
-    Control,
+    /// A domain reload: through a control API, or the real way when the
+    /// project is known ([`crate::reload`]); and the project's discovery file.
+    Reload,
+    /// What only a control API gives (named here: a port move, a fault, a
+    /// setting, a quit), and the project's discovery file.
+    Control(&'static str),
     /// The project's files (what the fixture project says).
     Project,
     /// A fake Editor the suite starts itself, with a fault scenario loaded

@@ -292,6 +292,19 @@ impl EditorClient {
         }
     }
 
+    /// The harmless request this Editor answers ([`Probe`]).
+    pub fn probe(&self) -> Probe {
+        Probe::of(self.lacks)
+    }
+
+    /// Sends the probe carrying `message` and checks its answer; returns it.
+    pub async fn probe_with(&mut self, message: &str) -> Result<Value, Finding> {
+        let probe = self.probe();
+        let response = self.call(probe.method(), json!({"Message": message})).await?;
+        probe.check(&response, message)?;
+        Ok(response)
+    }
+
     /// True when the Editor closes the connection within `timeout` (messages
     /// before the close are skipped).
     pub async fn closes_within(&mut self, timeout: Duration) -> bool {
@@ -303,6 +316,58 @@ impl EditorClient {
                 Read::Silence => return false,
                 _ => {}
             }
+        }
+    }
+}
+
+/// The harmless request a case about the wire (framing, ids, tokens,
+/// concurrency) sends, of the Editor's own catalogue: `ping`, which echoes
+/// its `Message`, where the Editor has it; `get-version`, which every
+/// catalogue has and which ignores its params, where it has not (uLoopMCP 3,
+/// whose CLI uses it as its own readiness probe: `docs/uloop-3-wire.md` §9).
+/// The request carries its message either way, so a frame's bytes are the
+/// same size and shape; only an echo can be checked against `ping`'s.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Probe {
+    Ping,
+    GetVersion,
+}
+
+impl Probe {
+    /// The probe an Editor lacking `lacks` answers.
+    pub fn of(lacks: Lacks) -> Probe {
+        if lacks.0.contains(&methods::PING) { Probe::GetVersion } else { Probe::Ping }
+    }
+
+    pub fn method(self) -> &'static str {
+        match self {
+            Probe::Ping => methods::PING,
+            Probe::GetVersion => methods::GET_VERSION,
+        }
+    }
+
+    /// A request with `id` carrying `message`.
+    pub fn request(self, id: impl Into<Value>, message: &str) -> Value {
+        json!({"jsonrpc": "2.0", "id": id.into(), "method": self.method(), "params": {"Message": message}})
+    }
+
+    /// That request's body.
+    pub fn body(self, id: impl Into<Value>, message: &str) -> Vec<u8> {
+        self.request(id, message).to_string().into_bytes()
+    }
+
+    /// Whether `response` answers this probe carrying `message`: `ping`'s
+    /// echo names it intact; `get-version`'s result names a Unity version.
+    pub fn check(self, response: &Value, message: &str) -> Result<(), Finding> {
+        let result = &response["result"];
+        let answered = match self {
+            Probe::Ping => result["Message"] == format!("Unity MCP Bridge received: {message}").as_str(),
+            Probe::GetVersion => result["UnityVersion"].is_string(),
+        };
+        if answered {
+            Ok(())
+        } else {
+            Err(Finding::Violation(format!("{} carrying {message:?} was answered {response}", self.method())))
         }
     }
 }

@@ -26,6 +26,8 @@
 //!   a uLoopMCP 3 Editor lacks.
 //! - [`launch`] — the Editors the suite starts itself: the mono headless
 //!   host and Unity in batch mode.
+//! - [`reload`] — domain reloads the cases cause: through a control API,
+//!   or the real way (a script written into `Assets/`, then `compile`).
 //!
 //! The cases:
 //!
@@ -74,6 +76,7 @@ pub mod launch;
 pub mod profile;
 pub mod prove;
 pub mod reference;
+pub mod reload;
 pub mod report;
 pub mod runner;
 pub mod sessions;

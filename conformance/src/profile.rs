@@ -85,11 +85,8 @@ impl Offers {
         }
         if !offers.extensions.contains(&Extension::NewlineFraming) {
             let mut newline = session.link(Framing::Newline).await.map_err(|f| format!("{f:?}"))?;
-            if newline
-                .send_json(&json!({"jsonrpc": "2.0", "id": "probe", "method": methods::PING, "params": {}}))
-                .await
-                .is_ok()
-            {
+            let probe = newline.probe().request("probe", "newline");
+            if newline.send_json(&probe).await.is_ok() {
                 if let Read::Message(answer) = newline.receive(PROBE_WAIT).await {
                     if answer.get("result").is_some() {
                         offers.extensions.insert(Extension::NewlineFraming);

@@ -79,12 +79,16 @@ pub async fn run_case(target: &Target, bridge: &BridgeCommand, scope: &Scope, ca
     // fixture project both): the first that holds is said.
     let not_applicable = match target {
         Target::Tcp(remote) => {
-            let control = (case.needs == Needs::Control).then(|| remote.cannot_control().map(str::to_owned));
+            let control = match case.needs {
+                Needs::Control(what) => remote.cannot_control(what),
+                Needs::Reload => remote.cannot_reload(),
+                _ => None,
+            };
             let fixture = case.requires.fixture_project.then(|| remote.not_the_fixture_project());
             let project = (case.needs == Needs::Project && remote.project.is_none()).then(|| {
                 "not applicable: this case compares the Editor with its project's files (--project DIR)".to_owned()
             });
-            control.flatten().or(fixture.flatten()).or(project)
+            control.or(fixture.flatten()).or(project)
         }
         _ => None,
     }
@@ -190,6 +194,18 @@ pub async fn run_all(
                 EditorWatch::Fell { after } => not_run_after(case, after),
                 _ => run_case(target, bridge, scope, case).await,
             };
+            // A case that reloaded the Editor the real way leaves its script
+            // in the project: compiled away before the next case.
+            if let Err(why) = crate::reload::restore(target, bridge).await {
+                let passed = result.status == Status::Pass;
+                result.detail = format!(
+                    "{}the project could not be put back after the case: {why}",
+                    if result.detail.is_empty() { String::new() } else { format!("{}; ", result.detail) }
+                );
+                if passed {
+                    result.status = Status::Error;
+                }
+            }
             watch.check(target, bridge, &mut result, RECOVERY).await;
             baseline.apply(&mut result);
             each(results.last(), &result);

@@ -17,7 +17,7 @@ use fake_unity::{ControlClient, Defect, EditorKind, FakeUnity};
 
 use crate::{
     bridge::{BridgeCommand, McpProcess},
-    editor_client::{EditorClient, Lacks, Stream, connect_stream, no_tcp_port},
+    editor_client::{EditorClient, Lacks, Probe, Stream, connect_stream, no_tcp_port},
     finding::Finding,
     wire_log::WireLog,
 };
@@ -80,18 +80,24 @@ impl Remote {
         }
     }
 
-    /// Why cases that control the Editor cannot run, if they cannot.
-    pub fn cannot_control(&self) -> Option<&'static str> {
+    /// Why a case that needs `what`, which only a control API gives, cannot
+    /// run, if it cannot.
+    pub fn cannot_control(&self, what: &str) -> Option<String> {
         match (&self.control, &self.project) {
             (Some(_), Some(_)) => None,
-            (None, Some(_)) => Some(
-                "not applicable: this case reloads the Editor or gives it faults through a control API (--control URL, which `fake-unity serve` prints; a real Editor has none)",
-            ),
-            (None, None) => Some(
-                "not applicable: this case reloads the Editor or gives it faults through a control API (--control URL, which `fake-unity serve` prints), and reads its project's discovery file (--project DIR)",
-            ),
-            (Some(_), None) => Some("not applicable: the discovery file needs the Editor's project (--project DIR)"),
+            (None, _) => Some(format!(
+                "not applicable: this case needs {what}, which only a control API gives (--control URL, which `fake-unity serve` and the headless host print; a real Editor has none)"
+            )),
+            (Some(_), None) => {
+                Some("not applicable: the discovery file needs the Editor's project (--project DIR)".into())
+            }
         }
+    }
+
+    /// Why a case that reloads the Editor cannot run, if it cannot: with
+    /// neither a control API nor the project ([`crate::reload`]).
+    pub fn cannot_reload(&self) -> Option<String> {
+        self.project.is_none().then(|| crate::reload::CANNOT_RELOAD.to_owned())
     }
 
     /// Why a case that compares the Editor with `fixtures/unity-project`
@@ -577,6 +583,11 @@ impl Session {
     }
 
     /// The control API, or a harness finding when the target has none.
+    /// The harmless request this Editor's catalogue answers ([`Probe`]).
+    pub fn probe(&self) -> Probe {
+        Probe::of(self.lacks)
+    }
+
     pub fn control(&self) -> Result<&ControlClient, Finding> {
         self.control.as_ref().ok_or_else(|| Finding::Harness("this target has no control API".into()))
     }

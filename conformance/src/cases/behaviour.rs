@@ -32,7 +32,7 @@ pub fn cases() -> Vec<Case> {
         requirement: "With the project's Enter Play Mode settings turning domain reload off, a PlayMode run enters play mode without a domain reload (Unity reads ProjectSettings/EditorSettings.asset when it enters play mode).".into(),
         reference: "docs/editor-link-protocol.md §5; Unity manual: Enter Play Mode settings",
         level: Level::Must,
-        needs: Needs::Control,
+        needs: Needs::Control("the Editor's count of domain reloads"),
         requires: Requires::tools(&["run-tests"]),
         check: check(|s| Box::pin(play_mode_keeps_domain(s))),
     });
@@ -178,7 +178,8 @@ pub(crate) async fn result_across_reload(s: &Session, method: &str, params: Valu
             "a domain reload closed the connection before {method} was answered, and this Editor does not resume: the answer is lost"
         ));
     }
-    let (mut again, back) = reconnect_and_ask_version(s).await?;
+    let (mut again, back) = answered_once_back(s, methods::GET_VERSION, json!({})).await?;
+    let back = result_of(methods::GET_VERSION, back)?;
     ensure!(
         back["EditorInstanceId"] == version["EditorInstanceId"],
         "a new Editor process after the reload ({} then {}): nothing to resume",
@@ -210,20 +211,28 @@ async fn answer_before_close(link: &mut EditorClient, id: &Value) -> Result<Opti
     }
 }
 
-/// A link to the Editor once it is back after a reload, and its
-/// `get-version`: a connection accepted just before the old domain went
-/// (closed with it) is not the Editor back, so it tries again.
-async fn reconnect_and_ask_version(s: &Session) -> Result<(EditorClient, Value), Finding> {
-    let mut attempts = 0;
-    loop {
+/// Once the Editor is back after a reload, `method` on a fresh link and
+/// its answer (with the link). A connection accepted just before the old
+/// domain went (closed with it), or a call cut off by a reload that call
+/// itself brings (a clean compile), is not an answer: tried again, up to
+/// ten times.
+async fn answered_once_back(s: &Session, method: &str, params: Value) -> Result<(EditorClient, Value), Finding> {
+    let mut refused = None;
+    for _ in 0..10 {
         let mut link = reconnect(s).await?;
-        attempts += 1;
-        match link.result(methods::GET_VERSION, json!({})).await {
-            Ok(version) => return Ok((link, version)),
-            Err(_) if attempts < 10 => tokio::time::sleep(Duration::from_millis(100)).await,
-            Err(finding) => return Err(finding),
+        match link.request(method, params.clone()).await {
+            Ok(id) => {
+                if let Some(answer) = answer_before_close(&mut link, &id).await? {
+                    return Ok((link, answer));
+                }
+            }
+            // Accepted as the old domain went, and closed with it.
+            Err(finding) => refused = Some(finding),
         }
+        tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    Err(refused
+        .unwrap_or_else(|| Finding::Violation(format!("{method} was cut off by a domain reload ten times in a row"))))
 }
 
 /// A link to the Editor once it listens again after a reload.
@@ -322,21 +331,7 @@ async fn compile_new_errors(s: Session) -> CheckResult {
     // The clean compile brings a domain reload, which may cut its answer
     // off: compiled again once the Editor answers (nothing changed since,
     // so no reload), until one compile is answered.
-    let fixed = async {
-        for _ in 0..10 {
-            let mut link = reconnect(&s).await?;
-            let Ok(id) = link.request("compile", json!({})).await else {
-                // Accepted as the old domain went, and closed with it.
-                tokio::time::sleep(Duration::from_millis(100)).await;
-                continue;
-            };
-            if let Some(answer) = answer_before_close(&mut link, &id).await? {
-                return Ok(answer["result"].clone());
-            }
-        }
-        violation("compile was cut off by a domain reload ten times in a row")
-    }
-    .await;
+    let fixed = answered_once_back(&s, "compile", json!({})).await.map(|(_, answer)| answer["result"].clone());
     let failed = failed?;
     ensure!(
         failed["ErrorCount"].as_u64().is_some_and(|n| n >= 1),

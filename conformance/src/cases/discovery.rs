@@ -6,9 +6,7 @@ use std::time::Duration;
 use editor_link::{
     discovery::{DiscoveryFile, EditorState},
     framing::Framing,
-    methods,
 };
-use serde_json::json;
 
 use super::lifecycle::reload;
 use crate::{
@@ -25,7 +23,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "The discovery file names the port the Editor answers on, the project, protocolVersion 1, a serverSessionId, state ready and an updatedAt time.".into(),
             reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Project,
             requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_fields),
         },
@@ -34,7 +32,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "The discovery file is replaced atomically: read continuously through a reload, it is never missing, empty or cut.".into(),
             reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Reload,
             requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_atomic),
         },
@@ -43,7 +41,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "While the domain reloads the discovery file says reloading; once the Editor listens again, ready.".into(),
             reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Reload,
             requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_reload_state),
         },
@@ -52,7 +50,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "The discovery file's pid is a live process (the Editor's), so clients can tell a stale file.".into(),
             reference: "docs/editor-link-protocol.md §7",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Project,
             requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_pid),
         },
@@ -61,7 +59,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "When a reload moves the port, the discovery file names the port the Editor listens on.".into(),
             reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Control("a domain reload that moves the port"),
             requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(discovery_port),
         },
@@ -75,40 +73,52 @@ pub fn cases() -> Vec<Case> {
 /// never off the file would starve it: there the reads leave it gaps.
 const READ_PAUSE: Duration = if cfg!(windows) { Duration::from_millis(2) } else { Duration::from_micros(200) };
 
-/// Reads the discovery file continuously while the Editor reloads; every
-/// read's outcome (the state, or why the file could not be read).
-async fn discovery_during_reload(s: &Session) -> Result<Vec<Result<Option<EditorState>, String>>, Finding> {
+/// What a reader of the discovery file saw during a reload: each read's
+/// outcome (the state, or why the file could not be read), a run of equal
+/// outcomes kept once (a real reload compiles first and lasts seconds), and
+/// how many reads there were.
+struct Reads {
+    outcomes: Vec<Result<Option<EditorState>, String>>,
+    total: usize,
+}
+
+/// Reads the discovery file continuously while the Editor reloads.
+async fn discovery_during_reload(s: &Session) -> Result<Reads, Finding> {
     let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
     let stop = tokio_util::sync::CancellationToken::new();
     let reader = tokio::task::spawn_blocking({
         let stop = stop.clone();
         move || {
-            let mut reads = Vec::new();
-            while !stop.is_cancelled() && reads.len() < 200_000 {
-                reads.push(DiscoveryFile::read(&project).map(|f| f.state).map_err(|e| e.to_string()));
+            let mut reads = Reads { outcomes: Vec::new(), total: 0 };
+            while !stop.is_cancelled() {
+                let read = DiscoveryFile::read(&project).map(|f| f.state).map_err(|e| e.to_string());
+                reads.total += 1;
+                if reads.outcomes.last() != Some(&read) {
+                    reads.outcomes.push(read);
+                }
                 std::thread::sleep(READ_PAUSE);
             }
             reads
         }
     });
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let reloaded = s.control()?.post("/reload", json!({"downtimeMs": 300, "wait": true})).await;
+    let reloaded = s.reload_and_wait().await;
     tokio::time::sleep(Duration::from_millis(50)).await;
     stop.cancel();
     let reads = reader.await.map_err(|e| Finding::Harness(format!("the reader: {e}")))?;
-    reloaded.map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))?;
+    reloaded?;
     Ok(reads)
 }
 
 fn discovery_atomic(s: Session) -> CheckFuture {
     Box::pin(async move {
         let reads = discovery_during_reload(&s).await?;
-        let bad: Vec<&String> = reads.iter().filter_map(|r| r.as_ref().err()).collect();
+        let bad: Vec<&String> = reads.outcomes.iter().filter_map(|r| r.as_ref().err()).collect();
         ensure!(
             bad.is_empty(),
             "{} of {} reads of the discovery file during a reload failed, first: {}",
             bad.len(),
-            reads.len(),
+            reads.total,
             bad[0]
         );
         Ok(())
@@ -118,9 +128,13 @@ fn discovery_atomic(s: Session) -> CheckFuture {
 fn discovery_reload_state(s: Session) -> CheckFuture {
     Box::pin(async move {
         let reads = discovery_during_reload(&s).await?;
-        let states: Vec<Option<EditorState>> = reads.into_iter().filter_map(Result::ok).collect();
+        let states: Vec<Option<EditorState>> = reads.outcomes.into_iter().filter_map(Result::ok).collect();
         let reloading = states.iter().position(|st| *st == Some(EditorState::Reloading));
-        ensure!(reloading.is_some(), "the discovery file never said reloading during a 300 ms reload");
+        ensure!(
+            reloading.is_some(),
+            "the discovery file never said reloading during the reload ({} reads: {states:?})",
+            reads.total
+        );
         ensure!(
             states.last() == Some(&Some(EditorState::Ready)),
             "after the reload the discovery file says {:?}, not ready",
@@ -156,7 +170,7 @@ fn discovery_fields(s: Session) -> CheckFuture {
         let file = s.discovery()?;
         let port = link.peer_port()?;
         ensure!(port == file.port, "the file names port {}, the Editor answers on {port}", file.port);
-        link.result(methods::PING, json!({})).await?;
+        link.probe_with("before").await?;
         let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
         let named = std::fs::canonicalize(&file.project_path).ok();
         ensure!(

@@ -2,10 +2,7 @@
 
 use std::time::Duration;
 
-use editor_link::{
-    framing::{Framing, frame_bytes},
-    methods,
-};
+use editor_link::framing::{Framing, frame_bytes};
 use serde_json::json;
 
 use crate::{
@@ -208,8 +205,7 @@ fn fixed_cases() -> Vec<Case> {
 /// the other one fails to read.
 async fn ping_in(s: Session, framing: Framing) -> CheckResult {
     let mut link = s.link(framing).await?;
-    let result = link.result(methods::PING, json!({"Message": framing.as_str()})).await?;
-    ensure!(result["Message"] == format!("Unity MCP Bridge received: {framing}"), "ping answered {result}");
+    link.probe_with(framing.as_str()).await?;
     Ok(())
 }
 
@@ -226,8 +222,7 @@ fn coalesced_frames(s: Session) -> CheckFuture {
         let mut link = s.link(Framing::Header).await?;
         let mut bytes = Vec::new();
         for n in 1..=3 {
-            let body =
-                json!({"jsonrpc": "2.0", "id": n, "method": methods::PING, "params": {"Message": n.to_string()}});
+            let body = link.probe().request(n, &n.to_string());
             bytes.extend_from_slice(
                 &frame_bytes(Framing::Header, &link.signed(body.to_string().as_bytes()))
                     .map_err(|e| Finding::Harness(e.to_string()))?,
@@ -250,8 +245,7 @@ fn coalesced_frames(s: Session) -> CheckFuture {
 fn split_frames(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let body =
-            json!({"jsonrpc": "2.0", "id": "split", "method": methods::PING, "params": {"Message": "日本語 ☃ 𝄞"}});
+        let body = link.probe().request("split", "日本語 ☃ 𝄞");
         let bytes = frame_bytes(Framing::Header, &link.signed(body.to_string().as_bytes()))
             .map_err(|e| Finding::Harness(e.to_string()))?;
         for b in bytes.iter() {
@@ -259,8 +253,7 @@ fn split_frames(s: Session) -> CheckFuture {
             tokio::time::sleep(Duration::from_millis(1)).await;
         }
         let response = link.response(&json!("split")).await?;
-        ensure!(response["result"]["Message"] == "Unity MCP Bridge received: 日本語 ☃ 𝄞", "answered {response}");
-        Ok(())
+        link.probe().check(&response, "日本語 ☃ 𝄞")
     })
 }
 
@@ -276,11 +269,9 @@ fn parse_error(s: Session) -> CheckFuture {
             "data.type {} (must be parse_error)",
             error["error"]["data"]["type"]
         );
-        let after = link.result(methods::PING, json!({"Message": "after"})).await?;
-        ensure!(
-            after["Message"] == "Unity MCP Bridge received: after",
-            "the connection is not usable after the error: {after}"
-        );
+        link.probe_with("after")
+            .await
+            .map_err(|e| e.into_violation(|why| format!("the connection is not usable after the error: {why}")))?;
         Ok(())
     })
 }
@@ -290,34 +281,26 @@ fn frame_too_large(s: Session) -> CheckFuture {
         let mut link = s.link(Framing::Header).await?;
         // Over the 8 MiB default request limit of protocol §2.
         let filler = "x".repeat(9 * 1024 * 1024);
-        let big = json!({"jsonrpc": "2.0", "id": "big", "method": methods::PING, "params": {"Message": filler}});
+        let big = link.probe().request("big", &filler);
         link.send_body(big.to_string().as_bytes()).await?;
         let error = link.message().await?;
         ensure!(error["id"].is_null(), "the error's id is {} (must be null)", error["id"]);
         ensure!(error["error"]["code"] == -32600, "code {} (must be -32600)", error["error"]["code"]);
         ensure!(error["error"]["data"]["type"] == "frame_too_large", "data.type {}", error["error"]["data"]["type"]);
-        let after = link.result(methods::PING, json!({"Message": "after"})).await?;
-        ensure!(after["Message"] == "Unity MCP Bridge received: after", "answered {after}");
+        link.probe_with("after").await?;
         Ok(())
     })
 }
 
-fn ping_body(id: &str, message: &str) -> Vec<u8> {
-    json!({"jsonrpc": "2.0", "id": id, "method": methods::PING, "params": {"Message": message}})
-        .to_string()
-        .into_bytes()
-}
-
+/// The answer to the probe `id` that carried `message` ([`crate::editor_client::Probe::check`]).
 async fn expect_echo(link: &mut crate::editor_client::EditorClient, id: &str, message: &str) -> CheckResult {
     let response = link.response(&json!(id)).await?;
-    let expected = format!("Unity MCP Bridge received: {message}");
-    ensure!(response["result"]["Message"] == expected.as_str(), "answered {response}");
-    Ok(())
+    link.probe().check(&response, message)
 }
 
 async fn header_accepted(s: Session, head: &str) -> CheckResult {
     let mut link = s.link(Framing::Header).await?;
-    let body = link.signed(&ping_body("h", "header"));
+    let body = link.signed(&link.probe().body("h", "header"));
     let mut bytes = head.replace("{LEN}", &body.len().to_string()).into_bytes();
     bytes.extend_from_slice(&body);
     link.send_raw(&bytes).await?;
@@ -335,7 +318,7 @@ async fn header_refused(s: Session, head: &str) -> CheckResult {
     ensure!(error["error"]["data"]["type"] == "framing_error", "data.type {}", error["error"]["data"]["type"]);
     ensure!(link.closes_within(Duration::from_secs(3)).await, "the connection stayed open after a framing error");
     let mut fresh = s.link(Framing::Header).await?;
-    fresh.result(methods::PING, json!({})).await?;
+    fresh.probe_with("fresh").await?;
     Ok(())
 }
 
@@ -343,10 +326,10 @@ fn length_in_bytes(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
         let message = "Grüße, 日本語, ☃ and 𝄞";
-        link.send_body(&ping_body("utf8", message)).await?;
+        link.send_body(&link.probe().body("utf8", message)).await?;
         expect_echo(&mut link, "utf8", message).await?;
         // And the next frame is still found where it starts.
-        link.send_body(&ping_body("next", "ascii")).await?;
+        link.send_body(&link.probe().body("next", "ascii")).await?;
         expect_echo(&mut link, "next", "ascii").await
     })
 }
@@ -354,7 +337,7 @@ fn length_in_bytes(s: Session) -> CheckFuture {
 fn newline_crlf(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Newline).await?;
-        let mut bytes = link.signed(&ping_body("crlf", "crlf"));
+        let mut bytes = link.signed(&link.probe().body("crlf", "crlf"));
         bytes.extend_from_slice(b"\r\n");
         link.send_raw(&bytes).await?;
         expect_echo(&mut link, "crlf", "crlf").await
@@ -365,7 +348,7 @@ fn newline_leading_whitespace(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Newline).await?;
         let mut bytes = b"\r\n\n  ".to_vec();
-        bytes.extend_from_slice(&link.signed(&ping_body("ws", "ws")));
+        bytes.extend_from_slice(&link.signed(&link.probe().body("ws", "ws")));
         bytes.push(b'\n');
         link.send_raw(&bytes).await?;
         expect_echo(&mut link, "ws", "ws").await
@@ -377,7 +360,7 @@ fn newline_coalesced(s: Session) -> CheckFuture {
         let mut link = s.link(Framing::Newline).await?;
         let mut bytes = Vec::new();
         for id in ["n1", "n2", "n3"] {
-            bytes.extend_from_slice(&link.signed(&ping_body(id, id)));
+            bytes.extend_from_slice(&link.signed(&link.probe().body(id, id)));
             bytes.push(b'\n');
         }
         link.send_raw(&bytes).await?;
@@ -405,7 +388,7 @@ fn newline_parse_error(s: Session) -> CheckFuture {
                 && error["error"]["data"]["type"] == "parse_error",
             "answered {error}"
         );
-        link.send_raw(&[link.signed(&ping_body("after", "after")), b"\n".to_vec()].concat()).await?;
+        link.send_raw(&[link.signed(&link.probe().body("after", "after")), b"\n".to_vec()].concat()).await?;
         expect_echo(&mut link, "after", "after").await
     })
 }
@@ -413,7 +396,7 @@ fn newline_parse_error(s: Session) -> CheckFuture {
 fn slow_client(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let bytes = frame_bytes(Framing::Header, &link.signed(&ping_body("slow", "slow")))
+        let bytes = frame_bytes(Framing::Header, &link.signed(&link.probe().body("slow", "slow")))
             .map_err(|e| Finding::Harness(e.to_string()))?;
         for chunk in bytes.chunks(7) {
             link.send_raw(chunk).await?;
@@ -426,13 +409,13 @@ fn slow_client(s: Session) -> CheckFuture {
 fn partial_frame_waits(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        let bytes = frame_bytes(Framing::Header, &link.signed(&ping_body("half", "half")))
+        let bytes = frame_bytes(Framing::Header, &link.signed(&link.probe().body("half", "half")))
             .map_err(|e| Finding::Harness(e.to_string()))?;
         let (first, rest) = bytes.split_at(bytes.len() / 2);
         link.send_raw(first).await?;
         // Meanwhile, another client is served.
         let mut other = s.link(Framing::Header).await?;
-        other.result(methods::PING, json!({})).await?;
+        other.probe_with("other").await?;
         tokio::time::sleep(Duration::from_millis(300)).await;
         link.send_raw(rest).await?;
         expect_echo(&mut link, "half", "half").await
@@ -442,7 +425,7 @@ fn partial_frame_waits(s: Session) -> CheckFuture {
 fn reply_header_exact(s: Session) -> CheckFuture {
     Box::pin(async move {
         let link = s.link(Framing::Header).await?;
-        let body = link.signed(&ping_body("exact", "é"));
+        let body = link.signed(&link.probe().body("exact", "é"));
         let mut raw = link.into_raw();
         raw.send(&frame_bytes(Framing::Header, &body).map_err(|e| Finding::Harness(e.to_string()))?).await?;
         let bytes = raw.read_until_quiet(Duration::from_millis(300)).await?;

@@ -218,7 +218,7 @@ fn id_echo(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
         for id in [json!("b-1"), json!("7"), json!(7), json!(0), json!(-3), json!(1.5), json!(u64::MAX)] {
-            link.send_json(&json!({"jsonrpc": "2.0", "id": id, "method": methods::PING, "params": {}})).await?;
+            link.send_json(&link.probe().request(id.clone(), "id")).await?;
             let answer = link.message().await?;
             ensure!(
                 answer["id"] == id && answer["id"].is_string() == id.is_string(),
@@ -228,7 +228,8 @@ fn id_echo(s: Session) -> CheckFuture {
         }
         // Numbers no float holds exactly: the Editor echoes the text it got.
         for id in ["123456789012345678901234567890", "-0"] {
-            link.send_body(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping","params":{{}}}}"#).as_bytes())
+            let method = link.probe().method();
+            link.send_body(format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"{method}","params":{{}}}}"#).as_bytes())
                 .await?;
             let body = link.body().await?;
             let echoed = match editor_link::jsonrpc::Message::parse(&body) {
@@ -244,9 +245,10 @@ fn id_echo(s: Session) -> CheckFuture {
 fn notification_unanswered(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.send_json(&json!({"jsonrpc": "2.0", "method": methods::PING, "params": {}})).await?;
-        link.send_json(&json!({"jsonrpc": "2.0", "id": null, "method": methods::PING})).await?;
-        let id = link.request(methods::PING, json!({})).await?;
+        let probe = link.probe().method();
+        link.send_json(&json!({"jsonrpc": "2.0", "method": probe, "params": {}})).await?;
+        link.send_json(&json!({"jsonrpc": "2.0", "id": null, "method": probe})).await?;
+        let id = link.request(probe, json!({})).await?;
         let first = link.message().await?;
         ensure!(first["id"] == id, "the first message after two notifications was {first}, not the answer to {id}");
         Ok(())
@@ -256,8 +258,12 @@ fn notification_unanswered(s: Session) -> CheckFuture {
 fn batch_rejected(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.send_body(br#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#)
-            .await?;
+        let probe = link.probe().method();
+        link.send_body(
+            format!(r#"[{{"jsonrpc":"2.0","id":1,"method":"{probe}"}},{{"jsonrpc":"2.0","id":2,"method":"{probe}"}}]"#)
+                .as_bytes(),
+        )
+        .await?;
         let answer = link.message().await?;
         ensure!(answer["id"].is_null() && answer["error"]["code"] == -32600, "a batch was answered {answer}");
         match link.receive(Duration::from_millis(300)).await {
@@ -299,7 +305,7 @@ fn invalid_params(s: Session) -> CheckFuture {
 fn result_ver(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        for tool in [methods::PING, methods::GET_TOOL_DETAILS] {
+        for tool in [link.probe().method(), methods::GET_TOOL_DETAILS] {
             let result = link.result(tool, json!({})).await?;
             ensure!(result["Ver"].is_string(), "{tool}'s result has no Ver: {result}");
         }
@@ -377,7 +383,7 @@ fn pipelining(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
         for n in 0..10 {
-            let method = if n % 2 == 0 { methods::PING } else { methods::GET_TOOL_DETAILS };
+            let method = if n % 2 == 0 { link.probe().method() } else { methods::GET_TOOL_DETAILS };
             link.send_json(&json!({"jsonrpc": "2.0", "id": n, "method": method, "params": {}})).await?;
         }
         let mut seen = Vec::new();
@@ -404,7 +410,7 @@ fn extra_fields_ignored(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
         link.send_json(
-            &json!({"jsonrpc": "2.0", "id": "x", "method": methods::PING, "params": {}, "trace": {"span": 1}}),
+            &json!({"jsonrpc": "2.0", "id": "x", "method": link.probe().method(), "params": {}, "trace": {"span": 1}}),
         )
         .await?;
         let answer = link.response(&json!("x")).await?;
@@ -439,7 +445,9 @@ fn notification_runs_nothing(s: Session) -> CheckFuture {
 fn batch_single(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.send_body(br#"[{"jsonrpc":"2.0","id":"in-batch","method":"ping","params":{}}]"#).await?;
+        let probe = link.probe().method();
+        link.send_body(format!(r#"[{{"jsonrpc":"2.0","id":"in-batch","method":"{probe}","params":{{}}}}]"#).as_bytes())
+            .await?;
         let answer = link.message().await?;
         ensure!(answer["id"].is_null() && answer["error"]["code"] == -32600, "a batch of one was answered {answer}");
         match link.receive(Duration::from_millis(300)).await {

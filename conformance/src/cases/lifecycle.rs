@@ -18,6 +18,12 @@ use crate::{
     target::Session,
 };
 
+/// What the `list_changed` cases need of a control API: a client cannot
+/// know it connected after a reload but before the Editor registered its
+/// tools (a client connecting later is rightly told nothing), unless the
+/// Editor is made to register them a known time after it listens again.
+const TOOLS_LATE: &str = "the Editor's tools registered a second after it listens again (toolsReadyDelayMs), so that a client is surely connected before";
+
 pub fn cases() -> Vec<Case> {
     vec![
         Case {
@@ -34,7 +40,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "A request cut off by a reload and resent with x-resume after it is answered -32603 with data.type interrupted, not run again.".into(),
             reference: "docs/editor-link-protocol.md §3, §5",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Reload,
             requires: Requires::extension(crate::case::Extension::Resume),
             check: check(resume_interrupted),
         },
@@ -43,7 +49,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "notifications/tools/list_changed carries params timestamp (ISO 8601) and message.".into(),
             reference: "docs/editor-link-protocol.md §4",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Control(TOOLS_LATE),
             requires: Requires::CORE,
             check: check(list_changed_params),
         },
@@ -52,7 +58,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "A request in flight when a reload begins gets no response on the old connection: after the shutdown notification nothing but the close.".into(),
             reference: "docs/editor-link-protocol.md §5",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Reload,
             requires: Requires::CORE,
             check: check(reload_in_flight_unanswered),
         },
@@ -61,7 +67,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "On a domain reload every client gets notifications/server/shutdown {\"reason\":\"DomainReload\"}, then the connection closes.".into(),
             reference: "docs/editor-link-protocol.md §5",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Reload,
             requires: Requires::CORE,
             check: check(reload_shutdown_notification),
         },
@@ -70,7 +76,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "After a domain reload the Editor listens again with a new serverSessionId and discovery state ready.".into(),
             reference: "docs/editor-link-protocol.md §5, §7",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Reload,
             requires: Requires::extension(crate::case::Extension::DiscoveryFile),
             check: check(reload_new_session),
         },
@@ -79,7 +85,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "Once tools are registered after a reload, clients connected by then get notifications/tools/list_changed.".into(),
             reference: "docs/editor-link-protocol.md §4, §5",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Control(TOOLS_LATE),
             requires: Requires::CORE,
             check: check(reload_list_changed),
         },
@@ -126,8 +132,8 @@ pub(super) async fn reload(s: &Session, move_port: bool) -> Result<serde_json::V
 fn reload_shutdown_notification(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.result(methods::PING, json!({})).await?;
-        s.control()?.post("/reload", json!({"downtimeMs": 100})).await.map_err(|e| Finding::Harness(e.to_string()))?;
+        link.probe_with("before").await?;
+        s.begin_reload().await?;
         shutdown_then_close(&mut link, "DomainReload").await
     })
 }
@@ -135,7 +141,7 @@ fn reload_shutdown_notification(s: Session) -> CheckFuture {
 fn reload_new_session(s: Session) -> CheckFuture {
     Box::pin(async move {
         let before = s.discovery()?;
-        reload(&s, false).await?;
+        s.reload_and_wait().await?;
         let after = s.discovery()?;
         ensure!(after.state == Some(EditorState::Ready), "discovery state {:?} after the reload", after.state);
         ensure!(
@@ -144,7 +150,7 @@ fn reload_new_session(s: Session) -> CheckFuture {
             after.server_session_id
         );
         let mut link = s.link(Framing::Header).await?;
-        link.result(methods::PING, json!({})).await?;
+        link.probe_with("before").await?;
         Ok(())
     })
 }
@@ -182,11 +188,13 @@ fn reload_list_changed(s: Session) -> CheckFuture {
 fn reload_in_flight_unanswered(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
+        // Long enough to be in flight however long the reload takes to
+        // come (a real one compiles first); never waited for.
         link.send_json(&json!({"jsonrpc": "2.0", "id": "slow", "method": "debug-sleep",
-                               "params": {"SleepSeconds": 5, "TimeoutSeconds": 10}}))
+                               "params": {"SleepSeconds": 120, "TimeoutSeconds": 180}}))
             .await?;
         tokio::time::sleep(Duration::from_millis(100)).await;
-        s.control()?.post("/reload", json!({"downtimeMs": 100})).await.map_err(|e| Finding::Harness(e.to_string()))?;
+        s.begin_reload().await?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
         let mut shut = false;
         loop {
@@ -246,12 +254,12 @@ fn resume_interrupted(s: Session) -> CheckFuture {
     Box::pin(async move {
         advertises_resume(&s).await?;
         let request = json!({"jsonrpc": "2.0", "id": "resume-2", "method": "debug-sleep",
-                             "params": {"SleepSeconds": 3, "TimeoutSeconds": 10}});
+                             "params": {"SleepSeconds": 120, "TimeoutSeconds": 180}});
         {
             let mut link = s.link(Framing::Header).await?;
             link.send_json(&request).await?;
             tokio::time::sleep(Duration::from_millis(200)).await;
-            reload(&s, false).await?;
+            s.reload_and_wait().await?;
         }
         let mut link = s.link(Framing::Header).await?;
         let mut again = request.clone();
@@ -280,7 +288,7 @@ fn list_changed_params(s: Session) -> CheckFuture {
 fn quit(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut link = s.link(Framing::Header).await?;
-        link.result(methods::PING, json!({})).await?;
+        link.probe_with("before").await?;
         s.control()?.post("/quit", json!({})).await.map_err(|e| Finding::Harness(format!("quit: {e}")))?;
         shutdown_then_close(&mut link, "EditorQuit").await?;
         let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
@@ -325,7 +333,7 @@ pub fn last_cases() -> Vec<Case> {
         requirement: "On quit every client gets notifications/server/shutdown {\"reason\":\"EditorQuit\"}, the connections close, and the discovery file says state stopped (uLoopMCP's settings file: isServerRunning false).".into(),
         reference: "docs/editor-link-protocol.md §4, §5, §7",
         level: Level::Must,
-        needs: Needs::Control,
+        needs: Needs::Control("a quit of the Editor"),
         requires: Requires::CORE,
         check: check(quit),
     }]

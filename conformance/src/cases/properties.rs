@@ -6,16 +6,12 @@
 
 use std::time::Duration;
 
-use editor_link::{
-    framing::{Framing, frame_bytes},
-    methods,
-};
+use editor_link::framing::{Framing, frame_bytes};
 use proptest::{
     prelude::*,
     strategy::ValueTree,
     test_runner::{Config, RngAlgorithm, TestRng, TestRunner},
 };
-use serde_json::json;
 
 use crate::{
     case::{Case, CheckResult, Level, Needs, Requires, check},
@@ -78,8 +74,7 @@ async fn try_input(s: &Session, framing: Framing, input: &Input) -> Result<Optio
     let mut link = s.link(framing).await?;
     let mut bytes = Vec::new();
     for (n, message) in input.messages.iter().enumerate() {
-        let body =
-            json!({"jsonrpc": "2.0", "id": format!("p-{n}"), "method": methods::PING, "params": {"Message": message}});
+        let body = link.probe().request(format!("p-{n}"), message);
         bytes.extend_from_slice(
             &frame_bytes(framing, &link.signed(body.to_string().as_bytes()))
                 .map_err(|e| Finding::Harness(e.to_string()))?,
@@ -96,12 +91,8 @@ async fn try_input(s: &Session, framing: Framing, input: &Input) -> Result<Optio
         tokio::time::sleep(Duration::from_micros(200)).await;
     }
     // Answers may come in any order (requests run concurrently).
-    let mut waiting: Vec<(String, String)> = input
-        .messages
-        .iter()
-        .enumerate()
-        .map(|(n, m)| (format!("p-{n}"), format!("Unity MCP Bridge received: {m}")))
-        .collect();
+    let mut waiting: Vec<(String, &String)> =
+        input.messages.iter().enumerate().map(|(n, m)| (format!("p-{n}"), m)).collect();
     while !waiting.is_empty() {
         let answer = match link.receive(ANSWER_WAIT).await {
             crate::editor_client::Read::Message(answer) => answer,
@@ -113,9 +104,9 @@ async fn try_input(s: &Session, framing: Framing, input: &Input) -> Result<Optio
         let Some(at) = waiting.iter().position(|(id, _)| answer["id"] == id.as_str()) else {
             return Ok(Some(format!("an answer to no request still waiting: {answer}")));
         };
-        let (id, expected) = waiting.remove(at);
-        if answer["result"]["Message"] != expected {
-            return Ok(Some(format!("request {id} was answered {answer}")));
+        let (id, message) = waiting.remove(at);
+        if let Err(e) = link.probe().check(&answer, message) {
+            return Ok(Some(format!("request {id}: {}", e.detail())));
         }
     }
     Ok(None)

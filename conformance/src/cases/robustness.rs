@@ -2,7 +2,9 @@
 
 use std::time::Duration;
 
-use editor_link::{framing::Framing, methods};
+use editor_link::framing::Framing;
+
+use crate::editor_client::Probe;
 use serde_json::json;
 use tokio::{io::AsyncWriteExt, net::TcpStream};
 
@@ -119,12 +121,18 @@ const HELD_BACK_AFTER: Duration = Duration::from_secs(3);
 fn non_reading_client(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut flood = s.raw_stream().await?;
-        let message = "x".repeat(4096);
+        // Answers as large as the requests: ping echoes its message; an
+        // Editor probed with get-version (whose answer is a few hundred
+        // bytes whatever it is sent) gets small requests, else 64 MiB of
+        // them would bring it only a few MiB of answers to hold back.
+        let message = match s.probe() {
+            Probe::Ping => "x".repeat(4096),
+            Probe::GetVersion => "x".into(),
+        };
         let token = s.token();
         let (mut sent, mut requests, mut held_back) = (0usize, 0u64, false);
         while sent < UNREAD_LIMIT {
-            let mut body =
-                json!({"jsonrpc": "2.0", "id": requests, "method": methods::PING, "params": {"Message": message}});
+            let mut body = s.probe().request(requests, &message);
             if let Some(token) = &token {
                 body[editor_link::jsonrpc::TOKEN_MEMBER] = json!(token);
             }
@@ -143,8 +151,8 @@ fn non_reading_client(s: Session) -> CheckFuture {
             }
         }
         let mut other = s.link(Framing::Header).await?;
-        other.result(methods::PING, json!({"Message": "another client"})).await.map_err(|e| {
-            e.into_violation(|why| format!("with a client not reading, another client's ping failed: {why}"))
+        other.probe_with("another client").await.map_err(|e| {
+            e.into_violation(|why| format!("with a client not reading, another client's request failed: {why}"))
         })?;
         ensure!(
             held_back,
@@ -167,7 +175,7 @@ fn held_connections(s: Session) -> CheckFuture {
             );
         }
         for (n, link) in links.iter_mut().enumerate() {
-            link.result(methods::PING, json!({}))
+            link.probe_with("held")
                 .await
                 .map_err(|e| e.into_violation(|why| format!("held connection {n} of 200 was not answered: {why}")))?;
         }
@@ -182,7 +190,7 @@ async fn still_serving(s: &Session) -> CheckResult {
         .link(Framing::Header)
         .await
         .map_err(|e| e.into_violation(|why| format!("the Editor no longer accepts connections: {why}")))?;
-    fresh.result(methods::PING, json!({"Message": "still there"})).await?;
+    fresh.probe_with("still there").await?;
     Ok(())
 }
 
@@ -221,7 +229,7 @@ fn connection_churn(s: Session) -> CheckFuture {
                 .link(Framing::Header)
                 .await
                 .map_err(|e| e.into_violation(|why| format!("connection {n} of the churn failed: {why}")))?;
-            link.result(methods::PING, json!({})).await?;
+            link.probe_with("churn").await?;
         }
         still_serving(&s).await
     })
@@ -236,10 +244,9 @@ fn concurrent_clients(s: Session) -> CheckFuture {
             links.push(s.link(Framing::Header).await?);
         }
         for (n, link) in links.iter_mut().enumerate() {
-            link.send_json(&json!({"jsonrpc": "2.0", "id": n, "method": methods::PING, "params": {}})).await?;
-            link.send_json(&json!({"jsonrpc": "2.0", "id": format!("second-{n}"), "method": methods::PING,
-                                   "params": {"Message": format!("client {n}")}}))
-                .await?;
+            let probe = link.probe();
+            link.send_json(&probe.request(n, "")).await?;
+            link.send_json(&probe.request(format!("second-{n}"), &format!("client {n}"))).await?;
         }
         // Answered in any order of clients; every client keeps its connection.
         for (n, link) in links.iter_mut().enumerate().rev() {

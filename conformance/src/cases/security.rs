@@ -32,7 +32,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "A tool disabled in settings is not listed by get-tool-details, and calling it is answered -32603 with data.type tool_disabled.".into(),
             reference: "docs/editor-link-protocol.md §3, §6",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Control("the Editor's settings changed for the case (a tool disabled)"),
             requires: Requires::tools(&["get-menu-items"]).and_extension(crate::case::Extension::ErrorCodes),
             check: check(disabled_tool),
         },
@@ -41,7 +41,7 @@ pub fn cases() -> Vec<Case> {
             requirement: "With \"Enable Tests Execution\" off, run-tests is answered -32603 with data.type security_blocked, data.command and data.reason.".into(),
             reference: "docs/editor-link-protocol.md §3, §6",
             level: Level::Must,
-            needs: Needs::Control,
+            needs: Needs::Control("the Editor's settings changed for the case (its security level)"),
             requires: Requires::catalogue_tool("run-tests"),
             check: check(security_blocked),
         },
@@ -76,15 +76,16 @@ fn token_required(s: Session) -> CheckFuture {
         let mut anonymous = s.link_without_token(Framing::Header).await?;
         let last = if token.ends_with('x') { "y" } else { "x" };
         let wrong = format!("{}{last}", &token[..token.len() - 1]);
+        let probe = anonymous.probe().method();
         let attempts = [
-            ("without a token", json!({"jsonrpc": "2.0", "id": "t-none", "method": methods::PING, "params": {}})),
+            ("without a token", json!({"jsonrpc": "2.0", "id": "t-none", "method": probe, "params": {}})),
             (
                 "with a wrong token",
-                json!({"jsonrpc": "2.0", "id": "t-wrong", "method": methods::PING, "params": {}, TOKEN_MEMBER: wrong}),
+                json!({"jsonrpc": "2.0", "id": "t-wrong", "method": probe, "params": {}, TOKEN_MEMBER: wrong}),
             ),
             (
                 "with the token in an array",
-                json!({"jsonrpc": "2.0", "id": "t-array", "method": methods::PING, "params": {}, TOKEN_MEMBER: [token]}),
+                json!({"jsonrpc": "2.0", "id": "t-array", "method": probe, "params": {}, TOKEN_MEMBER: [token]}),
             ),
         ];
         for (how, request) in &attempts {
@@ -103,11 +104,10 @@ fn token_required(s: Session) -> CheckFuture {
             "a body that is not JSON, without a token, was answered {parse} (the parse error comes first: -32700)"
         );
         let mut client = s.link(Framing::Header).await?;
-        let answer = client.call(methods::PING, json!({"Message": "with the token"})).await?;
-        ensure!(
-            answer["result"]["Message"] == "Unity MCP Bridge received: with the token",
-            "a request with the token was answered {answer}"
-        );
+        client
+            .probe_with("with the token")
+            .await
+            .map_err(|e| e.into_violation(|why| format!("a request with the token: {why}")))?;
         Ok(())
     })
 }

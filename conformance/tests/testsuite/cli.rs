@@ -249,9 +249,14 @@ fn a_tcp_target_is_tested_over_the_wire() {
                 assert!(detail.contains("without --project DIR"), "{id}: {detail}");
             }
             Needs::Link => assert_eq!(status, "pass", "{id}: {detail}"),
-            Needs::Control => {
+            Needs::Control(what) => {
                 assert_eq!(status, "skip", "{id}: {detail}");
-                assert!(detail.contains("through a control API"), "{id}: {detail}");
+                assert!(detail.contains(what) && detail.contains("only a control API gives"), "{id}: {detail}");
+            }
+            // Without the project, no reload the real way either.
+            Needs::Reload => {
+                assert_eq!(status, "skip", "{id}: {detail}");
+                assert!(detail.contains("--project DIR"), "{id}: {detail}");
             }
             Needs::Project => assert_eq!(status, "skip", "{id}: {detail}"),
             Needs::Faults => {
@@ -470,4 +475,49 @@ fn a_saturated_listener_fails_one_case_and_the_suite_recovers_for_the_next() {
         assert_eq!(statuses[after].0, "pass", "{after} after the saturated listener recovered:\n{stdout}");
     }
     assert!(stdout.contains("0 errors"), "{stdout}");
+}
+
+/// Without a control API (as in front of a real Editor), the reload cases
+/// reload the Editor the way an agent does: a script written into the
+/// project's Assets/, then `compile`; afterwards the script is gone and
+/// compiled away. They pass against a conforming Editor, over TCP and on
+/// uLoopMCP 2.1.1's own wire, and fail against one that breaks the rule.
+#[test]
+fn reload_cases_reload_the_real_way_without_a_control_api() {
+    const RELOADS: [&str; 6] = [
+        "5.reload-shutdown-notification",
+        "5.reload-new-session",
+        "5.reload-in-flight-unanswered",
+        "5.resume-interrupted",
+        "7.discovery-reload-state",
+        "mcp.reload.call-waits",
+    ];
+    let run = |fake: &Served| {
+        let dir = tempfile::tempdir().unwrap();
+        let report = dir.path().join("report.json");
+        let mut command = conformance();
+        command.args(["run", "--target", &fake.target(), "--project"]).arg(fake.project.path());
+        for id in RELOADS {
+            command.args(["--filter", id]);
+        }
+        let out = command.arg("--json").arg(&report).output().unwrap();
+        (String::from_utf8_lossy(&out.stdout).into_owned(), statuses(&report))
+    };
+
+    let fake = Served::start(&[]);
+    let (stdout, statuses) = run(&fake);
+    for id in RELOADS {
+        assert_eq!(statuses[id].0, "pass", "{id}: {}\n{stdout}", statuses[id].1);
+    }
+    let script = fake.project.path().join(unity_conformance::reload::RELOAD_SCRIPT);
+    assert!(!script.exists(), "the reload script was left in the project");
+    let control = fake_unity::ControlClient::from_url(&fake.control).unwrap();
+    let state = tokio::runtime::Runtime::new().unwrap().block_on(control.get("/state")).unwrap();
+    // Each of the six reloads once, and once more to compile the script away.
+    assert!(state["reloads"].as_u64().is_some_and(|n| n >= 12), "reloads: {}", state["reloads"]);
+
+    let broken = Served::start(&["--defect", "no-shutdown-notification"]);
+    let (stdout, statuses) = run(&broken);
+    assert_eq!(statuses["5.reload-shutdown-notification"].0, "fail", "{stdout}");
+    assert!(!broken.project.path().join(unity_conformance::reload::RELOAD_SCRIPT).exists());
 }

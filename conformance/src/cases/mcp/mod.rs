@@ -193,7 +193,7 @@ fn protocol_cases() -> Vec<Case> {
         case(
             "mcp.ping-during-call",
             Must,
-            Control,
+            Control("a call slowed by a fault"),
             UTILITIES,
             "ping is answered while a tool call is still running (the call answered later).",
             ping_during_call,
@@ -321,7 +321,7 @@ fn protocol_cases() -> Vec<Case> {
         case(
             "mcp.cancellation",
             Must,
-            Control,
+            Control("a call slowed by a fault"),
             UTILITIES,
             "After notifications/cancelled the bridge sends no answer for that request, and keeps serving.",
             cancellation,
@@ -329,7 +329,7 @@ fn protocol_cases() -> Vec<Case> {
         case(
             "mcp.list-changed",
             Must,
-            Control,
+            Control("tools removed at a reload (a fault)"),
             TOOLS,
             "When the Editor's tools change across a reload the bridge sends notifications/tools/list_changed, and tools/list shows the new set.",
             list_changed,
@@ -337,7 +337,7 @@ fn protocol_cases() -> Vec<Case> {
         case(
             "mcp.list-changed-after-initialized",
             Must,
-            Control,
+            Control("tools removed at a reload (a fault)"),
             LIFECYCLE,
             "notifications/tools/list_changed is never sent before notifications/initialized.",
             list_changed_after_initialized,
@@ -345,7 +345,7 @@ fn protocol_cases() -> Vec<Case> {
         case(
             "mcp.reload.call-waits",
             Must,
-            Control,
+            Reload,
             "docs/editor-link-protocol.md §5; mcp-stdio.md",
             "A call made while the Editor reloads waits for it and succeeds.",
             reload_call_waits,
@@ -353,7 +353,7 @@ fn protocol_cases() -> Vec<Case> {
         case(
             "mcp.reload.in-flight",
             Must,
-            Control,
+            Control("calls slowed by a fault"),
             "docs/editor-link-protocol.md §5; mcp-stdio.md",
             "Read-only calls in flight when the Editor reloads are each answered once, successfully.",
             reload_in_flight,
@@ -377,7 +377,7 @@ fn protocol_cases() -> Vec<Case> {
         case(
             "mcp.run-tests.playmode-reload-off",
             Must,
-            Control,
+            Control("the Editor's count of domain reloads"),
             "docs/editor-link-protocol.md §5; Unity's Enter Play Mode settings",
             "With the project's domain reload off for entering play mode, a PlayMode run-tests is answered with the run's counts on the connection that asked, and nothing reloads.",
             playmode_reload_off,

@@ -69,7 +69,7 @@ pub(super) fn reload_call_waits(s: Session) -> CheckFuture {
     Box::pin(async move {
         let mut mcp = initialized(&s).await?;
         mcp.call_ok("get-logs", json!({"MaxCount": 1})).await?;
-        s.control()?.post("/reload", json!({"downtimeMs": 1000})).await.map_err(control_failed)?;
+        s.begin_reload().await?;
         let result = mcp.call_ok("get-logs", json!({"MaxCount": 1})).await?;
         ensure!(result["structuredContent"].get("TotalCount").is_some(), "not get-logs' result: {result}");
         mcp.finish().await

@@ -32,8 +32,10 @@ pub fn workflows() -> Vec<Workflow> {
 }
 
 fn needs(workflow: &Workflow) -> Needs {
-    if workflow.steps.iter().any(|s| matches!(s, Step::Reload { .. })) {
-        Needs::Control
+    if workflow.steps.iter().any(|s| matches!(s, Step::Reload { reload } if reload.move_port)) {
+        Needs::Control("a domain reload that moves the port")
+    } else if workflow.steps.iter().any(|s| matches!(s, Step::Reload { .. })) {
+        Needs::Reload
     } else if workflow.steps.iter().any(|s| matches!(s, Step::Write { .. })) {
         Needs::Project
     } else {
@@ -158,12 +160,13 @@ async fn run_steps(
                 std::fs::write(&file, text)
                     .map_err(|e| Finding::Harness(format!("writing {path} into the project: {e}")))?;
             }
-            Step::Reload { reload } => {
+            Step::Reload { reload } if reload.move_port => {
                 s.control()?
-                    .reload(200, reload.move_port)
+                    .reload(200, true)
                     .await
                     .map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))?;
             }
+            Step::Reload { .. } => s.reload_and_wait().await?,
         }
     }
     mcp.finish().await?;

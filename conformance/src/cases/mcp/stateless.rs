@@ -47,7 +47,7 @@ pub(super) fn cases() -> Vec<Case> {
         case(
             "mcp.stateless.subscription",
             Must,
-            Control,
+            Control("tools removed at a reload (a fault)"),
             SUBSCRIPTIONS,
             "With no initialize, subscriptions/listen for toolsListChanged is acknowledged first (notifications/subscriptions/acknowledged carrying the listen's id); when the Editor's tools change, notifications/tools/list_changed comes tagged with that id; once the client cancels the subscription, nothing more comes on it and it gets no answer.",
             subscription,
