@@ -59,10 +59,19 @@ fn repository() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
-/// A copy of the fixture project whose manifest names the package by its
-/// absolute path (the relative one would point outside the copy).
-fn project_copy() -> Result<tempfile::TempDir, String> {
-    let project = fixture_copy()?;
+/// A copy of `source` (default: the fixture project) whose manifest names
+/// the package by its absolute path (the relative one would point outside
+/// the copy). What Unity makes again (`Library`, `Temp`, `Logs`, `obj`) is
+/// not copied: a project in use holds gigabytes there.
+fn project_copy(source: Option<&Path>) -> Result<tempfile::TempDir, String> {
+    let project = match source {
+        None => fixture_copy()?,
+        Some(source) => {
+            let copy = tempfile::tempdir().map_err(|e| format!("temporary project: {e}"))?;
+            copy_project(source, copy.path()).map_err(|e| format!("copying {}: {e}", source.display()))?;
+            copy
+        }
+    };
     let manifest = project.path().join("Packages/manifest.json");
     let text = std::fs::read_to_string(&manifest).map_err(|e| format!("{}: {e}", manifest.display()))?;
     let mut json: Value = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", manifest.display()))?;
@@ -107,7 +116,7 @@ pub fn start_mono_with(package: &Path, out: &Path, extra: &[std::ffi::OsString])
             String::from_utf8_lossy(&built.stderr)
         ));
     }
-    let project = project_copy()?;
+    let project = project_copy(None)?;
     let log_path = project.path().join("Library/unity-mcp-host.log");
     std::fs::create_dir_all(project.path().join("Library")).map_err(|e| format!("temporary project: {e}"))?;
     let log = std::fs::File::create(&log_path).map_err(|e| format!("{}: {e}", log_path.display()))?;
@@ -173,20 +182,58 @@ const LICENCE_SIGNS: &[&str] = &[
     "com.unity.editor.headless",
 ];
 const COMPILE_SIGNS: &[&str] = &["error CS", "Scripts have compiler errors", "compilation errors"];
+const CRASH_SIGNS: &[&str] = &["Received signal", "stack frames", "Crash!!!"];
 
-/// The lines of `log` that show a licence or compile failure, at most 20.
-pub fn failure_lines(log: &str) -> (Vec<&str>, Vec<&str>) {
+/// The lines of a batch-mode Unity's log that show why it failed.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct FailureLines<'a> {
+    pub licence: Vec<&'a str>,
+    pub compile: Vec<&'a str>,
+    pub crash: Vec<&'a str>,
+}
+
+/// The lines of `log` that show a licence, compile or crash failure, at
+/// most 20 of each.
+pub fn failure_lines(log: &str) -> FailureLines<'_> {
     let pick = |signs: &[&str]| -> Vec<&str> {
         log.lines().filter(|l| signs.iter().any(|s| l.contains(s))).take(20).collect()
     };
-    (pick(LICENCE_SIGNS), pick(COMPILE_SIGNS))
+    // A crash's stack: its lines start `#N `.
+    let frame = |l: &str| l.strip_prefix('#').is_some_and(|rest| rest.starts_with(|c: char| c.is_ascii_digit()));
+    let crash = log.lines().filter(|l| CRASH_SIGNS.iter().any(|s| l.contains(s)) || frame(l)).take(20).collect();
+    FailureLines { licence: pick(LICENCE_SIGNS), compile: pick(COMPILE_SIGNS), crash }
 }
 
-/// Starts `unity` in batch mode on a copy of the fixture project with the
-/// package, and waits (up to `timeout`, imports take minutes the first
-/// time) until it is ready: discovery file `ready`, connect, `ping`.
-pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> {
-    let project = project_copy()?;
+/// What a batch-mode Unity's failure to start was, in words, with the log
+/// lines that show it (or the end of the log when none do).
+fn explain_failure(what: String, log: &str, log_path: &Path) -> String {
+    let lines = failure_lines(log);
+    let mut message = what;
+    if !lines.licence.is_empty() {
+        message.push_str("\nUnity's licence is not usable (activate it, or set the UNITY_LICENSE secret in CI):\n  ");
+        message.push_str(&lines.licence.join("\n  "));
+    }
+    if !lines.compile.is_empty() {
+        message.push_str("\nthe project or the package does not compile:\n  ");
+        message.push_str(&lines.compile.join("\n  "));
+    }
+    if !lines.crash.is_empty() {
+        message.push_str("\nUnity crashed as it started:\n  ");
+        message.push_str(&lines.crash.join("\n  "));
+    }
+    if lines == FailureLines::default() {
+        let tail: Vec<&str> = log.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
+        message.push_str(&format!("\nthe end of its log ({}):\n  {}", log_path.display(), tail.join("\n  ")));
+    }
+    message
+}
+
+/// Starts `unity` in batch mode on a copy of `project` (default: the
+/// fixture project) with the package, and waits (up to `timeout`, imports
+/// take minutes the first time) until it is ready: discovery file `ready`,
+/// connect, `ping`.
+pub fn start_unity(unity: &Path, timeout: Duration, project: Option<&Path>) -> Result<Launched, String> {
+    let project = project_copy(project)?;
     let log_path = project.path().join("unity-editor.log");
     let mut child = Command::new(unity)
         .args(["-batchmode", "-nographics", "-silent-crashes", "-projectPath"])
@@ -206,24 +253,7 @@ pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> 
         }
         text
     };
-    let explain = |what: String, log: &str| {
-        let (licence, compile) = failure_lines(log);
-        let mut message = what;
-        if !licence.is_empty() {
-            message
-                .push_str("\nUnity's licence is not usable (activate it, or set the UNITY_LICENSE secret in CI):\n  ");
-            message.push_str(&licence.join("\n  "));
-        }
-        if !compile.is_empty() {
-            message.push_str("\nthe project or the package does not compile:\n  ");
-            message.push_str(&compile.join("\n  "));
-        }
-        if licence.is_empty() && compile.is_empty() {
-            let tail: Vec<&str> = log.lines().rev().take(30).collect::<Vec<_>>().into_iter().rev().collect();
-            message.push_str(&format!("\nthe end of its log ({}):\n  {}", log_path.display(), tail.join("\n  ")));
-        }
-        message
-    };
+    let explain = |what: String, log: &str| explain_failure(what, log, &log_path);
     loop {
         if let Ok(Some(status)) = child.try_wait() {
             return Err(explain(format!("Unity exited ({status}) before it was ready"), &read_log()));
@@ -252,6 +282,27 @@ pub fn start_unity(unity: &Path, timeout: Duration) -> Result<Launched, String> 
         }
         std::thread::sleep(Duration::from_millis(500));
     }
+}
+
+/// Copies a Unity project from `from` to `to`, without what Unity makes
+/// again from it.
+fn copy_project(from: &Path, to: &Path) -> std::io::Result<()> {
+    const REMADE: [&str; 4] = ["Library", "Temp", "Logs", "obj"];
+    std::fs::create_dir_all(to)?;
+    for entry in std::fs::read_dir(from)? {
+        let entry = entry?;
+        let name = entry.file_name();
+        if REMADE.iter().any(|r| name == *r) {
+            continue;
+        }
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            fake_unity::copy_dir(&path, &to.join(&name))?;
+        } else {
+            std::fs::copy(&path, to.join(&name))?;
+        }
+    }
+    Ok(())
 }
 
 /// Does an Editor listen on `port` and answer `ping` (newline framing)?
@@ -290,9 +341,12 @@ mod tests {
     #[test]
     fn licence_and_compile_failures_are_told_apart() {
         let log = "Loading\n[LICENSE SYSTEM] No valid Unity Editor license found\nAssets/A.cs(3,1): error CS1029: #error: 'x'\nBye";
-        let (licence, compile) = failure_lines(log);
-        assert_eq!(licence, ["[LICENSE SYSTEM] No valid Unity Editor license found"]);
-        assert_eq!(compile, ["Assets/A.cs(3,1): error CS1029: #error: 'x'"]);
-        assert_eq!(failure_lines("all fine"), (vec![], vec![]));
+        let lines = failure_lines(log);
+        assert_eq!(lines.licence, ["[LICENSE SYSTEM] No valid Unity Editor license found"]);
+        assert_eq!(lines.compile, ["Assets/A.cs(3,1): error CS1029: #error: 'x'"]);
+        assert!(lines.crash.is_empty());
+        let crash = failure_lines("Loading\nReceived signal SIGSEGV\nObtained 2 stack frames.\n#0  0x0 in main\nBye");
+        assert_eq!(crash.crash, ["Received signal SIGSEGV", "Obtained 2 stack frames.", "#0  0x0 in main"]);
+        assert_eq!(failure_lines("all fine"), FailureLines::default());
     }
 }

@@ -35,8 +35,11 @@ pub struct Args {
     #[arg(long, value_name = "URL")]
     pub control: Option<String>,
     /// With `--target tcp://…`: the Editor's project folder (its discovery
-    /// file); with `unix:PATH` or `pipe:NAME`: uLoopMCP 3's project, whose
-    /// canonical root each request names in `x-uloop`.
+    /// file; the reload cases write a script into its Assets/ and compile,
+    /// then remove it); with `unix:PATH` or `pipe:NAME`: uLoopMCP 3's
+    /// project, whose canonical root each request names in `x-uloop`; with
+    /// `--target unity`: the project Unity opens, a copy of it (default:
+    /// fixtures/unity-project; Library/, Temp/, Logs/ and obj/ not copied).
     #[arg(long, value_name = "DIR")]
     pub project: Option<PathBuf>,
     /// With `--target tcp://…`: the token every request must carry, for an
@@ -121,11 +124,16 @@ pub fn command(args: Args) -> ExitCode {
             return ExitCode::from(2);
         }
         (Target::Tcp(remote), None)
-            if remote.kind != RemoteKind::Tcp && (args.control.is_some() || args.project.is_some()) =>
+            if remote.kind == RemoteKind::Mono && (args.control.is_some() || args.project.is_some()) =>
         {
             eprintln!(
-                "unity-conformance: --control and --project are for --target tcp://HOST:PORT (the suite starts the {} Editor itself)",
-                if remote.kind == RemoteKind::Mono { "mono" } else { "unity" }
+                "unity-conformance: --control and --project are for --target tcp://HOST:PORT (the suite starts the mono Editor itself)"
+            );
+            return ExitCode::from(2);
+        }
+        (Target::Tcp(remote), None) if remote.kind == RemoteKind::Unity && args.control.is_some() => {
+            eprintln!(
+                "unity-conformance: --control is for --target tcp://HOST:PORT (a Unity Editor has no control API)"
             );
             return ExitCode::from(2);
         }
@@ -157,8 +165,13 @@ pub fn command(args: Args) -> ExitCode {
                 eprintln!("unity-conformance: --target unity needs --unity PATH (the Unity Editor executable)");
                 return ExitCode::from(2);
             };
-            eprintln!("unity-conformance: starting {} in batch mode on the fixture project", unity.display());
-            match launch::start_unity(unity, std::time::Duration::from_secs(args.unity_timeout)) {
+            let project = remote.project.as_deref();
+            eprintln!(
+                "unity-conformance: starting {} in batch mode on a copy of {}",
+                unity.display(),
+                project.map_or("the fixture project".into(), |p| p.display().to_string())
+            );
+            match launch::start_unity(unity, std::time::Duration::from_secs(args.unity_timeout), project) {
                 Ok(launched) => (Target::Tcp(launched.remote.clone()), Some(launched)),
                 Err(e) => {
                     eprintln!("unity-conformance: --target unity: {e}");

@@ -9,6 +9,7 @@ mod sessions;
 mod snapshots;
 mod uloop3;
 mod unity_package;
+mod unity_shaped;
 
 /// The bridge embedded in the `unity-conformance` binary, as the `mcp` cases start it.
 pub fn embedded_bridge() -> unity_conformance::bridge::BridgeCommand {

@@ -481,6 +481,9 @@ namespace UnityMcp.Host
             return found;
         }
 
+        /// <summary>What Unity compiles as it opens the project (a batch-mode start refuses to go on past an error).</summary>
+        public List<Diagnostic> CompileAtStart() => CompileNow(false).Diagnostics;
+
         /// <summary>Compiles: this compile's messages replace the last one's in the console.</summary>
         CompileReport CompileNow(bool force)
         {

@@ -2,7 +2,10 @@
 // under mono, on a model of a Unity project, for the conformance suite
 // (`unity-conformance run --target mono`). Prints one JSON line on stdout
 // when it listens: {"port":N,"control":"http://127.0.0.1:M","project":"…"};
-// logs go to stderr. Runs until POST /quit, or its stdin closes. As an
+// logs go to stderr. Runs until POST /quit, or its stdin closes. With
+// --batchmode it plays Unity started in batch mode (Tests~/unity-shaped-editor
+// starts it so): the project's scripts compiled first (an error stops it,
+// exit 1, as Unity does), no control API, and it runs until it is killed. As an
 // Editor does, it makes a token once per process and publishes it only in
 // the project's Library/MCPInstance.json ("token"); every request must
 // carry it as "x-token" unless POST /settings {"allowClientsWithoutToken":
@@ -18,7 +21,7 @@ namespace UnityMcp.Host
 {
     public static class Program
     {
-        const string Usage = "usage: unity-mcp-host --project DIR --state FILE [--port N] [--control-port N] [--snippet-reference DLL]...\n       unity-mcp-host --output-schemas";
+        const string Usage = "usage: unity-mcp-host --project DIR --state FILE [--port N] [--control-port N] [--snippet-reference DLL]... [--batchmode]\n       unity-mcp-host --output-schemas";
 
         /// <summary>The output schema of every tool of the package (its core assembly's), and get-editor-state's, as the fixture's text.</summary>
         public static string PackageOutputSchemas()
@@ -27,12 +30,35 @@ namespace UnityMcp.Host
             return ToolResults.CatalogueText(ToolRegistry.Discover(new[] { core }, new[] { core }).All);
         }
 
+        /// <summary>
+        /// Unity in batch mode compiles the project's scripts before
+        /// -executeMethod, and with an error logs them and quits (exit 1):
+        /// said so on stderr, Unity's log.
+        /// </summary>
+        static bool CompilesAtStart(ModelEditor editor)
+        {
+            var errors = 0;
+            foreach (var d in editor.CompileAtStart())
+            {
+                Console.Error.WriteLine(d.UnityMessage);
+                errors += d.IsError ? 1 : 0;
+            }
+            if (errors == 0)
+            {
+                return true;
+            }
+            Console.Error.WriteLine("Scripts have compiler errors.");
+            Console.Error.WriteLine("Exiting without the bug reporter. Application will terminate with return code 1");
+            return false;
+        }
+
         public static int Main(string[] args)
         {
             string project = null;
             string state = null;
             var port = 0;
             var controlPort = 0;
+            var batchMode = false;
             var snippetReferences = new System.Collections.Generic.List<string>();
             for (var i = 0; i < args.Length; i++)
             {
@@ -65,6 +91,9 @@ namespace UnityMcp.Host
                         case "--snippet-reference":
                             snippetReferences.Add(Path.GetFullPath(value()));
                             break;
+                        case "--batchmode":
+                            batchMode = true;
+                            break;
                         case "--help":
                             Console.WriteLine(Usage);
                             return 0;
@@ -91,13 +120,26 @@ namespace UnityMcp.Host
                 return 2;
             }
             HeadlessHost host;
-            ControlApi control;
+            ControlApi control = null;
             try
             {
                 var editor = new ModelEditor(ModelEditor.LoadState(state), project);
                 editor.SnippetReferences.AddRange(snippetReferences);
+                if (batchMode && !CompilesAtStart(editor))
+                {
+                    return 1;
+                }
                 host = new HeadlessHost(editor);
                 host.Start(port);
+                if (batchMode)
+                {
+                    // What BatchMode.Start logs once the server listens.
+                    Console.Error.WriteLine("Unity MCP: listening on 127.0.0.1:" + host.Port + " (ready)");
+                    Console.Error.Flush();
+                    host.Quit.Task.Wait();
+                    host.Stop().Wait();
+                    return 0;
+                }
                 control = new ControlApi(host);
                 control.Start(controlPort);
             }
