@@ -97,6 +97,29 @@ impl Offers {
         Ok(offers)
     }
 
+    /// [`Offers::find_out`], given up to `patience` (with backoff) when the
+    /// Editor is one every case shares: one still busy with what came
+    /// before the run (a reload, a listener draining its backlog) is asked
+    /// again before the run holds it to every case.
+    pub async fn find_out_patiently(
+        target: &Target,
+        bridge: &BridgeCommand,
+        patience: Duration,
+    ) -> Result<Offers, String> {
+        let started = tokio::time::Instant::now();
+        let mut pause = Duration::from_millis(100);
+        loop {
+            match Offers::find_out(target, bridge).await {
+                Ok(offers) => return Ok(offers),
+                Err(why) if !target.is_shared_editor() || started.elapsed() + pause >= patience => return Err(why),
+                Err(_) => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(Duration::from_secs(2));
+                }
+            }
+        }
+    }
+
     /// What `get-version` says: whose catalogue the Editor has
     /// ([`Dialect::catalogue_of`]: uLoopMCP 3's internal commands are
     /// answered, though never listed), and for `ProtocolVersion: 1` the

@@ -252,6 +252,10 @@ pub struct UnixSocket {
     identity: Option<(u64, u64)>,
 }
 
+/// uLoopMCP 3's listen backlog on a Unix socket.
+#[cfg(unix)]
+const ULOOP3_BACKLOG: u32 = 100;
+
 #[cfg(unix)]
 impl UnixSocket {
     /// `BridgeTransportListener.Start` (lines 74-90): the folder created if
@@ -272,7 +276,12 @@ impl UnixSocket {
             Err(err) if err.kind() == io::ErrorKind::NotFound => {}
             Err(err) => return Err(err),
         }
-        let listener = tokio::net::UnixListener::bind(path)?;
+        // uLoopMCP 3 listens with a backlog of 100 (`listen(100)`,
+        // docs/uloop-3-wire.md §8): a burst past it while the Editor does
+        // not accept (a saturated thread pool) fails to connect at once.
+        let socket = tokio::net::UnixSocket::new_stream()?;
+        socket.bind(path)?;
+        let listener = socket.listen(ULOOP3_BACKLOG)?;
         let identity = std::fs::symlink_metadata(path).ok().map(|m| (m.dev(), m.ino()));
         Ok(UnixSocket { listener, path: path.to_owned(), identity })
     }

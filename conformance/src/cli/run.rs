@@ -225,7 +225,7 @@ pub fn command(args: Args) -> ExitCode {
         let mut scope =
             Scope { profile: args.profile, extensions: args.extension.iter().copied().collect(), offers: None };
         if scope.profile != Profile::Full {
-            match Offers::find_out(&target, &bridge).await {
+            match Offers::find_out_patiently(&target, &bridge, runner::RECOVERY).await {
                 Ok(offers) => {
                     let _ = writeln!(stdout, "unity-conformance: the Editor offers {}", offers.describe());
                     scope.offers = Some(offers);

@@ -441,7 +441,7 @@ fn a_result(id: &str, status: unity_conformance::case::Status) -> unity_conforma
 }
 
 /// In front of a saturated listener (fake-unity's `slowAccept`: 6 s to
-/// accept each connection, for the first 14 s, as uLoopMCP 3's thread pool
+/// accept each connection from the 40th the case holds, for 14 s, as uLoopMCP 3's thread pool
 /// busy with 200 connections), holding 200 connections fails that case — a
 /// true finding — and the cases after it are judged once the Editor has
 /// drained its backlog: they pass, with no error. (Before, the next case
@@ -454,7 +454,10 @@ fn a_saturated_listener_fails_one_case_and_the_suite_recovers_for_the_next() {
         .unwrap()
         .block_on(control.post(
             "/faults",
-            serde_json::json!({"name": "saturated", "fault": {"kind": "slowAccept", "ms": 6000}, "on": "connect", "forMs": 14000}),
+            // From the 40th connection the case holds (the run asks what the
+            // Editor offers on one connection first).
+            serde_json::json!({"name": "saturated", "fault": {"kind": "slowAccept", "ms": 6000}, "on": "connect",
+                               "match": {"nth": 41}, "forMs": 14000}),
         ))
         .unwrap();
     let dir = tempfile::tempdir().unwrap();

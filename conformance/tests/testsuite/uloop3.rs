@@ -89,3 +89,43 @@ fn the_suite_runs_over_a_unix_socket_against_a_served_uloop_3() {
     assert!(stdout.contains(&format!("against {endpoint}: ")), "{stdout}");
     check_v3_run(&stdout, &json, &endpoint);
 }
+
+/// In front of a served v3 model whose listener saturates as uLoopMCP 3's
+/// does (a backlog of 100; `slowAccept` from the 40th of the 200 held
+/// connections, as its thread pool falls behind): holding 200 connections
+/// fails, a backlog-full connect told by its kind, and the cases after it
+/// are judged once the Editor drains: they pass, with no error. (Before the
+/// recovery wait, each case after it failed to connect: 35 errors in a
+/// whole run.)
+#[cfg(unix)]
+#[test]
+fn a_saturated_v3_listener_fails_one_case_and_the_suite_recovers() {
+    let sockets = tempfile::tempdir().unwrap();
+    let endpoint = format!("unix:{}", sockets.path().join("v3.sock").display());
+    let fake = crate::cli::Served::start(&["--editor", "uloop-3", "--endpoint", &endpoint]);
+    let control = fake_unity::ControlClient::from_url(&fake.control).unwrap();
+    // The run asks what the Editor offers on two connections first.
+    let rule = serde_json::json!({"name": "saturated", "fault": {"kind": "slowAccept", "ms": 6000}, "on": "connect",
+                                  "match": {"nth": 42}, "forMs": 14000});
+    tokio::runtime::Runtime::new().unwrap().block_on(control.post("/faults", rule)).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("report.json");
+    let run = Cmd::cargo_bin("unity-conformance")
+        .unwrap()
+        .args(["run", "--target", &endpoint, "--project"])
+        .arg(fake.project.path())
+        .args(["--filter", "1.held-connections", "--filter", "2.reply-header-exact", "--filter", "2.length-in-bytes"])
+        .arg("--json")
+        .arg(&json)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&run.stdout).into_owned();
+    let statuses = statuses(&json);
+    let (held, why) = &statuses["1.held-connections"];
+    assert_eq!(held, "fail", "{stdout}");
+    assert!(why.contains("its listen backlog is full"), "{why}");
+    for after in ["2.reply-header-exact", "2.length-in-bytes"] {
+        assert_eq!(statuses[after].0, "pass", "{after} after the listener drained:\n{stdout}");
+    }
+    assert!(stdout.contains(" 0 errors"), "{stdout}");
+}
