@@ -96,9 +96,10 @@ fn control_failed(e: impl std::fmt::Display) -> Finding {
     Finding::Harness(format!("reload through the control API: {e}"))
 }
 
-/// Writes the reload script with contents it never had, sends `compile`,
-/// and waits until the domain reload closes that connection.
-async fn compile_changed_script(s: &Session, project: &Path) -> Result<(), Finding> {
+/// Writes the reload script into `project` with contents it never had, so
+/// that the next compile has new assemblies to load (a domain reload); the
+/// stamp it carries.
+pub fn write_script(project: &Path) -> Result<u128, Finding> {
     let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
     let source = format!(
         "// Written by unity-conformance to make Unity reload its scripts, as an agent's edit does;\n\
@@ -107,13 +108,26 @@ async fn compile_changed_script(s: &Session, project: &Path) -> Result<(), Findi
     );
     let path = project.join(RELOAD_SCRIPT);
     std::fs::write(&path, source).map_err(|e| Finding::Harness(format!("writing {}: {e}", path.display())))?;
+    Ok(stamp)
+}
+
+/// Removes the reload script (and the `.meta` Unity wrote beside it).
+pub fn remove_script(project: &Path) -> std::io::Result<()> {
+    let _ = std::fs::remove_file(project.join(format!("{RELOAD_SCRIPT}.meta")));
+    std::fs::remove_file(project.join(RELOAD_SCRIPT))
+}
+
+/// Writes the reload script, sends `compile`, and waits until the domain
+/// reload closes that connection.
+async fn compile_changed_script(s: &Session, project: &Path) -> Result<(), Finding> {
+    let stamp = write_script(project)?;
     s.note(format!("wrote {RELOAD_SCRIPT} (stamp {stamp}); compile, to reload the domain"));
     let mut link = s.link(Framing::Header).await?;
     let id = link.request("compile", json!({})).await?;
     match closed_or_answered(&mut link, &id).await {
         Ended::Closed => Ok(()),
         Ended::Answered(answer) => Err(Finding::Harness(format!(
-            "compile after a change to {RELOAD_SCRIPT} was answered without a domain reload, so the reload this case needs did not happen: {answer}"
+            "compile after a change to {RELOAD_SCRIPT} was answered without a domain reload, so the reload this case needs did not happen (is --project the folder this Editor has open?): {answer}"
         ))),
         Ended::Neither(why) => Err(Finding::Harness(format!(
             "compile after a change to {RELOAD_SCRIPT}: neither an answer nor a domain reload ({why})"
@@ -183,8 +197,7 @@ pub async fn restore(target: &Target, bridge: &crate::bridge::BridgeCommand) -> 
     if !path.exists() {
         return Ok(false);
     }
-    std::fs::remove_file(&path).map_err(|e| format!("removing {}: {e}", path.display()))?;
-    let _ = std::fs::remove_file(project.join(format!("{RELOAD_SCRIPT}.meta")));
+    remove_script(project).map_err(|e| format!("removing {}: {e}", path.display()))?;
     let session = target.open(WireLog::default(), bridge).await.map_err(|f| f.detail().to_owned())?;
     let deadline = tokio::time::Instant::now() + RELOAD_DEADLINE;
     // The Editor may still be reloading from the case: compile once it

@@ -94,10 +94,17 @@ impl Remote {
         }
     }
 
-    /// Why a case that reloads the Editor cannot run, if it cannot: with
-    /// neither a control API nor the project ([`crate::reload`]).
+    /// Why a case that reloads the Editor cannot run, if it cannot: it
+    /// reads the project's discovery file, and without a control API the
+    /// project is where the reload script goes ([`crate::reload`]).
     pub fn cannot_reload(&self) -> Option<String> {
-        self.project.is_none().then(|| crate::reload::CANNOT_RELOAD.to_owned())
+        match (&self.control, &self.project) {
+            (_, Some(_)) => None,
+            (Some(_), None) => {
+                Some("not applicable: the discovery file needs the Editor's project (--project DIR)".into())
+            }
+            (None, None) => Some(crate::reload::CANNOT_RELOAD.to_owned()),
+        }
     }
 
     /// Why a case that compares the Editor with `fixtures/unity-project`
@@ -582,12 +589,12 @@ impl Session {
         file.token
     }
 
-    /// The control API, or a harness finding when the target has none.
     /// The harmless request this Editor's catalogue answers ([`Probe`]).
     pub fn probe(&self) -> Probe {
         Probe::of(self.lacks)
     }
 
+    /// The control API, or a harness finding when the target has none.
     pub fn control(&self) -> Result<&ControlClient, Finding> {
         self.control.as_ref().ok_or_else(|| Finding::Harness("this target has no control API".into()))
     }

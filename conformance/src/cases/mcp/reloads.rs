@@ -107,10 +107,6 @@ pub(super) fn reload_in_flight(s: Session) -> CheckFuture {
     })
 }
 
-/// A script of the suite's, written into the project so that `compile`
-/// reloads the Editor; removed afterwards.
-const RELOAD_PROBE: &str = "Assets/UnityConformanceReloadProbe.cs";
-
 /// The Editor's own markers: while it compiles, and from a domain reload's
 /// start until it listens again.
 const BUSY_LOCKS: [&str; 2] = ["Temp/compiling.lock", "Temp/domainreload.lock"];
@@ -120,21 +116,15 @@ pub(super) fn compile_waits_for_reload(s: Session) -> CheckFuture {
         let project = s.project.clone().ok_or_else(|| Finding::Harness("the project folder is not known".into()))?;
         let mut mcp = initialized(&s).await?;
         mcp.call_ok("get-logs", json!({"MaxCount": 1})).await?;
-        let probe = project.join(RELOAD_PROBE);
-        let stamp = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-        let source = format!(
-            "// Written by unity-conformance (mcp.uloop-2.1.1.wait-for-domain-reload) and removed by it.\npublic static class UnityConformanceReloadProbe {{ public const string Stamp = \"{stamp}\"; }}\n"
-        );
-        std::fs::write(&probe, source).map_err(|e| Finding::Harness(format!("writing {RELOAD_PROBE}: {e}")))?;
+        crate::reload::write_script(&project)?;
         let answer = mcp.call("compile", json!({"WaitForDomainReload": true})).await;
         let busy: Vec<&str> = BUSY_LOCKS.iter().copied().filter(|lock| project.join(lock).exists()).collect();
         let state = match s.control() {
             Ok(control) => control.get("/state").await.ok().map(|state| state["state"].clone()),
             Err(_) => None,
         };
-        // The project as it was: the probe gone, compiled again.
-        let _ = std::fs::remove_file(&probe);
-        let _ = std::fs::remove_file(project.join(format!("{RELOAD_PROBE}.meta")));
+        // The project as it was: the script gone, compiled again.
+        let _ = crate::reload::remove_script(&project);
         let restored = mcp.call("compile", json!({"WaitForDomainReload": true})).await;
         let answer = answer?;
         ensure!(
