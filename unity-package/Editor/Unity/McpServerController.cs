@@ -3,7 +3,8 @@
 // reload too. It discovers the tools, starts the core's server on the
 // configured port (falling back to the next free one), publishes the
 // discovery file (with this Editor process's token, kept in SessionState so
-// it outlives domain reloads), sends the shutdown notification before a
+// it outlives domain reloads) and its entry in the per-user registry of open
+// Editors (deleted when it quits), sends the shutdown notification before a
 // reload or quit, and list_changed once the tools are back after a reload.
 // Tool work that touches Unity runs on the main thread through the queue
 // pumped by EditorApplication.update. The server's life itself (start,
@@ -199,7 +200,8 @@ namespace UnityMcp.Editor
                 }
                 try
                 {
-                    DiscoveryFile.Write(McpServerController.Project, new DiscoveryInfo
+                    // The discovery file, and this Editor's entry in the per-user registry of open Editors (a failure there is only warned of).
+                    DiscoveryFile.Publish(McpServerController.Project, new DiscoveryInfo
                     {
                         Port = port,
                         Pid = Process.GetCurrentProcess().Id,
@@ -209,7 +211,7 @@ namespace UnityMcp.Editor
                         ServerSessionId = serverSessionId,
                         State = state,
                         Token = token,
-                    });
+                    }, message => UnityEngine.Debug.LogWarning(message));
                 }
                 catch (Exception e)
                 {

@@ -308,13 +308,13 @@ namespace UnityMcp.Core.Tests
         }
 
         /// <summary>The file's permission bits in octal, as stat(1) prints them.</summary>
-        static string Mode(string path)
+        internal static string Mode(string path)
         {
             Assert.IsTrue(DiscoveryFile.IsUnix, "these checks read Unix modes");
             return Run("/usr/bin/stat", "-c %a \"" + path + "\"");
         }
 
-        static void Chmod(string path, string mode) => Run("/bin/chmod", mode + " \"" + path + "\"");
+        internal static void Chmod(string path, string mode) => Run("/bin/chmod", mode + " \"" + path + "\"");
 
         static string Run(string program, string arguments)
         {
@@ -476,7 +476,7 @@ namespace UnityMcp.Core.Tests
         // ---- the headless host (unity-mcp-host.exe, built next to these tests) ----
 
         /// <summary>A headless host process serving a temporary project.</summary>
-        sealed class HostProcess : IDisposable
+        internal sealed class HostProcess : IDisposable
         {
             readonly Process process;
             public readonly string Project = TempProject();
@@ -506,6 +506,9 @@ namespace UnityMcp.Core.Tests
             }
 
             public string PublishedToken => (string)FramingTests.ReadJson(DiscoveryFile.PathIn(Project))["token"];
+
+            /// <summary>The host's process id (its entry in the registry of open Editors is named by it).</summary>
+            public int Pid => process.Id;
 
             public JObject Post(string path, string body)
             {

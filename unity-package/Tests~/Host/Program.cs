@@ -9,7 +9,9 @@
 // Editor does, it makes a token once per process and publishes it only in
 // the project's Library/MCPInstance.json ("token"); every request must
 // carry it as "x-token" unless POST /settings {"allowClientsWithoutToken":
-// true}.
+// true}. As an Editor does, it also has an entry (no token) in the per-user
+// registry of open Editors while it runs: UNITY_MCP_EDITORS_DIR when set,
+// else the user's own (a test run sets it to a temporary folder).
 
 using System;
 using System.IO;

@@ -211,7 +211,8 @@ namespace UnityMcp.Host
 
             public void Publish(string state, int port, string serverSessionId)
             {
-                DiscoveryFile.Write(domain.project, new DiscoveryInfo
+                // As McpServerController does: the discovery file and the registry of open Editors.
+                DiscoveryFile.Publish(domain.project, new DiscoveryInfo
                 {
                     Port = port,
                     Pid = Process.GetCurrentProcess().Id,
@@ -221,7 +222,7 @@ namespace UnityMcp.Host
                     ServerSessionId = serverSessionId,
                     State = state,
                     Token = domain.token,
-                });
+                }, message => Console.Error.WriteLine(message));
                 domain.native.Published(state);
             }
 

@@ -3,7 +3,8 @@
 // empty or cut. It holds the Editor's token (extension token), so on Unix it
 // is readable and writable by its user only (0600); on Windows it inherits
 // the ACL of the project's Library folder, so whoever may read the project
-// may read the token.
+// may read the token. Beside it, EditorRegistry keeps this Editor's entry in
+// the per-user registry of open Editors (no token there).
 
 using System;
 using System.Globalization;
@@ -63,9 +64,39 @@ namespace UnityMcp.Core
         public static string IsoTimestamp(DateTime time) => time.ToUniversalTime().ToString("yyyy-MM-dd'T'HH:mm:ss.fff'Z'", CultureInfo.InvariantCulture);
 
         /// <summary>Writes the file for <paramref name="info"/> atomically, readable by its user only (Unix).</summary>
-        public static void Write(string project, DiscoveryInfo info)
+        public static void Write(string project, DiscoveryInfo info) => Write(project, info, DateTime.UtcNow);
+
+        static void Write(string project, DiscoveryInfo info, DateTime now)
         {
-            WriteAtomically(PathIn(project), Encoding.UTF8.GetBytes(ToJson(info, DateTime.UtcNow).ToString(Newtonsoft.Json.Formatting.Indented) + "\n"), true);
+            WriteAtomically(PathIn(project), Encoding.UTF8.GetBytes(ToJson(info, now).ToString(Newtonsoft.Json.Formatting.Indented) + "\n"), true);
+        }
+
+        /// <summary>
+        /// Says where the server is: writes the discovery file (which stays
+        /// the source of truth; a failure to write it throws, as Write does)
+        /// and this Editor's entry in the per-user registry of open Editors
+        /// (EditorRegistry), both stamped with the same time. A state other
+        /// than "stopped" writes the entry, only once the discovery file is
+        /// written; "stopped" deletes it, whether or not the discovery file
+        /// could be written. A failure of the registry never throws: it is
+        /// told to <paramref name="warn"/>.
+        /// </summary>
+        public static void Publish(string project, DiscoveryInfo info, Action<string> warn)
+        {
+            var now = DateTime.UtcNow;
+            var written = false;
+            try
+            {
+                Write(project, info, now);
+                written = true;
+            }
+            finally
+            {
+                if (written || info.State == EditorRegistry.Stopped)
+                {
+                    EditorRegistry.Publish(info, now, warn);
+                }
+            }
         }
 
         /// <summary>Whether files have Unix modes here (Linux, macOS), not Windows ACLs.</summary>
@@ -73,16 +104,16 @@ namespace UnityMcp.Core
             Environment.OSVersion.Platform == PlatformID.Unix || Environment.OSVersion.Platform == PlatformID.MacOSX || System.IO.Path.DirectorySeparatorChar == '/';
 
         /// <summary>rw------- (0600).</summary>
-        const uint OwnerReadWrite = 0x180;
+        internal const uint OwnerReadWrite = 0x180;
 
         /// <summary>rwx------ (0700).</summary>
-        const uint OwnerOnlyFolder = 0x1C0;
+        internal const uint OwnerOnlyFolder = 0x1C0;
 
         [DllImport("libc", SetLastError = true)]
         static extern int chmod(string path, uint mode);
 
         /// <summary>Sets a Unix mode; throws rather than leave a secret readable by others.</summary>
-        static void SetMode(string path, uint mode)
+        internal static void SetMode(string path, uint mode)
         {
             int result;
             try
