@@ -4,7 +4,10 @@
 //! ([`tool_call`], step by step), and the bridge's own tools
 //! (`bridge-status`, `wait-for-editor-ready`).
 
+mod select_editor;
 mod tool_call;
+
+pub use select_editor::SELECT_TOOL;
 
 use std::{
     future::Future,
@@ -19,7 +22,7 @@ use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    link::{CallError, CallOptions, Link, LinkEvent},
+    link::{CallError, CallOptions, Link, LinkEvent, NotSent, whereabouts::Place},
     main_thread,
     results::{ResultPolicy, ToolResult},
     silent_editor,
@@ -255,8 +258,13 @@ impl Bridge {
     pub async fn list_tools(&self) -> Vec<Value> {
         let mut watch = self.catalog.subscribe();
         if watch.borrow().source == CatalogSource::None {
+            // Not while a look says there is no Editor to wait for.
             let wait = watch.wait_for(|c| c.source != CatalogSource::None);
-            let _ = tokio::time::timeout(self.options.tools_wait, wait).await;
+            let until = Instant::now() + self.options.tools_wait;
+            tokio::select! {
+                _ = tokio::time::timeout(self.options.tools_wait, wait) => {}
+                Some(_) = self.link.absence_by(until) => {}
+            }
         }
         self.current_tools()
     }
@@ -264,6 +272,9 @@ impl Bridge {
     /// Every tool known now, without waiting.
     pub fn current_tools(&self) -> Vec<Value> {
         let mut out = own_tools();
+        if self.link.started_outside_project() {
+            out.push(select_editor::definition());
+        }
         out.extend(self.catalog.borrow().unity.iter().map(|t| t.definition.clone()));
         out
     }
@@ -278,7 +289,11 @@ impl Bridge {
         if !known(&watch.borrow()) && watch.borrow().source != CatalogSource::Editor {
             // Not known yet: wait (up to `wait`) for the Editor's list, as tools/list does.
             let editor_list = watch.wait_for(|c| c.source == CatalogSource::Editor);
-            let _ = tokio::time::timeout(wait, editor_list).await;
+            let until = Instant::now() + wait;
+            tokio::select! {
+                _ = tokio::time::timeout(wait, editor_list) => {}
+                Some(_) = self.link.absence_by(until) => {}
+            }
         }
         let catalog = watch.borrow();
         match catalog.unity.iter().find(|t| t.name() == name) {
@@ -305,7 +320,13 @@ impl Bridge {
             "connected": link.state == crate::link::LinkState::Connected,
             "state": link.state,
             // As Unity names it (Windows: `C:/…`, not `canonicalize`'s `\\?\C:\…`).
-            "project": self.options.project.as_deref().map(editor_link::discovery::unity_path),
+            "project": self.link.project().as_deref().map(editor_link::discovery::unity_path),
+            "editorChoice": link.place.to_json(),
+            "openEditors": match link.place {
+                Place::Anywhere { .. } => json!(link.open_editors),
+                Place::Project { .. } | Place::Pinned => Value::Null,
+            },
+            "absent": link.absence.as_ref().map(ToString::to_string),
             "port": link.port,
             "endpoint": link.endpoint,
             "framing": link.framing,
@@ -345,7 +366,7 @@ impl Bridge {
         };
         // Not connected: is Unity open with the project anyway?
         if status["connected"] != true {
-            let silent = self.options.project.as_deref().and_then(silent_editor::diagnose);
+            let silent = self.link.project().as_deref().and_then(silent_editor::diagnose);
             status["unityOpen"] = silent.map_or(
                 Value::Null,
                 |s| json!({"pid": s.editor.pid, "unityVersion": s.editor.version, "says": s.to_string()}),
@@ -378,6 +399,9 @@ impl Bridge {
         loop {
             match self.link.wait_connected(deadline, &cancel).await {
                 Err(CallError::Cancelled) => return Err(CallRefused::Cancelled),
+                Err(CallError::NotSent { why: NotSent::Absent(absence), .. }) => {
+                    return Ok(ToolResult::error(crate::results::absent(WAIT_TOOL, &absence)));
+                }
                 Err(_) => {
                     let status = self.link.status();
                     return Ok(ToolResult::error(format!(
@@ -417,7 +441,7 @@ impl Bridge {
 
 /// A Unity tool with the name of one of the bridge's own is not offered.
 fn without_own(unity: Vec<McpTool>) -> Vec<Arc<McpTool>> {
-    unity.into_iter().filter(|t| t.name() != STATUS_TOOL && t.name() != WAIT_TOOL).map(Arc::new).collect()
+    unity.into_iter().filter(|t| ![STATUS_TOOL, WAIT_TOOL, SELECT_TOOL].contains(&t.name())).map(Arc::new).collect()
 }
 
 /// The definitions of the bridge's own tools.

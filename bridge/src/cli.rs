@@ -13,7 +13,7 @@ use std::{
 
 use crate::{
     bridge::{Bridge, BridgeOptions, CallRefused},
-    link::{FramingChoice, Link, LinkConfig},
+    link::{FramingChoice, Link, LinkConfig, whereabouts::ProjectFrom},
     mcp::{self, ServeOptions},
     results::ResultPolicy,
     setup::{self, Client, Launch, Scope, Via},
@@ -103,17 +103,25 @@ enum Command {
         wait: f64,
     },
     /// Call one tool; its result goes to stdout as JSON. Exit 1 if it failed.
+    /// When no Unity has the project open the call is answered at once;
+    /// `--wait` waits for one to open first.
     Call {
         tool: String,
         /// Arguments as a JSON object.
         #[arg(default_value = "{}")]
         arguments: String,
+        /// Wait up to this long for a Unity Editor on purpose (one being
+        /// opened), before the call.
+        #[arg(long, value_name = "SECONDS")]
+        wait: Option<f64>,
     },
     /// The connection's status as JSON. Exit 1 when Unity is not reachable.
+    /// Without `--wait`, answers once it is connected, once a look finds no
+    /// Editor to wait for, or after 3 s (a starting Editor).
     Status {
-        /// How long to wait for Unity (seconds).
-        #[arg(long, default_value_t = 3.0)]
-        wait: f64,
+        /// Wait up to this long for a Unity Editor on purpose (one being opened).
+        #[arg(long, value_name = "SECONDS")]
+        wait: Option<f64>,
     },
     /// Add the bridge to an MCP client's configuration: claude-code, cursor,
     /// vscode, windsurf, codex or gemini.
@@ -209,6 +217,9 @@ fn init_logging(common: &Common) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// How long `status` waits for a starting Editor by default (seconds).
+const STATUS_WAIT: f64 = 3.0;
+
 /// The project: `--project`, else the nearest Unity project around here.
 fn project(common: &Common) -> anyhow::Result<Option<PathBuf>> {
     match &common.project {
@@ -229,6 +240,9 @@ fn start(common: &Common, project: Option<&Path>) -> anyhow::Result<Arc<Bridge>>
         explicit_token: common.token.clone(),
     });
     config.endpoint = common.endpoint.clone();
+    if common.project.is_none() {
+        config.project_from = ProjectFrom::WorkingDirectory;
+    }
     config.framing = common.framing;
     config.response_limit = common.response_limit;
     let recorder = match &common.record {
@@ -299,13 +313,19 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
             }
             Ok(0)
         }
-        Some(Command::Call { tool, arguments }) => {
+        Some(Command::Call { tool, arguments, wait }) => {
             let arguments: Map<String, Value> = match serde_json::from_str(&arguments) {
                 Ok(Value::Object(map)) => map,
                 Ok(other) => anyhow::bail!("the arguments must be a JSON object, not {other}"),
                 Err(e) => anyhow::bail!("the arguments are not valid JSON: {e}"),
             };
             let bridge = start(&common, project.as_deref())?;
+            if let Some(wait) = wait {
+                let seconds = editor_link::duration::saturating_seconds(wait);
+                let deadline = editor_link::duration::instant_after(Instant::now(), seconds);
+                // Whether it came or not, the call says (at once) what there is.
+                let _ = bridge.link.wait_connected(deadline, &CancellationToken::new()).await;
+            }
             match bridge.call_tool(&tool, arguments, None, CancellationToken::new()).await {
                 Ok(result) => {
                     let mut out = std::io::stdout().lock();
@@ -325,9 +345,16 @@ async fn run(cli: Cli) -> anyhow::Result<i32> {
         }
         Some(Command::Status { wait }) => {
             let bridge = start(&common, project.as_deref())?;
-            let deadline =
-                editor_link::duration::instant_after(Instant::now(), editor_link::duration::saturating_seconds(wait));
-            let connected = bridge.link.wait_connected(deadline, &CancellationToken::new()).await.is_ok();
+            let seconds = editor_link::duration::saturating_seconds(wait.unwrap_or(STATUS_WAIT));
+            let deadline = editor_link::duration::instant_after(Instant::now(), seconds);
+            let never = CancellationToken::new();
+            let connected = match wait {
+                Some(_) => bridge.link.wait_connected(deadline, &never).await.is_ok(),
+                None => tokio::select! {
+                    connected = bridge.link.wait_connected(deadline, &never) => connected.is_ok(),
+                    Some(_) = bridge.link.absence_by(deadline) => false,
+                },
+            };
             writeln!(std::io::stdout().lock(), "{}", serde_json::to_string_pretty(&bridge.status())?)?;
             Ok(if connected { 0 } else { 1 })
         }

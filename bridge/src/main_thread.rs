@@ -8,7 +8,7 @@
 //! compile, an import, a reload — or, when the Editor cannot tell, what is
 //! likely.
 
-use std::{fmt, sync::Arc, time::Duration};
+use std::{fmt, path::Path, sync::Arc, time::Duration};
 
 use serde_json::{Value, json};
 
@@ -168,16 +168,21 @@ pub async fn watch(
                 // No answer to the question itself: what was said stands.
                 heard.clone()
             }
-            false => match (project.and_then(crate::silent_editor::diagnose), &heard, link.silence()) {
-                (Some(silent), _, _) => Some(silent.to_string()),
-                (None, Some(heard), _) => Some(format!("{LAST_HEARD}{heard}")),
-                // An open Editor that accepted the connection and says nothing.
-                (None, None, Some(silence)) => Some(format!(
+            // What was seen most nearly first: what the Editor said, an Editor
+            // that accepted and is silent, then what its files tell.
+            false => match (&heard, link.silence()) {
+                (Some(heard), _) => Some(format!("{LAST_HEARD}{heard}")),
+                (None, Some(silence)) => Some(format!(
                     "Unity is open and accepted the connection ({}), but has not answered for {} s: its main thread is likely blocked (a modal dialog, an import)",
                     silence.endpoint,
                     silence.since.elapsed().as_secs()
                 )),
-                (None, None, None) => None,
+                (None, None) => link
+                    .project()
+                    .or_else(|| project.map(Path::to_path_buf))
+                    .as_deref()
+                    .and_then(crate::silent_editor::diagnose)
+                    .map(|s| s.to_string()),
             },
         };
         if let Some(why) = &why {

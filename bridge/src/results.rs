@@ -11,7 +11,7 @@ use std::{
 use serde_json::{Map, Value, json};
 
 use crate::{
-    link::{CallError, CutOff, NotSent},
+    link::{CallError, CutOff, NotSent, whereabouts::Absence},
     raw_json::{self, RawJson},
 };
 use editor_link::{
@@ -398,9 +398,11 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
             }
         }
         CallError::NotSent { seconds, why: NotSent::NoEditor { tried } } => format!(
-            "No Unity Editor was reachable within {seconds} s, so {tool} was not sent and did not run. Tried: {}. Open the project in Unity (with the bridge package installed), or call wait-for-editor-ready.",
-            tried.join("; ")
+            "No Unity Editor answered within {seconds} s, so {tool} was not sent and did not run. Tried: {}. Unity has the project open (or may: a process that cannot be seen from here), and its package has not answered yet: it may be starting, importing or compiling. Call wait-for-editor-ready to wait for it; if it never answers, look at Unity's Console.{}",
+            tried.join("; "),
+            wsl_advice()
         ),
+        CallError::NotSent { why: NotSent::Absent(absence), .. } => absent(tool, absence),
         CallError::NotSent { seconds, why: NotSent::Unanswered { endpoint } } => format!(
             "Unity is open and accepted the bridge's connection ({endpoint}), but has not answered it for {seconds} s, so {tool} was not sent and did not run. Its main thread is likely blocked: a modal dialog waiting for an answer, a long import, or a script in an endless loop. Look at the Unity window (answer the dialog); the bridge connects as soon as Unity answers. A larger TimeoutSeconds does not help while a dialog waits."
         ),
@@ -436,6 +438,47 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
         CallError::Cancelled => format!("{tool} was cancelled."),
     };
     ToolResult::error(text)
+}
+
+/// The answer to a call not sent because a look found, for certain,
+/// nothing to wait for: what was seen, and the one step that helps.
+pub fn absent(tool: &str, absence: &Absence) -> String {
+    match absence {
+        Absence::NotRunning { project, other } => {
+            let other = match other {
+                Some(said) => format!(
+                    " Another Editor answered where this project's would ({said}): to use that Editor, start the bridge with --project set to its project."
+                ),
+                None => String::new(),
+            };
+            format!(
+                "Unity is not running with the project {}, so {tool} was not sent and did not run. No Unity process has it open (Library/EditorInstance.json and Library/MCPInstance.json name none that is running) and nothing answered where its Editor listens. Open the project in Unity (with the Unity MCP package or uLoopMCP installed); to wait while it opens, call wait-for-editor-ready.{other}",
+                project.display()
+            )
+        }
+        Absence::NoneOpen => format!(
+            "No Unity Editor is open, so {tool} was not sent and did not run. The bridge runs outside any Unity project and looked for every open Editor of this user (the registry of open Editors, uLoopMCP 3's sockets, ports 8700, 8800, 8900, 9000, 9100, 8600) and found none. Open your project in Unity, or start the bridge in the project's folder or with --project PATH (in the MCP client's configuration).{}",
+            wsl_advice()
+        ),
+        Absence::Several { editors } => {
+            let listed: Vec<String> =
+                editors.iter().enumerate().map(|(n, e)| format!("{}. {}", n + 1, e.line())).collect();
+            format!(
+                "{} Unity Editors are open and the bridge runs outside any project, so it does not guess which one {tool} is for: it was not sent and did not run. Open: {}. Choose one for this session with the select-unity-editor tool ({{\"project\": \"<path>\"}}), or start the bridge with --project <path> (in the MCP client's configuration).",
+                editors.len(),
+                listed.join("; ")
+            )
+        }
+        Absence::Denied { why } => format!(
+            "The bridge is not permitted to connect to Unity ({why}), so {tool} was not sent and did not run. If the agent runs in a sandbox, allow it to connect to 127.0.0.1 (and, for uLoopMCP 3, to the sockets in /tmp/uloop), or run the bridge outside the sandbox; a socket of another user is never used."
+        ),
+    }
+}
+
+/// Inside WSL 2 in NAT networking mode (or one that cannot be told): why
+/// a Windows Editor cannot be reached, and what to change.
+fn wsl_advice() -> String {
+    editor_link::wsl::Wsl::detect().and_then(|w| w.advice()).map(|a| format!(" {a}.")).unwrap_or_default()
 }
 
 #[cfg(test)]

@@ -164,6 +164,14 @@ struct ServeArgs {
     /// or on Windows `pipe:NAME`) instead of the one the project names.
     #[arg(long, value_name = "PATH", value_parser = local_endpoint)]
     endpoint: Option<editor_link::endpoint::Endpoint>,
+    /// The user's registry of open Editors to enter this Editor in, as the
+    /// package does (default: `UNITY_MCP_EDITORS_DIR`, else the user's own
+    /// folder; see docs/bridge.md). Only `--editor package` is entered.
+    #[arg(long, value_name = "DIR", conflicts_with = "no_registry")]
+    registry: Option<PathBuf>,
+    /// Do not enter this Editor in the user's registry of open Editors.
+    #[arg(long)]
+    no_registry: bool,
     /// Preferred editor-link port; the next ten are tried if it is taken; 0 for any free port.
     #[arg(long, default_value_t = 8700)]
     port: u16,
@@ -283,6 +291,11 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
         scenario,
         time_scale: args.time_scale,
         endpoint: args.endpoint.clone(),
+        registry: match (&args.registry, args.no_registry) {
+            (_, true) => None,
+            (Some(dir), false) => Some(dir.clone()),
+            (None, false) => editor_link::registry::folder(),
+        },
     };
     // Signal handlers exist before the listening line is printed, so a
     // harness that signals as soon as it reads the line is never too early.

@@ -139,6 +139,10 @@ pub struct Config {
     /// temporary folder so that they never meet in `/tmp/uloop`. Ignored by
     /// the Editors that listen on a TCP port.
     pub endpoint: Option<Endpoint>,
+    /// The user's registry of open Editors to enter this Editor in
+    /// (`editor_link::registry`; the package only). `None` here, so tests
+    /// never meet there; `serve` enters the user's own unless told not to.
+    pub registry: Option<PathBuf>,
 }
 
 impl Config {
@@ -158,6 +162,7 @@ impl Config {
             scenario: Scenario::default(),
             time_scale: 1.0,
             endpoint: None,
+            registry: None,
         }
     }
 }
@@ -228,6 +233,7 @@ impl FakeUnity {
             defect: config.defect,
             clock: config.clock,
             time_scale: config.time_scale,
+            registry: config.registry,
         });
         let scenario = config.scenario;
         if let Some(patch) = scenario.settings {
@@ -235,6 +241,9 @@ impl FakeUnity {
         }
         editor.faults.add(scenario.faults)?;
         serving::effects::at_lifecycle(&editor, Trigger::Start, serving::effects::Port::Preferred(config.port)).await;
+        // Unity opens the project before anything listens (the start delay
+        // is its start-up); a silent package's Unity writes its own below.
+        editor.unity_opened();
         let delay = match scenario.silent_package {
             Some(why) => {
                 silent_package::open_silently(&editor.project, why, &editor.base.editor.unity_version)
@@ -447,6 +456,9 @@ impl Drop for FakeUnity {
     fn drop(&mut self) {
         self.driver.abort();
         self.control.abort();
+        // The Editor's process is gone: its files say so (in-process, the
+        // process lives on, so Unity's file is taken away instead).
+        self.editor.unity_closed();
     }
 }
 

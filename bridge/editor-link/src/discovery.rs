@@ -348,7 +348,7 @@ impl Locator {
             (Some(_), _) | (None, None) => None,
             (None, Some(project)) => DiscoveryFile::read(project)
                 .ok()
-                .filter(|file| pid_alive(file.pid))
+                .filter(|file| process_alive(project, file.pid))
                 .and_then(|file| Some((file.port, file.token?))),
         };
         for candidate in &mut found.ports {
@@ -377,7 +377,7 @@ impl Locator {
         };
         match DiscoveryFile::read(project) {
             Ok(file) => {
-                let alive = pid_alive(file.pid);
+                let alive = process_alive(project, file.pid);
                 match (alive, file.state) {
                     (false, _) => {
                         found.notes.push(format!("{}: stale (process {} is not running)", DISCOVERY_FILE, file.pid))
@@ -430,6 +430,14 @@ impl Locator {
         }
         found
     }
+}
+
+/// Whether the Editor process `pid` a file in `project` names is running:
+/// [`pid_alive`], except that inside WSL a project on a Windows drive names
+/// a Windows process, which cannot be seen from here (assumed alive: the
+/// connection decides; see [`crate::wsl`]).
+pub fn process_alive(project: &Path, pid: u32) -> bool {
+    crate::wsl::on_windows_drive(project) || pid_alive(pid)
 }
 
 /// Whether a process is running (a discovery file with a dead pid is stale).

@@ -26,6 +26,12 @@
 //! - [`endpoint`] — where an Editor listens: a TCP port, or uLoopMCP 3's
 //!   Unix socket or named pipe named from the project root, and whether a
 //!   socket can be trusted to be this user's Editor.
+//! - [`unity_instance`] — Unity's own `Library/EditorInstance.json`:
+//!   whether a Unity has the project open at all.
+//! - [`registry`] — the user's registry of open Editors, for a client
+//!   started outside any project.
+//! - [`wsl`] — a client inside WSL 2 in front of a Windows Editor: paths,
+//!   processes, networking.
 //! - [`transcript`] — editor-link traffic as JSON Lines.
 //! - [`redaction`] — one vocabulary of placeholders for what differs from run
 //!   to run: transcripts (reversibly) and MCP snapshots.
@@ -41,9 +47,12 @@ pub mod framing;
 pub mod jsonrpc;
 pub mod methods;
 pub mod redaction;
+pub mod registry;
 pub mod tool_details;
 pub mod transcript;
+pub mod unity_instance;
 pub mod version;
+pub mod wsl;
 
 /// `std::sync::Mutex::lock`, ignoring poisoning: every user of it (the
 /// bridge's link and MCP session, fake-unity's Editor) keeps its data

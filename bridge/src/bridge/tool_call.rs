@@ -27,7 +27,7 @@ use tokio::{sync::mpsc, task::JoinHandle};
 use tokio_util::sync::CancellationToken;
 
 use crate::{
-    bridge::{Bridge, CallRefused, Progress, ProgressSink, STATUS_TOOL, WAIT_TOOL},
+    bridge::{Bridge, CallRefused, Progress, ProgressSink, SELECT_TOOL, STATUS_TOOL, WAIT_TOOL},
     compile_result::{self, ResultFile, Settled},
     link::{CallError, CallOptions, CutOff, NotSent},
     main_thread,
@@ -91,6 +91,7 @@ impl Bridge {
         match name {
             STATUS_TOOL => return Ok(self.status_result().await),
             WAIT_TOOL => return self.wait_for_editor(&arguments, cancel).await,
+            SELECT_TOOL if self.link.started_outside_project() => return Ok(self.select_editor(&arguments)),
             _ => {}
         }
         let planned = match self.plan(name, &arguments, started).await {
@@ -218,7 +219,7 @@ impl Bridge {
         let answer = results::from_call_error(name, &error);
         let added = match &error {
             CallError::NotSent { why: NotSent::NoEditor { .. }, .. } => {
-                self.options.project.as_deref().and_then(silent_editor::diagnose).map(|silent| format!("{silent}."))
+                self.link.project().as_deref().and_then(silent_editor::diagnose).map(|silent| format!("{silent}."))
             }
             CallError::NoAnswer { .. } => lock(held).take().map(|held| format!("When the deadline passed, {held}.")),
             CallError::Editor(e) if e.kind() == ErrorKind::MethodNotFound => {

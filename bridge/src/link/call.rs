@@ -21,6 +21,7 @@ use tokio_util::sync::CancellationToken;
 use super::{
     Link,
     socket::{CloseReason, EditorConnection, Reply},
+    whereabouts::Absence,
 };
 use editor_link::jsonrpc::{ErrorKind, ErrorObject, Id, Request, Response};
 
@@ -101,6 +102,8 @@ pub enum NotSent {
     /// An open Editor accepted the connection at `endpoint` and did not
     /// answer the handshake: its main thread is likely held.
     Unanswered { endpoint: String },
+    /// Nothing to wait for, as a look begun after the call asked found.
+    Absent(Absence),
 }
 
 /// Why a call did not return a result.
@@ -172,6 +175,9 @@ impl fmt::Display for CallError {
             CallError::Cancelled => f.write_str("cancelled"),
             CallError::NotSent { seconds, why: NotSent::NoEditor { tried } } => {
                 write!(f, "not sent within {seconds} s: no Unity Editor found (tried: {})", tried.join("; "))
+            }
+            CallError::NotSent { seconds, why: NotSent::Absent(absence) } => {
+                write!(f, "not sent (after {seconds} s): {absence}")
             }
             CallError::NotSent { seconds, why: NotSent::Blocked } => {
                 write!(f, "not sent within {seconds} s: the Editor was not reading")
@@ -260,6 +266,15 @@ fn gave_up_waiting(wait: super::Wait, started: Instant, reached: Option<&Reached
                 None => CallError::NotSent { seconds, why: NotSent::NoEditor { tried } },
             }
         }
+        // An earlier attempt reached an Editor that is gone now for certain:
+        // it may have run, said now rather than at the deadline.
+        super::Wait::Absent(absence) => {
+            let seconds = seconds_since(started);
+            match reached {
+                Some(r) => CallError::NoAnswer { seconds, after: Some(r.cut) },
+                None => CallError::NotSent { seconds, why: NotSent::Absent(absence) },
+            }
+        }
     }
 }
 
@@ -341,7 +356,7 @@ impl Link {
         let mut attempt = Attempt { id: self.dialer.fresh_id(), resume: false, reached: None };
         for _ in 0..MAX_ATTEMPTS {
             let gave_up = |wait, attempt: &Attempt| gave_up_waiting(wait, started, attempt.reached.as_ref());
-            let connection = match self.connection(options.deadline, &options.cancel).await {
+            let connection = match self.connection(options.deadline, &options.cancel, false).await {
                 Ok(connection) => connection,
                 Err(wait) => return Err(gave_up(wait, &attempt)),
             };
@@ -450,7 +465,7 @@ impl Link {
         let info = connection.info();
         let cut = match CutOff::of(&connection.reason()) {
             // uLoopMCP 3 says nothing before a reload: its lock file does.
-            CutOff::Lost if self.config().reload_lock_says_reloading(info.dialect) => CutOff::Reload,
+            CutOff::Lost if self.dialer.config_now().reload_lock_says_reloading(info.dialect) => CutOff::Reload,
             cut => cut,
         };
         if !options.read_only && !info.can_resume() {
@@ -466,12 +481,29 @@ impl Link {
         &self,
         deadline: Instant,
         cancel: &CancellationToken,
+        on_purpose: bool,
     ) -> Result<std::sync::Arc<EditorConnection>, super::Wait> {
+        let asked = Instant::now();
         let mut watch = self.phase.subscribe();
+        let mut verdicts = self.verdict.subscribe();
+        let mut poked = false;
         loop {
             if let super::Phase::Connected { connection, .. } = &*watch.borrow_and_update() {
                 if !connection.closed.is_cancelled() {
                     return Ok(connection.clone());
+                }
+            }
+            if !poked {
+                // Not connected: a fresh look, now, for a verdict of this call's time.
+                self.look_now.notify_one();
+                poked = true;
+            }
+            {
+                let verdict = verdicts.borrow_and_update();
+                if let Some(absence) = verdict.absence.as_ref().filter(|_| verdict.looked_at >= asked) {
+                    if !(on_purpose && absence.can_end_by_waiting()) {
+                        return Err(super::Wait::Absent(absence.clone()));
+                    }
                 }
             }
             tokio::select! {
@@ -480,6 +512,7 @@ impl Link {
                         return Err(super::Wait::Deadline { tried: vec!["the bridge is stopping".into()] });
                     }
                 }
+                _ = verdicts.changed() => {}
                 _ = tokio::time::sleep_until(deadline.into()) => {
                     return Err(match self.silence() {
                         Some(silence) => super::Wait::Unanswered { silence },

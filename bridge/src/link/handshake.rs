@@ -16,7 +16,7 @@
 
 use std::{
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicU64, Ordering},
     },
     time::{Duration, Instant},
@@ -27,8 +27,9 @@ use tokio::sync::{broadcast, oneshot};
 
 use super::{
     EditorInfo, FramingChoice, LinkConfig, LinkEvent,
-    socket::{CloseReason, EditorConnection, ExchangeError, Reply, lock},
+    socket::{CloseReason, DialError, EditorConnection, ExchangeError, Reply, lock},
     target::Target,
+    whereabouts::Place,
 };
 use editor_link::{
     dialect::Dialect,
@@ -44,6 +45,8 @@ use editor_link::{
 #[derive(Debug)]
 pub(super) struct Dialer {
     pub config: LinkConfig,
+    /// Which Editor the link is for (a project chosen outside any changes it).
+    place: Mutex<Place>,
     recorder: Option<Arc<Recorder>>,
     events: broadcast::Sender<LinkEvent>,
     next_id: AtomicU64,
@@ -53,7 +56,9 @@ pub(super) struct Dialer {
 /// Why one candidate could not be used.
 #[derive(Debug)]
 pub(super) enum ConnectError {
-    /// Nothing to connect to, or the connection failed.
+    /// The connection could not be opened.
+    Dial(DialError),
+    /// The connection failed otherwise, or was given up.
     Unreachable(String),
     /// Connected, and the Editor has not answered `get-version`: its main
     /// thread held (a modal dialog, an import), or hung. The handshake is
@@ -109,6 +114,7 @@ impl std::fmt::Display for ConnectError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             ConnectError::Silent(held) => f.write_str(&held.to_string()),
+            ConnectError::Dial(e) => write!(f, "{e}"),
             ConnectError::Unreachable(why)
             | ConnectError::OtherProject(why)
             | ConnectError::WrongFraming(why)
@@ -120,12 +126,35 @@ impl std::fmt::Display for ConnectError {
 impl Dialer {
     pub(super) fn new(config: LinkConfig, recorder: Option<Recorder>, events: broadcast::Sender<LinkEvent>) -> Dialer {
         Dialer {
+            place: Mutex::new(config.place()),
             config,
             recorder: recorder.map(Arc::new),
             events,
             next_id: AtomicU64::new(1),
             next_connection: AtomicU64::new(1),
         }
+    }
+
+    /// Which Editor the link is for now.
+    pub(super) fn place(&self) -> Place {
+        lock(&self.place).clone()
+    }
+
+    pub(super) fn set_place(&self, place: Place) {
+        *lock(&self.place) = place;
+    }
+
+    /// The project whose Editor the link connects to now, if one is known.
+    pub(super) fn project(&self) -> Option<std::path::PathBuf> {
+        lock(&self.place).project().map(std::path::Path::to_path_buf)
+    }
+
+    /// The configuration with the project known now (outside any project,
+    /// the one chosen).
+    pub(super) fn config_now(&self) -> LinkConfig {
+        let mut config = self.config.clone();
+        config.locator.project = self.project();
+        config
     }
 
     /// An id no request of this bridge had: its prefix is unique across
@@ -135,7 +164,7 @@ impl Dialer {
     }
 
     /// A connection to `target` in `framing`, recorded, its events told.
-    pub(super) async fn open(&self, target: &Target, framing: Framing) -> Result<Arc<EditorConnection>, String> {
+    pub(super) async fn open(&self, target: &Target, framing: Framing) -> Result<Arc<EditorConnection>, DialError> {
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
         EditorConnection::open(target, framing, number, &self.config, self.recorder.clone(), self.events.clone()).await
     }
@@ -143,7 +172,11 @@ impl Dialer {
     /// A connection of its own, unrecorded, whose events nobody hears (a
     /// watchdog's probe: how many there are is the machine's, not the
     /// session's).
-    pub(super) async fn open_quiet(&self, target: &Target, framing: Framing) -> Result<Arc<EditorConnection>, String> {
+    pub(super) async fn open_quiet(
+        &self,
+        target: &Target,
+        framing: Framing,
+    ) -> Result<Arc<EditorConnection>, DialError> {
         let number = self.next_connection.fetch_add(1, Ordering::Relaxed);
         EditorConnection::open(target, framing, number, &self.config, None, broadcast::channel(1).0).await
     }
@@ -151,7 +184,7 @@ impl Dialer {
     /// The framings to try, in order: what the dialect of an Editor known
     /// by where it listens speaks (uLoopMCP 3's socket: header framing
     /// only); otherwise as configured, the last that worked first.
-    fn framings(&self, target: &Target, last: Option<Framing>) -> Vec<Framing> {
+    pub(super) fn framings(&self, target: &Target, last: Option<Framing>) -> Vec<Framing> {
         let dialect = Dialect::speaking(&target.endpoint, &Version::default());
         if dialect.on_project_socket() {
             return dialect.framings.to_vec();
@@ -191,7 +224,7 @@ impl Dialer {
         framing: Framing,
         client_name: Option<&str>,
     ) -> Result<Arc<EditorConnection>, ConnectError> {
-        let connection = self.open(candidate, framing).await.map_err(ConnectError::Unreachable)?;
+        let connection = self.open(candidate, framing).await.map_err(ConnectError::Dial)?;
         let id = self.fresh_id();
         let (reply, _sent) = connection.request(Request::new(id, methods::GET_VERSION, json!({})), None, true);
         let mut held = Unanswered { candidate: candidate.clone(), framing, connection, reply, since: Instant::now() };
@@ -214,8 +247,8 @@ impl Dialer {
         match answered {
             Ok(version) => {
                 let info = EditorInfo::at(&candidate.endpoint, Version::read(&version));
-                if let (Some(project), Some(data_path)) = (&self.config.locator.project, &info.version.data_path) {
-                    if !same_folder(std::path::Path::new(data_path), &project.join("Assets")) {
+                if let (Some(project), Some(data_path)) = (self.project(), &info.version.data_path) {
+                    if !same_folder(&editor_link::wsl::local_path(data_path), &project.join("Assets")) {
                         connection.close(CloseReason::Stopped);
                         return Err(ConnectError::OtherProject(format!(
                             "that Editor has another project open ({data_path})"

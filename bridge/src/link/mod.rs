@@ -18,6 +18,12 @@
 //!   project's Editor), `set-client-name`.
 //! - [`supervisor`] — the link's task: finding the Editor (discovery),
 //!   reconnecting, and following it through reloads.
+//! - [`whereabouts`] — which Editor the link is for (a project, a port,
+//!   or anywhere: the open Editors decide, never a guess), and what a look
+//!   that found nothing can say for certain (not running, none open,
+//!   several, refused), so a call is answered at once.
+//! - [`open_editors`] — every open Editor of this user, looked for from
+//!   outside any project.
 //! - [`watchdog`] — a task a connection: noticing an Editor that stopped
 //!   answering.
 //!
@@ -30,10 +36,12 @@ mod call;
 mod folder_watch;
 mod handshake;
 mod lanes;
+pub mod open_editors;
 mod socket;
 mod supervisor;
 mod target;
 mod watchdog;
+pub mod whereabouts;
 
 use std::{
     sync::{Arc, Mutex},
@@ -48,6 +56,10 @@ pub use self::call::{CallError, CallOptions, CutOff, NotSent};
 use self::{
     handshake::Dialer,
     socket::{CloseReason, EditorConnection, lock},
+};
+use self::{
+    open_editors::LookOutside,
+    whereabouts::{Absence, Place, ProjectFrom, Verdict},
 };
 use editor_link::{
     dialect::Dialect,
@@ -106,6 +118,11 @@ pub struct LinkConfig {
     /// Prefix of every request id: unique across reconnects and bridge
     /// restarts (protocol §5); a transcript redacts it to `${RUN}`.
     pub id_prefix: String,
+    /// How `locator.project` was given: `--project`, or found from the
+    /// working directory.
+    pub project_from: ProjectFrom,
+    /// Where to look for open Editors outside any project.
+    pub look_outside: LookOutside,
 }
 
 impl LinkConfig {
@@ -124,6 +141,18 @@ impl LinkConfig {
                 let nanos = SystemTime::now().duration_since(SystemTime::UNIX_EPOCH).map_or(0, |d| d.subsec_nanos());
                 format!("b{:x}{:05x}", std::process::id(), nanos & 0xfffff)
             },
+            project_from: ProjectFrom::Given,
+            look_outside: LookOutside::users(),
+        }
+    }
+
+    /// Which Editor the link is for, as configured: the project; else the
+    /// port or endpoint given; else anywhere (outside every project).
+    pub fn place(&self) -> Place {
+        match &self.locator.project {
+            Some(project) => Place::Project { project: project.clone(), how: self.project_from },
+            None if self.endpoint.is_some() || self.locator.explicit_port.is_some() => Place::Pinned,
+            None => Place::Anywhere { chosen: None },
         }
     }
 }
@@ -206,6 +235,12 @@ pub struct LinkStatus {
     pub calls_in_flight: u64,
     /// What was tried, when not connected.
     pub tried: Vec<String>,
+    /// Which Editor the link is for.
+    pub place: Place,
+    /// What the last look that connected nowhere could say for certain.
+    pub absence: Option<Absence>,
+    /// Outside any project: the Editors the last look found open.
+    pub open_editors: Vec<open_editors::OpenEditor>,
 }
 
 /// What the link tells the rest of the bridge.
@@ -236,6 +271,9 @@ pub(crate) enum Wait {
     Busy {
         connections: usize,
     },
+    /// A look begun after the call asked found, for certain, nothing to
+    /// wait for.
+    Absent(Absence),
     Cancelled,
 }
 
@@ -279,6 +317,8 @@ struct Memory {
     silent: Option<Silence>,
     reloads: u64,
     last_reload: Option<ReloadRecord>,
+    /// Outside any project: the Editors the last look found open.
+    open_editors: Vec<open_editors::OpenEditor>,
 }
 
 /// The bridge's link to the Editor: a handle over the task that keeps the
@@ -288,6 +328,10 @@ pub struct Link {
     /// Opens connections (the link's, lanes, probes); holds the configuration.
     dialer: Arc<Dialer>,
     phase: watch::Sender<Phase>,
+    /// What the last look that connected nowhere could say for certain.
+    verdict: watch::Sender<Verdict>,
+    /// Wakes the link to look now (a call asks, and wants a fresh verdict).
+    look_now: tokio::sync::Notify,
     memory: Mutex<Memory>,
     events: broadcast::Sender<LinkEvent>,
     /// Connections of their own for calls to an Editor that answers one
@@ -303,6 +347,8 @@ impl Link {
         let link = Arc::new(Link {
             dialer: Arc::new(Dialer::new(config, recorder, events.clone())),
             phase: watch::channel(Phase::Searching).0,
+            verdict: watch::channel(Verdict { absence: None, looked_at: Instant::now() }).0,
+            look_now: tokio::sync::Notify::new(),
             memory: Mutex::new(Memory::default()),
             events,
             lanes: lanes::Lanes::default(),
@@ -364,6 +410,56 @@ impl Link {
             last_reload: memory.last_reload.clone(),
             calls_in_flight,
             tried,
+            place: self.dialer.place(),
+            absence: match &phase {
+                Phase::Connected { .. } => None,
+                _ => self.verdict.borrow().absence.clone(),
+            },
+            open_editors: memory.open_editors.clone(),
+        }
+    }
+
+    /// Whether the bridge was started outside every project (no project, no
+    /// port or endpoint given): the open Editors decide.
+    pub fn started_outside_project(&self) -> bool {
+        matches!(self.config().place(), Place::Anywhere { .. })
+    }
+
+    /// A look begun now that finds, for certain, nothing to wait for (by
+    /// `deadline`): why. `None` once connected, or when no look is certain
+    /// by then.
+    pub async fn absence_by(&self, deadline: Instant) -> Option<Absence> {
+        match self.connection(deadline, &CancellationToken::new(), false).await {
+            Err(Wait::Absent(absence)) => Some(absence),
+            _ => None,
+        }
+    }
+
+    /// The project whose Editor the link is for now, if one is known.
+    pub fn project(&self) -> Option<std::path::PathBuf> {
+        self.dialer.project()
+    }
+
+    /// Outside any project: makes `project` the one whose Editor the link
+    /// is for, for the rest of the session (the agent's choice). Refused in
+    /// a project, or at a port given.
+    pub fn choose(&self, project: std::path::PathBuf) -> Result<(), String> {
+        match self.dialer.place() {
+            Place::Anywhere { .. } => {
+                let chosen = whereabouts::Chosen { project, by: whereabouts::ChosenBy::Agent };
+                self.dialer.set_place(Place::Anywhere { chosen: Some(chosen) });
+                if let Some(c) = self.current() {
+                    // The Editor of the project used so far is not the one chosen.
+                    c.close(CloseReason::Stopped);
+                }
+                self.look_now.notify_one();
+                Ok(())
+            }
+            Place::Project { project, .. } => Err(format!(
+                "the bridge serves the project {} (its --project or working directory): only that project's Editor is used",
+                project.display()
+            )),
+            Place::Pinned => Err("the bridge was given a port or endpoint: only the Editor there is used".into()),
         }
     }
 
@@ -433,10 +529,12 @@ impl Link {
         &self.dialer.config
     }
 
-    /// Waits until connected (through reloads), up to the deadline.
+    /// Waits until connected (through reloads), up to the deadline — on
+    /// purpose: through "Unity is not running" too, which Unity opening
+    /// ends (not through a choice to make or a refusal).
     pub async fn wait_connected(&self, deadline: Instant, cancel: &CancellationToken) -> Result<(), CallError> {
         let started = Instant::now();
-        let waited = self.connection(deadline, cancel).await;
+        let waited = self.connection(deadline, cancel, true).await;
         let seconds = (started.elapsed().as_secs_f64() * 10.0).round() / 10.0;
         match waited {
             Ok(_) => Ok(()),
@@ -446,6 +544,7 @@ impl Link {
             Err(Wait::Unanswered { silence }) => {
                 Err(CallError::NotSent { seconds, why: NotSent::Unanswered { endpoint: silence.endpoint } })
             }
+            Err(Wait::Absent(absence)) => Err(CallError::NotSent { seconds, why: NotSent::Absent(absence) }),
         }
     }
 }

@@ -137,11 +137,11 @@ impl EditorConnection {
         config: &LinkConfig,
         recorder: Option<Arc<Recorder>>,
         events: broadcast::Sender<LinkEvent>,
-    ) -> Result<Arc<EditorConnection>, String> {
+    ) -> Result<Arc<EditorConnection>, DialError> {
         let options = Options::client(framing, config.response_limit).keep_head(HEAD_BYTES);
         let Connection { sender, mut receiver, .. } =
             match tokio::time::timeout(config.connect_timeout, dial(&target.endpoint, options)).await {
-                Err(_) => return Err(format!("no answer to connect within {:?}", config.connect_timeout)),
+                Err(_) => return Err(DialError::TimedOut(config.connect_timeout)),
                 Ok(Err(e)) => return Err(e),
                 Ok(Ok(connection)) => connection,
             };
@@ -455,17 +455,65 @@ fn reply_value(method: &str, reply: Reply) -> Result<Value, ExchangeError> {
     }
 }
 
+/// Why a connection could not be opened, by kind: the link tells "nothing
+/// is there" (an answer: no Editor) from "not allowed" (an answer too, with
+/// its reason: a sandbox, a socket of another user) from "no answer".
+#[derive(Debug)]
+pub(super) enum DialError {
+    /// Nothing listens there: refused, no such socket or pipe.
+    NothingThere(std::io::Error),
+    /// The system refused this process (permission): a sandboxed shell,
+    /// a socket or pipe of another user.
+    Denied(String),
+    /// No answer to connect in time (a listener whose backlog is full).
+    TimedOut(Duration),
+    Other(std::io::Error),
+}
+
+impl DialError {
+    fn of(e: std::io::Error) -> DialError {
+        use std::io::ErrorKind;
+        match e.kind() {
+            ErrorKind::ConnectionRefused | ErrorKind::NotFound | ErrorKind::AddrNotAvailable => {
+                DialError::NothingThere(e)
+            }
+            ErrorKind::PermissionDenied => DialError::Denied(e.to_string()),
+            _ => DialError::Other(e),
+        }
+    }
+}
+
+impl std::fmt::Display for DialError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            DialError::NothingThere(e) | DialError::Other(e) => write!(f, "{e}"),
+            DialError::Denied(why) => write!(f, "not permitted: {why}"),
+            DialError::TimedOut(after) => write!(f, "no answer to connect within {after:?}"),
+        }
+    }
+}
+
 /// Opens a connection to `endpoint`: TCP, a Unix domain socket (checked
 /// again just before: never one that cannot be trusted), or a named pipe.
-async fn dial(endpoint: &Endpoint, options: Options) -> Result<Connection, String> {
+async fn dial(endpoint: &Endpoint, options: Options) -> Result<Connection, DialError> {
     match endpoint {
         Endpoint::Tcp(addr) => {
-            tokio::net::TcpStream::connect(addr).await.map(|s| Connection::tcp(s, options)).map_err(|e| e.to_string())
+            tokio::net::TcpStream::connect(addr).await.map(|s| Connection::tcp(s, options)).map_err(DialError::of)
         }
         #[cfg(unix)]
         Endpoint::Unix(path) => {
-            editor_link::endpoint::check_socket(path).map_err(|why| why.to_string())?;
-            tokio::net::UnixStream::connect(path).await.map(|s| Connection::unix(s, options)).map_err(|e| e.to_string())
+            use editor_link::endpoint::Untrusted;
+            match editor_link::endpoint::check_socket(path) {
+                Ok(()) => {}
+                Err(missing @ Untrusted::Missing { .. }) => {
+                    return Err(DialError::NothingThere(std::io::Error::new(
+                        std::io::ErrorKind::NotFound,
+                        missing.to_string(),
+                    )));
+                }
+                Err(why) => return Err(DialError::Denied(why.to_string())),
+            }
+            tokio::net::UnixStream::connect(path).await.map(|s| Connection::unix(s, options)).map_err(DialError::of)
         }
         #[cfg(windows)]
         Endpoint::Pipe(name) => {
@@ -477,18 +525,22 @@ async fn dial(endpoint: &Endpoint, options: Options) -> Result<Connection, Strin
                 match ClientOptions::new().open(name) {
                     Ok(pipe) => {
                         // Only now can Windows say who serves it.
-                        editor_link::endpoint::check_pipe(&pipe, name).map_err(|why| why.to_string())?;
+                        editor_link::endpoint::check_pipe(&pipe, name)
+                            .map_err(|why| DialError::Denied(why.to_string()))?;
                         return Ok(Connection::pipe(pipe, options));
                     }
                     Err(e) if e.raw_os_error() == Some(ERROR_PIPE_BUSY) => {
                         tokio::time::sleep(std::time::Duration::from_millis(5)).await;
                     }
-                    Err(e) => return Err(e.to_string()),
+                    Err(e) => return Err(DialError::of(e)),
                 }
             }
         }
         #[allow(unreachable_patterns)]
-        other => Err(format!("{other}: not supported on this platform")),
+        other => Err(DialError::Other(std::io::Error::new(
+            std::io::ErrorKind::Unsupported,
+            format!("{other}: not supported on this platform"),
+        ))),
     }
 }
 

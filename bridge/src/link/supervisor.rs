@@ -18,7 +18,9 @@ use super::{
     Silence,
     folder_watch::{FolderWatch, stamps},
     handshake::{ConnectError, Unanswered},
+    open_editors::Looked,
     target::{Found, Target},
+    whereabouts::{self, Absence, Chosen, ChosenBy, Place, Round, Verdict},
 };
 
 /// Finds, connects, serves until closed, repeats; until the link stops.
@@ -28,15 +30,33 @@ pub(super) async fn run(link: Arc<Link>) {
 
 impl Link {
     async fn keep_connected(&self) {
-        let config = self.config();
+        let mut config = self.dialer.config_now();
         let mut absent_delay = config.reload_retry.max(Duration::from_millis(50));
         let mut watch = FolderWatch::new(&config.published_files());
         loop {
             if self.stopping.is_cancelled() {
                 break;
             }
-            let found = config.targets();
+            let looked_at = Instant::now();
+            // Outside every project the open Editors decide which project
+            // the link is for; several (or none) leave nothing to connect to.
+            let outside = self.decide_outside().await;
+            let now = self.dialer.config_now();
+            if now.locator.project != config.locator.project {
+                config = now;
+                watch = FolderWatch::new(&config.published_files());
+            }
+            let (found, mut round, undecided) = match outside {
+                Some((absence, looked)) => {
+                    let found = Found { notes: looked.notes, ..Found::default() };
+                    (found, looked.round, Some(absence))
+                }
+                None => (config.targets(), Round::default(), None),
+            };
             self.remember_refusal(&found);
+            if let Some(why) = &found.refused {
+                round.denied.get_or_insert_with(|| why.clone());
+            }
             let mut tried = found.notes.clone();
             let mut connected = None;
             let (last, name) = {
@@ -45,7 +65,10 @@ impl Link {
             };
             for (n, target) in found.targets.iter().enumerate() {
                 let connecting = match self.dialer.connect(target, last, name.as_deref()).await {
-                    Err(ConnectError::Silent(held)) => self.hold(*held, &found.targets[..n], &tried).await,
+                    Err(ConnectError::Silent(held)) => {
+                        round.maybe_there = true;
+                        self.hold(*held, &found.targets[..n], &tried).await
+                    }
                     other => other,
                 };
                 match connecting {
@@ -53,7 +76,10 @@ impl Link {
                         connected = Some(c);
                         break;
                     }
-                    Err(why) => tried.push(format!("{} ({}): {why}", target.label(), target.source)),
+                    Err(why) => {
+                        round.saw(&target.label(), &why);
+                        tried.push(format!("{} ({}): {why}", target.label(), target.source));
+                    }
                 }
             }
             let Some(connection) = connected else {
@@ -62,6 +88,11 @@ impl Link {
                     memory.tried = tried;
                     memory.discovery_reloading = found.reloading;
                 }
+                let absence = match undecided {
+                    Some(absence) => absence,
+                    None => self.absence(&round),
+                };
+                self.verdict.send_replace(Verdict { absence, looked_at });
                 let fast = matches!(self.status().state, LinkState::Reloading);
                 let delay = if fast {
                     config.reload_retry
@@ -80,6 +111,7 @@ impl Link {
                 continue;
             };
             absent_delay = config.reload_retry.max(Duration::from_millis(50));
+            self.verdict.send_replace(Verdict { absence: None, looked_at });
             self.on_connected(&connection);
             tokio::spawn(super::watchdog::watch(self.dialer.clone(), connection.clone()));
             tokio::select! {
@@ -91,13 +123,60 @@ impl Link {
         self.phase.send_replace(Phase::Stopped);
     }
 
+    /// Outside every project, which Editor the link is for: the one the
+    /// agent chose; the only open one (looked for again once it is no
+    /// longer running); none when several or none are open — then why, and
+    /// what the look found.
+    async fn decide_outside(&self) -> Option<(Option<Absence>, Looked)> {
+        let Place::Anywhere { chosen } = self.dialer.place() else { return None };
+        match chosen {
+            Some(Chosen { by: ChosenBy::Agent, .. }) => return None,
+            Some(Chosen { project, by: ChosenBy::OnlyOpen }) if whereabouts::unity_has_open(&project) => return None,
+            _ => {}
+        }
+        let looked = self.look_outside().await;
+        lock(&self.memory).open_editors.clone_from(&looked.editors);
+        match looked.editors.as_slice() {
+            [only] => {
+                tracing::info!(project = %only.project.display(), "outside any project: the only open Unity Editor is used");
+                let chosen = Chosen { project: only.project.clone(), by: ChosenBy::OnlyOpen };
+                self.dialer.set_place(Place::Anywhere { chosen: Some(chosen) });
+                None
+            }
+            editors => {
+                self.dialer.set_place(Place::Anywhere { chosen: None });
+                let absence = match (editors, &looked.round) {
+                    ([], Round { denied: Some(why), .. }) => Some(Absence::Denied { why: why.clone() }),
+                    // An Editor that did not say which project it has open
+                    // may be one: no certainty that none is.
+                    ([], Round { maybe_there: true, .. }) => None,
+                    ([], _) => Some(Absence::NoneOpen),
+                    (several, _) => Some(Absence::Several { editors: several.to_vec() }),
+                };
+                Some((absence, looked))
+            }
+        }
+    }
+
+    /// What a round in the project (or at the port given) that connected
+    /// nowhere can say for certain.
+    fn absence(&self, round: &Round) -> Option<Absence> {
+        match self.dialer.place() {
+            Place::Pinned => round.denied.clone().map(|why| Absence::Denied { why }),
+            place => match place.project() {
+                Some(project) => whereabouts::in_project(project, round),
+                None => None,
+            },
+        }
+    }
+
     /// Sleeps `delay`, waking as soon as a discovery file changes (an
     /// Editor back from a reload rewrites it the moment it listens); true
     /// when the link is stopping. The folders' watch wakes it where there is
     /// one; otherwise, while the Editor reloads (`fast`), the files are
     /// looked at every millisecond: a `stat` each, not a read.
     async fn pause(&self, delay: Duration, fast: bool, watch: Option<&FolderWatch>) -> bool {
-        let files = self.config().published_files();
+        let files = self.dialer.config_now().published_files();
         let seen = stamps(&files);
         let changed = async {
             match watch {
@@ -117,6 +196,7 @@ impl Link {
             tokio::select! {
                 _ = tokio::time::sleep(step) => {}
                 _ = &mut changed => return false,
+                () = self.look_now.notified() => return false,
                 _ = self.stopping.cancelled() => return true,
             }
             if !files.is_empty() && stamps(&files) != seen {

@@ -15,6 +15,7 @@ use tokio::{
 };
 use unity_mcp_bridge::link::{
     CallError, CallOptions, CutOff, FramingChoice, Link, LinkConfig, LinkEvent, LinkState, NotSent,
+    whereabouts::Absence,
 };
 
 const WAIT: Duration = Duration::from_secs(10);
@@ -142,8 +143,12 @@ async fn an_editor_absent_at_start_is_found_when_it_appears() {
     let project = tempfile::tempdir().unwrap();
     copy_dir(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project"), project.path());
     let link = link_for(project.path(), |_| {});
-    let error = link.call("ping", json!({}), CallOptions::within(Duration::from_millis(300))).await.unwrap_err();
-    let CallError::NotSent { why: NotSent::NoEditor { tried }, .. } = &error else { panic!("{error:?}") };
+    // Nothing has the project open: said at once, whatever the deadline.
+    let error = link.call("ping", json!({}), CallOptions::within(Duration::from_secs(60))).await.unwrap_err();
+    let CallError::NotSent { why: NotSent::Absent(Absence::NotRunning { other: None, .. }), .. } = &error else {
+        panic!("{error:?}")
+    };
+    let tried = link.status().tried;
     assert!(tried.iter().any(|t| t.contains("MCPInstance.json: not there")), "{tried:?}");
     assert!(tried.iter().any(|t| t.contains("port 8700")), "{tried:?}");
     let mut events = link.subscribe();
@@ -173,9 +178,12 @@ async fn an_editor_of_another_project_is_not_used() {
     )
     .unwrap();
     let link = Link::start(config, None);
-    let error = link.call("ping", json!({}), CallOptions::within(Duration::from_millis(500))).await.unwrap_err();
-    let CallError::NotSent { why: NotSent::NoEditor { tried }, .. } = &error else { panic!("{error:?}") };
-    assert!(tried.iter().any(|t| t.contains("another project")), "{tried:?}");
+    let error = link.call("ping", json!({}), CallOptions::within(Duration::from_secs(60))).await.unwrap_err();
+    // No Unity has the other project open; the Editor there is another's, and said so.
+    let CallError::NotSent { why: NotSent::Absent(Absence::NotRunning { other: Some(other), .. }), .. } = &error else {
+        panic!("{error:?}")
+    };
+    assert!(other.contains("another project"), "{other}");
 }
 
 #[tokio::test]

@@ -320,11 +320,20 @@ async fn naming_the_client_never_holds_a_call_past_its_deadline() {
 #[tokio::test]
 async fn an_unreachable_editor_is_said_to_have_been_waited_for_as_long_as_the_call_waited() {
     let project = e2e::project();
+    // Unity has the project open (starting: its package not listening yet),
+    // so the call waits for it, to its deadline.
+    let starting = editor_link::unity_instance::UnityInstance {
+        process_id: std::process::id(),
+        version: None,
+        app_path: None,
+        app_contents_path: None,
+    };
+    starting.write(project.path()).unwrap();
     let (client, _) = e2e::bridge_in(e2e::Era::Handshake, project.path(), &[]).await;
     let absent = e2e::call(&client, "get-logs", json!({"TimeoutSeconds": 2})).await;
     let said = e2e::text(&absent);
     let seconds: f64 = said
-        .split("reachable within ")
+        .split("answered within ")
         .nth(1)
         .and_then(|rest| rest.split(' ').next())
         .and_then(|n| n.parse().ok())

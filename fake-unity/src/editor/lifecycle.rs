@@ -68,8 +68,9 @@ impl Editor {
                 Readers::Everyone => world_readable(&DiscoveryFile::path_in(&self.project)),
             })
         });
-        if let Err(err) = written {
-            tracing::error!(%err, "cannot write the discovery file");
+        match written {
+            Ok(()) => self.register(&file),
+            Err(err) => tracing::error!(%err, "cannot write the discovery file"),
         }
     }
 
@@ -203,6 +204,7 @@ impl Editor {
         if let Err(err) = written {
             tracing::error!(%err, "cannot leave the discovery file of the crashed Editor");
         }
+        self.unity_died();
         self.stats.crashes.fetch_add(1, Ordering::Relaxed);
     }
 
@@ -224,6 +226,7 @@ impl Editor {
             link.instance_id = new_session_id(&mut lock(&self.rng));
             link.token = new_token(&mut lock(&self.rng));
         }
+        self.unity_opened();
         self.publish(EditorState::Ready, Some(port), true);
         self.stats.restarts.fetch_add(1, Ordering::Relaxed);
     }

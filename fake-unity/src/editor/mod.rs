@@ -25,6 +25,7 @@ pub mod project_settings;
 pub mod simulation;
 pub mod state;
 mod stats;
+mod unity_process;
 
 pub use client::Client;
 pub use stats::Stats;
@@ -209,6 +210,9 @@ pub struct EditorConfig {
     pub clock: Clock,
     /// Multiplies every fault duration (a 20-minute compile in a test).
     pub time_scale: f64,
+    /// The user's registry of open Editors this Editor enters itself in
+    /// (this project's package only); `None`: not entered.
+    pub registry: Option<PathBuf>,
 }
 
 /// The simulated Editor.
@@ -224,6 +228,8 @@ pub struct Editor {
     pub model: crate::editor::model::EditorModel,
     pub defect: Option<Defect>,
     pub clock: Clock,
+    /// The user's registry of open Editors (`EditorConfig::registry`).
+    pub registry: Option<PathBuf>,
     /// Readings of the virtual clock so far.
     ticks: AtomicU64,
     pub stats: Arc<Stats>,
@@ -271,6 +277,7 @@ impl Editor {
             model,
             defect: config.defect,
             clock: config.clock,
+            registry: config.registry,
             ticks: AtomicU64::new(0),
             stats: Arc::default(),
             faults: Arc::new(Faults::new(config.seed, config.time_scale)),

@@ -113,6 +113,8 @@ pub async fn drive(
                 // Until a new Editor process starts, only quit and restart mean anything.
                 let (move_port, done) = match options.restart_after {
                     Some(after) => {
+                        // A new Unity opens the project at once and takes `after` to start.
+                        editor.unity_opened();
                         tokio::time::sleep(after).await;
                         (options.move_port, done)
                     }
@@ -202,6 +204,7 @@ async fn quit(editor: &Arc<Editor>, mut server: Server<Editor>) {
     server.wait_closed(Some(CLOSE_GRACE)).await;
     effects::at_lifecycle(editor, Trigger::Quit, Port::Quitting(port)).await;
     editor.release_holds();
+    editor.unity_closed();
 }
 
 /// Step 5 of a reload: once tools are registered, `list_changed` to every

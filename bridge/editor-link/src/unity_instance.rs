@@ -1,0 +1,90 @@
+//! Unity's own `Library/EditorInstance.json`: Unity writes it as it opens a
+//! project, before a script compiles or a package loads, and deletes it when
+//! it closes; a crash leaves it behind, naming a dead process. Whether a
+//! Unity has the project open at all — starting, importing, reloading, or
+//! with a package that does not answer — is read here, whatever answers on
+//! the editor link (ours, uLoopMCP, none).
+//!
+//! ```json
+//! {"process_id": 4242, "version": "6000.0.40f1", "app_path": "…", "app_contents_path": "…"}
+//! ```
+
+use std::{io, path::Path};
+
+use serde::{Deserialize, Serialize};
+
+use crate::discovery::pid_alive;
+
+/// Where Unity writes it, relative to the project.
+pub const INSTANCE_FILE: &str = "Library/EditorInstance.json";
+
+/// A larger file is not Unity's.
+const INSTANCE_FILE_LIMIT: u64 = 64 * 1024;
+
+/// What the file says.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UnityInstance {
+    pub process_id: u32,
+    #[serde(default)]
+    pub version: Option<String>,
+    #[serde(default)]
+    pub app_path: Option<String>,
+    #[serde(default)]
+    pub app_contents_path: Option<String>,
+}
+
+impl UnityInstance {
+    /// The file of `project`, whatever its process.
+    pub fn read(project: &Path) -> Option<UnityInstance> {
+        let path = project.join(INSTANCE_FILE);
+        if std::fs::metadata(&path).ok()?.len() > INSTANCE_FILE_LIMIT {
+            return None;
+        }
+        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+    }
+
+    /// The Unity that has `project` open now: the file names a live process.
+    pub fn open(project: &Path) -> Option<UnityInstance> {
+        Self::read(project).filter(|i| pid_alive(i.process_id))
+    }
+
+    /// Writes it as Unity does (a simulated Editor opening `project`).
+    pub fn write(&self, project: &Path) -> io::Result<()> {
+        std::fs::create_dir_all(project.join("Library"))?;
+        let text = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
+        std::fs::write(project.join(INSTANCE_FILE), text + "\n")
+    }
+
+    /// Deletes it, as Unity does when it closes the project, if it is the
+    /// file of process `pid` (a newer Unity's is left alone).
+    pub fn remove(project: &Path, pid: u32) {
+        if Self::read(project).is_some_and(|i| i.process_id == pid) {
+            let _ = std::fs::remove_file(project.join(INSTANCE_FILE));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unity_s_file_names_the_process_that_has_the_project_open() {
+        let dir = tempfile::tempdir().unwrap();
+        assert_eq!(UnityInstance::open(dir.path()), None);
+        let me = UnityInstance {
+            process_id: std::process::id(),
+            version: Some("6000.0.40f1".into()),
+            app_path: None,
+            app_contents_path: None,
+        };
+        me.write(dir.path()).unwrap();
+        assert_eq!(UnityInstance::open(dir.path()), Some(me.clone()));
+        UnityInstance::remove(dir.path(), 1);
+        assert!(UnityInstance::read(dir.path()).is_some(), "another process's file is left alone");
+        UnityInstance::remove(dir.path(), std::process::id());
+        assert_eq!(UnityInstance::read(dir.path()), None);
+        std::fs::write(dir.path().join(INSTANCE_FILE), r#"{"process_id": 0, "version": "x"}"#).unwrap();
+        assert!(UnityInstance::read(dir.path()).is_some() && UnityInstance::open(dir.path()).is_none());
+    }
+}

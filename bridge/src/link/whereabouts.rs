@@ -1,0 +1,194 @@
+//! Which Editor the link is for, and whether there is one to wait for.
+//!
+//! - [`Place`]: a project (given, or the one the bridge started in); a port
+//!   or endpoint pinned without a project; or anywhere — outside every
+//!   project, where the open Editors decide: one is used (and said so),
+//!   several are never guessed among, and the agent (a bridge tool) or the
+//!   user (`--project`) chooses.
+//! - [`Absence`]: what a look that found nothing to connect to can say for
+//!   certain — Unity is not running with the project; no Editor is open;
+//!   several are and none was chosen; the way in was refused — so a call is
+//!   answered at once rather than at its deadline. Anything short of
+//!   certain (Unity's own file names a live process, an Editor accepted and
+//!   is silent, a connect timed out, a process that cannot be seen from
+//!   here) is not an absence: calls wait, as for a Unity that is starting,
+//!   reloading or importing.
+
+use std::{
+    path::{Path, PathBuf},
+    time::Instant,
+};
+
+use serde::Serialize;
+
+use editor_link::{
+    discovery::{DiscoveryFile, EditorState, process_alive},
+    unity_instance::UnityInstance,
+};
+
+use super::{handshake::ConnectError, open_editors::OpenEditor, socket::DialError};
+
+/// Which Editor the link is for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Place {
+    /// This project's Editor only.
+    Project { project: PathBuf, how: ProjectFrom },
+    /// The port or endpoint given, whatever project it has open.
+    Pinned,
+    /// Outside every project: the open Editors decide; `chosen` once one
+    /// is (the only one open, or the agent's pick).
+    Anywhere { chosen: Option<Chosen> },
+}
+
+/// How the project of [`Place::Project`] was given.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ProjectFrom {
+    /// `--project` (or the configuration that passed it).
+    Given,
+    /// The folder the bridge was started in, or one above it.
+    WorkingDirectory,
+}
+
+/// The Editor chosen outside every project.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Chosen {
+    pub project: PathBuf,
+    pub by: ChosenBy,
+}
+
+/// Who chose it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ChosenBy {
+    /// It was the only open Editor: used, and said so. Given up when it is
+    /// no longer running, to look again.
+    OnlyOpen,
+    /// The agent picked it (`select-unity-editor`): kept for the session.
+    Agent,
+}
+
+impl Place {
+    /// The project whose Editor the link connects to now, if one is known.
+    pub fn project(&self) -> Option<&Path> {
+        match self {
+            Place::Project { project, .. } | Place::Anywhere { chosen: Some(Chosen { project, .. }) } => Some(project),
+            Place::Pinned | Place::Anywhere { chosen: None } => None,
+        }
+    }
+
+    /// For status reports: `{"project", "how"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let (project, how) = match self {
+            Place::Project { project, how: ProjectFrom::Given } => (Some(project), "given (--project)"),
+            Place::Project { project, how: ProjectFrom::WorkingDirectory } => (Some(project), "the working directory"),
+            Place::Pinned => (None, "the port or endpoint given, without a project"),
+            Place::Anywhere { chosen: None } => (None, "outside any project: none chosen yet"),
+            Place::Anywhere { chosen: Some(Chosen { project, by: ChosenBy::OnlyOpen }) } => {
+                (Some(project), "outside any project: the only open Editor")
+            }
+            Place::Anywhere { chosen: Some(Chosen { project, by: ChosenBy::Agent }) } => {
+                (Some(project), "outside any project: chosen with select-unity-editor")
+            }
+        };
+        serde_json::json!({"project": project.map(|p| p.display().to_string()), "how": how})
+    }
+}
+
+/// What a look that found nothing to connect to can say for certain.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Absence {
+    /// No Unity has the project open: no live process in its
+    /// `Library/EditorInstance.json` or discovery file, and nothing
+    /// answered where its Editor would listen.
+    /// `other`: an Editor of another project answered where this one's
+    /// would, and what it said.
+    NotRunning { project: PathBuf, other: Option<String> },
+    /// Outside every project, no Editor of this user is open.
+    NoneOpen,
+    /// Outside every project, several Editors are open and none was chosen.
+    Several { editors: Vec<OpenEditor> },
+    /// The way to the Editor was refused to this process (permission: a
+    /// sandboxed shell; a socket or pipe of another user).
+    Denied { why: String },
+}
+
+impl std::fmt::Display for Absence {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Absence::NotRunning { project, .. } => write!(f, "Unity is not running with {}", project.display()),
+            Absence::NoneOpen => f.write_str("no Unity Editor is open"),
+            Absence::Several { editors } => write!(f, "{} Unity Editors are open and none was chosen", editors.len()),
+            Absence::Denied { why } => write!(f, "not permitted to connect: {why}"),
+        }
+    }
+}
+
+impl Absence {
+    /// Whether a call that waits on purpose (`--wait`,
+    /// `wait-for-editor-ready`) waits it out: Unity may be opened meanwhile;
+    /// a choice or a permission will not come by waiting.
+    pub fn can_end_by_waiting(&self) -> bool {
+        matches!(self, Absence::NotRunning { .. } | Absence::NoneOpen)
+    }
+}
+
+/// The last look's conclusion, and when that look began.
+#[derive(Clone, Debug)]
+pub struct Verdict {
+    pub absence: Option<Absence>,
+    pub looked_at: Instant,
+}
+
+/// What one round of connection attempts showed, by kind.
+#[derive(Debug, Default)]
+pub struct Round {
+    /// A way in refused for permission, and why.
+    pub denied: Option<String>,
+    /// Something may be there: an Editor accepted and was silent, a
+    /// connect timed out, a failure of no known kind.
+    pub maybe_there: bool,
+    /// An Editor of another project answered, and what it said.
+    pub other_project: Option<String>,
+}
+
+impl Round {
+    /// One candidate that could not be used, by the kind of its failure.
+    pub(super) fn saw(&mut self, label: &str, why: &ConnectError) {
+        match why {
+            ConnectError::Dial(DialError::NothingThere(_)) => {}
+            ConnectError::Dial(DialError::Denied(reason)) => {
+                self.denied.get_or_insert_with(|| format!("{label}: {reason}"));
+            }
+            ConnectError::OtherProject(said) => {
+                self.other_project.get_or_insert_with(|| format!("{label}: {said}"));
+            }
+            ConnectError::Dial(DialError::TimedOut(_) | DialError::Other(_))
+            | ConnectError::Silent(_)
+            | ConnectError::Unreachable(_)
+            | ConnectError::WrongFraming(_)
+            | ConnectError::Unauthorized(_) => self.maybe_there = true,
+        }
+    }
+}
+
+/// Whether `project` has a Unity open, as far as its files tell: Unity's
+/// own file, or the package's discovery file, names a live process (and
+/// the package's has not said it stopped).
+pub fn unity_has_open(project: &Path) -> bool {
+    let unity = UnityInstance::read(project).is_some_and(|i| process_alive(project, i.process_id));
+    let package = DiscoveryFile::read(project)
+        .is_ok_and(|f| f.state != Some(EditorState::Stopped) && process_alive(project, f.pid));
+    unity || package
+}
+
+/// The verdict of a round in `project` that connected nowhere.
+pub fn in_project(project: &Path, round: &Round) -> Option<Absence> {
+    if let Some(why) = &round.denied {
+        return Some(Absence::Denied { why: why.clone() });
+    }
+    if round.maybe_there || unity_has_open(project) {
+        return None;
+    }
+    Some(Absence::NotRunning { project: project.to_owned(), other: round.other_project.clone() })
+}
