@@ -98,6 +98,27 @@ impl McpProcess {
         McpProcess::spawn_with_env(command, project, port, token, log, &[])
     }
 
+    /// The bridge started in `folder` (a project, or a folder that is not
+    /// one), finding the Editor from there as it does for users: no port
+    /// given; `args` after its command, `env` added.
+    pub fn spawn_in(
+        command: &BridgeCommand,
+        folder: &Path,
+        args: &[&str],
+        env: &[(&str, &str)],
+        log: WireLog,
+    ) -> Result<McpProcess, Finding> {
+        let mut command = command.clone();
+        command.args.extend(args.iter().map(OsString::from));
+        let mut cmd = Command::new(&command.program);
+        cmd.args(&command.args).env("UNITY_MCP_BRIDGE_LOG", "info").current_dir(folder);
+        for variable in ["UNITY_MCP_DEV", "UNITY_MCP_ENDPOINT", "UNITY_MCP_TOKEN", "UNITY_TCP_PORT"] {
+            cmd.env_remove(variable);
+        }
+        cmd.envs(env.iter().copied());
+        McpProcess::started(cmd, &command, log)
+    }
+
     /// [`McpProcess::spawn`] with more environment variables.
     pub fn spawn_with_env(
         command: &BridgeCommand,
@@ -123,6 +144,10 @@ impl McpProcess {
                 cmd.current_dir(std::env::temp_dir()).env("UNITY_TCP_PORT", port.to_string());
             }
         }
+        McpProcess::started(cmd, command, log)
+    }
+
+    fn started(cmd: Command, command: &BridgeCommand, log: WireLog) -> Result<McpProcess, Finding> {
         let client = McpClient::spawn(cmd, Stderr::Tail(40))
             .map_err(|e| Finding::Harness(format!("cannot start the bridge ({command}): {e}")))?;
         log.push(&format!(

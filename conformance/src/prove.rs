@@ -154,6 +154,7 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         D::AnswersCancelled => &["mcp.cancellation"],
         D::LosesAnswers => &["mcp.reload.in-flight", "mcp.tools-call.concurrent"],
         D::GivesUp => &[
+            "mcp.which-editor.starting",
             "mcp.reload.*",
             "mcp.scenario.*",
             "mcp.snapshot.edit-compile-fix",
@@ -190,6 +191,14 @@ pub fn bridge_claims(defect: BridgeDefect) -> &'static [&'static str] {
         D::NoReloadWait => &["mcp.uloop-2.1.1.wait-for-domain-reload"],
         D::HidesWhatBlocks => &["mcp.blocked-main-thread-named"],
         D::WrongOutputSchema => &["mcp.tools-call.output-schema", "mcp.snapshot.uloop-2.1.1.tools-list"],
+        D::GuessesTheEditor => &["mcp.which-editor.outside-several"],
+        D::IgnoresOpenEditors => &["mcp.which-editor.outside-one", "mcp.which-editor.outside-several"],
+        D::WaitsForAbsentEditor => &[
+            "mcp.which-editor.outside-none",
+            "mcp.which-editor.not-running",
+            "mcp.which-editor.refused",
+            "mcp.which-editor.outside-several",
+        ],
     }
 }
 

@@ -570,6 +570,22 @@ impl Session {
         })
     }
 
+    /// This suite's own program (whose `fake serve` a case may start): the
+    /// program of the embedded bridge, else the one running.
+    pub fn suite_program(&self) -> Result<PathBuf, Finding> {
+        match self.bridge.args.first().is_some_and(|a| a == "bridge") {
+            true => Ok(self.bridge.program.clone()),
+            false => std::env::current_exe().map_err(|e| Finding::Harness(format!("this program: {e}"))),
+        }
+    }
+
+    /// Starts the bridge under test in `folder`, finding its Editor from
+    /// there as for users (`args` and `env` added): the cases of which
+    /// Editor it finds, which start their own.
+    pub fn mcp_in(&self, folder: &Path, args: &[&str], env: &[(&str, &str)]) -> Result<McpProcess, Finding> {
+        McpProcess::spawn_in(&self.bridge, folder, args, env, self.log.clone())
+    }
+
     /// Starts the bridge under test against the Editor at `port` (say, a
     /// proxy in front of it), without its project: it finds it by the port.
     pub fn mcp_at(&self, port: u16) -> Result<McpProcess, Finding> {

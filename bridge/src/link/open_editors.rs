@@ -85,11 +85,22 @@ pub struct LookOutside {
 /// outside a project (tests: a folder of their own).
 pub const ULOOP3_SOCKETS_VARIABLE: &str = "UNITY_MCP_ULOOP3_SOCKETS";
 
+/// The variable that names the ports asked outside a project, comma
+/// separated (an Editor on a port of its own; empty: none), instead of
+/// 8700 and the legacy scan.
+pub const SCAN_PORTS_VARIABLE: &str = "UNITY_MCP_SCAN_PORTS";
+
 impl LookOutside {
     /// Where this user's Editors are.
     pub fn users() -> LookOutside {
-        let mut ports = vec![DEFAULT_PORT];
-        ports.extend(LEGACY_SCAN.into_iter().filter(|p| *p != DEFAULT_PORT));
+        let ports = match std::env::var(SCAN_PORTS_VARIABLE) {
+            Ok(list) => list.split(',').filter_map(|p| p.trim().parse().ok()).collect(),
+            Err(_) => {
+                let mut ports = vec![DEFAULT_PORT];
+                ports.extend(LEGACY_SCAN.into_iter().filter(|p| *p != DEFAULT_PORT));
+                ports
+            }
+        };
         let sockets = std::env::var_os(ULOOP3_SOCKETS_VARIABLE).filter(|d| !d.is_empty()).map(PathBuf::from);
         LookOutside {
             registry: registry::folder(),

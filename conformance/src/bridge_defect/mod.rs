@@ -18,6 +18,7 @@ mod dies_on_early_notification;
 mod early_list_changed;
 mod fails_on_huge_timeout;
 mod gives_up;
+mod guesses_the_editor;
 mod hides_a_tool;
 mod hides_what_blocks;
 mod ids_as_strings;
@@ -25,6 +26,7 @@ mod ignores_batches;
 mod ignores_cancellation;
 mod ignores_discover;
 mod ignores_eof;
+mod ignores_open_editors;
 mod ignores_ping;
 mod images_as_text;
 mod invalid_schema;
@@ -52,6 +54,7 @@ mod says_did_not_run;
 mod takes_the_editor;
 mod tells_cancelled_subscriptions;
 mod unknown_tool_as_result;
+mod waits_for_absent_editor;
 mod wrong_output_schema;
 
 use std::{sync::Arc, time::Duration};
@@ -172,6 +175,15 @@ pub enum BridgeDefect {
     HidesWhatBlocks,
     /// Declares every output member a string in tools' `outputSchema`s.
     WrongOutputSchema,
+    /// Outside every project, takes the first open Editor of the registry
+    /// for its project, however many are open: a guess.
+    GuessesTheEditor,
+    /// Looks for the Editor only in its project: outside every project it
+    /// finds none, though Editors are open.
+    IgnoresOpenEditors,
+    /// Answers a failed tool call at the call's deadline, not at once: a
+    /// bridge that waits for an Editor it has seen is not there.
+    WaitsForAbsentEditor,
 }
 
 impl BridgeDefect {
@@ -229,6 +241,9 @@ impl BridgeDefect {
             BridgeDefect::NoReloadWait => Arc::new(no_reload_wait::NoReloadWait),
             BridgeDefect::HidesWhatBlocks => Arc::new(hides_what_blocks::HidesWhatBlocks),
             BridgeDefect::WrongOutputSchema => Arc::new(wrong_output_schema::WrongOutputSchema),
+            BridgeDefect::GuessesTheEditor => Arc::new(guesses_the_editor::GuessesTheEditor),
+            BridgeDefect::IgnoresOpenEditors => Arc::new(ignores_open_editors::IgnoresOpenEditors),
+            BridgeDefect::WaitsForAbsentEditor => Arc::new(waits_for_absent_editor::WaitsForAbsentEditor),
         }
     }
 }
@@ -253,6 +268,11 @@ pub trait Breaks: Send + Sync {
     fn start(&self, relay: &Relay) -> Result<(), String> {
         let _ = relay;
         Ok(())
+    }
+
+    /// The bridge's command, before it starts (`args`: what it is given).
+    fn bridge_command(&self, command: &mut tokio::process::Command, args: &[std::ffi::OsString]) {
+        let _ = (command, args);
     }
 
     /// A line from the client that is not JSON.

@@ -137,10 +137,10 @@ impl Relay {
 /// `defect`; returns the exit status.
 pub async fn relay(defect: BridgeDefect, program: std::path::PathBuf, args: Vec<OsString>) -> i32 {
     let breaks = defect.breaks();
-    let mut child = match Command::new(program)
-        .arg("bridge")
-        .arg("--")
-        .args(args)
+    let mut command = Command::new(program);
+    command.arg("bridge").arg("--").args(&args);
+    breaks.bridge_command(&mut command, &args);
+    let mut child = match command
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())

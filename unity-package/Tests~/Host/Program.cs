@@ -121,6 +121,22 @@ namespace UnityMcp.Host
                 Console.Error.WriteLine("unity-mcp-host: --project must be a folder and --state an editor state file\n" + Usage);
                 return 2;
             }
+            // Unity writes Library/EditorInstance.json as it opens the project,
+            // before any script compiles, and deletes it when it closes (a
+            // crash leaves it naming a dead process): the host does the same.
+            UnityInstanceFile.Write(project, state);
+            try
+            {
+                return Serve(project, state, port, controlPort, batchMode, snippetReferences);
+            }
+            finally
+            {
+                UnityInstanceFile.Remove(project);
+            }
+        }
+
+        static int Serve(string project, string state, int port, int controlPort, bool batchMode, System.Collections.Generic.List<string> snippetReferences)
+        {
             HeadlessHost host;
             ControlApi control = null;
             try
@@ -167,6 +183,50 @@ namespace UnityMcp.Host
             }
             control.Stop();
             return 0;
+        }
+    }
+
+    /// <summary>Unity's own Library/EditorInstance.json, as Unity writes it.</summary>
+    static class UnityInstanceFile
+    {
+        static string PathIn(string project) => Path.Combine(Path.Combine(project, "Library"), "EditorInstance.json");
+
+        public static void Write(string project, string statePath)
+        {
+            try
+            {
+                Directory.CreateDirectory(Path.Combine(project, "Library"));
+                var version = (string)ModelEditor.LoadState(statePath).SelectToken("editor.unityVersion") ?? "";
+                var json = new JObject
+                {
+                    ["process_id"] = System.Diagnostics.Process.GetCurrentProcess().Id,
+                    ["version"] = version,
+                    ["app_path"] = "unity-mcp-host",
+                    ["app_contents_path"] = "unity-mcp-host",
+                };
+                File.WriteAllText(PathIn(project), json.ToString(Newtonsoft.Json.Formatting.Indented) + "\n");
+            }
+            catch (Exception e)
+            {
+                // Never what stops the host: its discovery file says the rest.
+                Console.Error.WriteLine("unity-mcp-host: cannot write Library/EditorInstance.json: " + e.Message);
+            }
+        }
+
+        /// <summary>Deleted when the host closes, if it is still this process's.</summary>
+        public static void Remove(string project)
+        {
+            try
+            {
+                var path = PathIn(project);
+                if (File.Exists(path) && (int?)JObject.Parse(File.ReadAllText(path))["process_id"] == System.Diagnostics.Process.GetCurrentProcess().Id)
+                {
+                    File.Delete(path);
+                }
+            }
+            catch (Exception e) when (e is IOException || e is UnauthorizedAccessException || e is Newtonsoft.Json.JsonException)
+            {
+            }
         }
     }
 }

@@ -14,6 +14,7 @@ mod side_by_side;
 pub mod snapshots;
 mod stateless;
 mod tools;
+mod which_editor;
 
 use jsonrpc::*;
 use reloads::*;
@@ -98,6 +99,7 @@ pub fn cases() -> Vec<Case> {
     let mut cases = protocol_cases();
     cases.extend(answers::cases());
     cases.extend(blocked::cases());
+    cases.extend(which_editor::cases());
     cases.extend(output_schema::cases());
     cases.extend(scenarios::cases());
     cases.extend(snapshots::cases());
