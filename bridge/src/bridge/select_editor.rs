@@ -105,6 +105,7 @@ mod tests {
             pid: None,
             endpoint: "port 1".into(),
             found_by: "registry".into(),
+            local: None,
         }
     }
 

@@ -29,7 +29,7 @@ use super::{
     EditorInfo, FramingChoice, LinkConfig, LinkEvent,
     socket::{CloseReason, DialError, EditorConnection, ExchangeError, Reply, lock},
     target::Target,
-    whereabouts::Place,
+    whereabouts::{self, Place},
 };
 use editor_link::{
     dialect::Dialect,
@@ -144,6 +144,17 @@ impl Dialer {
         *lock(&self.place) = place;
     }
 
+    /// Sets `place` unless it changed since it was `seen` (the agent chose
+    /// meanwhile); whether it was set.
+    pub(super) fn replace_place(&self, seen: &Place, place: Place) -> bool {
+        let mut now = lock(&self.place);
+        if *now != *seen {
+            return false;
+        }
+        *now = place;
+        true
+    }
+
     /// The project whose Editor the link connects to now, if one is known.
     pub(super) fn project(&self) -> Option<std::path::PathBuf> {
         lock(&self.place).project().map(std::path::Path::to_path_buf)
@@ -153,7 +164,12 @@ impl Dialer {
     /// the one chosen).
     pub(super) fn config_now(&self) -> LinkConfig {
         let mut config = self.config.clone();
-        config.locator.project = self.project();
+        let place = self.place();
+        config.locator.project = place.project().map(std::path::Path::to_path_buf);
+        if let Place::Anywhere { chosen: Some(whereabouts::Chosen { local: Some(local), .. }) } = place {
+            // Reached where it was found (uLoopMCP 3's socket).
+            config.endpoint = Some(local);
+        }
         config
     }
 

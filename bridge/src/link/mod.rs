@@ -446,7 +446,9 @@ impl Link {
     pub fn choose(&self, project: std::path::PathBuf) -> Result<(), String> {
         match self.dialer.place() {
             Place::Anywhere { .. } => {
-                let chosen = whereabouts::Chosen { project, by: whereabouts::ChosenBy::Agent };
+                let local =
+                    lock(&self.memory).open_editors.iter().find(|e| e.project == project).and_then(|e| e.local.clone());
+                let chosen = whereabouts::Chosen { project, by: whereabouts::ChosenBy::Agent, local };
                 self.dialer.set_place(Place::Anywhere { chosen: Some(chosen) });
                 if let Some(c) = self.current() {
                     // The Editor of the project used so far is not the one chosen.

@@ -53,6 +53,9 @@ pub struct OpenEditor {
     pub endpoint: String,
     /// How it was found: `registry`, `uLoopMCP 3 socket`, `port scan`.
     pub found_by: String,
+    /// The socket or pipe it listens on (uLoopMCP 3), to reach it there.
+    #[serde(skip)]
+    pub local: Option<Endpoint>,
 }
 
 impl OpenEditor {
@@ -154,6 +157,7 @@ impl Link {
                 pid: Some(entry.pid),
                 endpoint: format!("port {}", entry.port),
                 found_by: "registry".into(),
+                local: None,
             });
         }
         let known_ports: Vec<String> = found.values().map(|e| e.endpoint.clone()).collect();
@@ -176,6 +180,10 @@ impl Link {
                             pid: None,
                             endpoint: label,
                             found_by: target.source.clone(),
+                            local: match &target.endpoint {
+                                Endpoint::Tcp(_) => None,
+                                local => Some(local.clone()),
+                            },
                         });
                     }
                     None => {

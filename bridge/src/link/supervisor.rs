@@ -128,23 +128,29 @@ impl Link {
     /// longer running); none when several or none are open — then why, and
     /// what the look found.
     async fn decide_outside(&self) -> Option<(Option<Absence>, Looked)> {
-        let Place::Anywhere { chosen } = self.dialer.place() else { return None };
+        let seen = self.dialer.place();
+        let Place::Anywhere { chosen } = &seen else { return None };
         match chosen {
             Some(Chosen { by: ChosenBy::Agent, .. }) => return None,
-            Some(Chosen { project, by: ChosenBy::OnlyOpen }) if whereabouts::unity_has_open(&project) => return None,
+            Some(Chosen { project, by: ChosenBy::OnlyOpen, .. }) if whereabouts::unity_has_open(project) => {
+                return None;
+            }
             _ => {}
         }
         let looked = self.look_outside().await;
         lock(&self.memory).open_editors.clone_from(&looked.editors);
         match looked.editors.as_slice() {
             [only] => {
-                tracing::info!(project = %only.project.display(), "outside any project: the only open Unity Editor is used");
-                let chosen = Chosen { project: only.project.clone(), by: ChosenBy::OnlyOpen };
-                self.dialer.set_place(Place::Anywhere { chosen: Some(chosen) });
+                let chosen =
+                    Chosen { project: only.project.clone(), by: ChosenBy::OnlyOpen, local: only.local.clone() };
+                // Unless the agent chose meanwhile.
+                if self.dialer.replace_place(&seen, Place::Anywhere { chosen: Some(chosen) }) {
+                    tracing::info!(project = %only.project.display(), "outside any project: the only open Unity Editor is used");
+                }
                 None
             }
+            _ if !self.dialer.replace_place(&seen, Place::Anywhere { chosen: None }) => None,
             editors => {
-                self.dialer.set_place(Place::Anywhere { chosen: None });
                 let absence = match (editors, &looked.round) {
                     ([], Round { denied: Some(why), .. }) => Some(Absence::Denied { why: why.clone() }),
                     // An Editor that did not say which project it has open

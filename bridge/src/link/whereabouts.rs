@@ -23,6 +23,7 @@ use serde::Serialize;
 
 use editor_link::{
     discovery::{DiscoveryFile, EditorState, process_alive},
+    endpoint::Endpoint,
     unity_instance::UnityInstance,
 };
 
@@ -55,6 +56,8 @@ pub enum ProjectFrom {
 pub struct Chosen {
     pub project: PathBuf,
     pub by: ChosenBy,
+    /// The socket or pipe it was found at (uLoopMCP 3), when not a port.
+    pub local: Option<Endpoint>,
 }
 
 /// Who chose it.
@@ -84,10 +87,10 @@ impl Place {
             Place::Project { project, how: ProjectFrom::WorkingDirectory } => (Some(project), "the working directory"),
             Place::Pinned => (None, "the port or endpoint given, without a project"),
             Place::Anywhere { chosen: None } => (None, "outside any project: none chosen yet"),
-            Place::Anywhere { chosen: Some(Chosen { project, by: ChosenBy::OnlyOpen }) } => {
+            Place::Anywhere { chosen: Some(Chosen { project, by: ChosenBy::OnlyOpen, .. }) } => {
                 (Some(project), "outside any project: the only open Editor")
             }
-            Place::Anywhere { chosen: Some(Chosen { project, by: ChosenBy::Agent }) } => {
+            Place::Anywhere { chosen: Some(Chosen { project, by: ChosenBy::Agent, .. }) } => {
                 (Some(project), "outside any project: chosen with select-unity-editor")
             }
         };

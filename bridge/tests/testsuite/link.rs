@@ -1,7 +1,7 @@
 //! The bridge's link to the Editor, against fake-unity over real TCP.
 
 use std::{
-    path::Path,
+    path::{Path, PathBuf},
     sync::Arc,
     time::{Duration, Instant},
 };
@@ -487,4 +487,48 @@ async fn a_call_that_finds_every_lane_busy_is_told_so_and_not_sent() {
     for call in sleeping {
         assert!(matches!(call.await.unwrap(), Err(CallError::Cancelled)));
     }
+}
+
+/// Outside every project the Editors uLoopMCP leaves findable are found
+/// without a registry entry: a v3 Editor by its socket, a 2.1.1 Editor by
+/// its port, each asked `get-version` for its project. Two open: never a
+/// guess; the one chosen is used; one open: used.
+#[cfg(unix)]
+#[tokio::test]
+async fn uloop_editors_are_found_outside_every_project_and_never_guessed_among() {
+    use std::os::unix::fs::PermissionsExt;
+    use unity_mcp_bridge::link::open_editors::LookOutside;
+    let sockets = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(sockets.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let socket = sockets.path().join("UnityCliLoop-00000000000000aa.sock");
+    let v3 = fake_with(|c| {
+        c.editor = fake_unity::EditorKind::Uloop3;
+        c.endpoint = Some(editor_link::endpoint::Endpoint::Unix(socket.clone()));
+    })
+    .await;
+    let v2 = fake_with(|c| c.editor = fake_unity::EditorKind::Uloop211).await;
+    let looking = |ports: Vec<u16>| {
+        let mut config = LinkConfig::new(Locator::default());
+        config.look_outside = LookOutside { registry: None, uloop3_sockets: Some(sockets.path().to_owned()), ports };
+        Link::start(config, None)
+    };
+    let link = looking(vec![v2.fake.port()]);
+    let error = link.call("get-version", json!({}), within(60)).await.unwrap_err();
+    let CallError::NotSent { why: NotSent::Absent(Absence::Several { editors }), .. } = &error else {
+        panic!("{error:?}")
+    };
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap();
+    let found: Vec<(PathBuf, &str)> = editors.iter().map(|e| (e.project.clone(), e.found_by.as_str())).collect();
+    assert!(found.contains(&(canonical(v3.project.path()), "uLoopMCP 3 socket")), "{found:?}");
+    assert!(found.contains(&(canonical(v2.project.path()), "port scan")), "{found:?}");
+
+    link.choose(canonical(v3.project.path())).unwrap();
+    let version = link.call("get-version", json!({}), within(10)).await.unwrap();
+    assert!(version["DataPath"].as_str().unwrap().starts_with(canonical(v3.project.path()).to_str().unwrap()));
+
+    // Only the v3 Editor open (the 2.1.1 port not asked): used, and said so.
+    let only = looking(Vec::new());
+    only.call("get-version", json!({}), within(10)).await.unwrap();
+    let place = only.status().place.to_json();
+    assert_eq!(place["how"], "outside any project: the only open Editor", "{place}");
 }

@@ -179,7 +179,10 @@ impl Editor {
     /// The Editor process dies: tool calls in flight abandoned, no shutdown
     /// notification, every connection closed by the "kernel" at once, the
     /// discovery file left saying `ready` for a process that is gone.
-    pub(crate) fn crash(&self) {
+    /// `restarting`: a new Unity opens the project at once (its
+    /// `EditorInstance.json` written as it starts), and takes the restart's
+    /// delay to listen.
+    pub(crate) fn crash(&self, restarting: bool) {
         {
             let mut domain = lock(&self.domain);
             domain.token.cancel();
@@ -204,7 +207,10 @@ impl Editor {
         if let Err(err) = written {
             tracing::error!(%err, "cannot leave the discovery file of the crashed Editor");
         }
-        self.unity_died();
+        match restarting {
+            true => self.unity_opened(),
+            false => self.unity_died(),
+        }
         self.stats.crashes.fetch_add(1, Ordering::Relaxed);
     }
 

@@ -108,13 +108,11 @@ pub async fn drive(
                 if let Some(listener) = server.stop_accepting().await {
                     listener.leave_behind();
                 }
-                editor.crash();
+                editor.crash(options.restart_after.is_some());
                 server.wait_closed(Some(CLOSE_GRACE)).await;
                 // Until a new Editor process starts, only quit and restart mean anything.
                 let (move_port, done) = match options.restart_after {
                     Some(after) => {
-                        // A new Unity opens the project at once and takes `after` to start.
-                        editor.unity_opened();
                         tokio::time::sleep(after).await;
                         (options.move_port, done)
                     }

@@ -214,7 +214,7 @@ fn own_editors(s: &Session) -> Result<(), Finding> {
     match s.is_embedded_fake() {
         true => Ok(()),
         false => Err(Finding::NotApplicable(
-            "not applicable: the case starts Editors of its own (the simulated Editor), whatever the target".into(),
+            "not applicable: the case starts Editors of its own, which only the simulated Editor plays (run it against the embedded fake)".into(),
         )),
     }
 }
