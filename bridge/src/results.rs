@@ -398,7 +398,7 @@ pub fn from_call_error(tool: &str, error: &CallError) -> ToolResult {
             }
         }
         CallError::NotSent { seconds, why: NotSent::NoEditor { tried } } => format!(
-            "No Unity Editor answered within {seconds} s, so {tool} was not sent and did not run. Tried: {}. Unity has the project open (or may: a process that cannot be seen from here), and its package has not answered yet: it may be starting, importing or compiling. Call wait-for-editor-ready to wait for it; if it never answers, look at Unity's Console.{}",
+            "No Unity Editor answered within {seconds} s, so {tool} was not sent and did not run. Tried: {}. If Unity is starting, importing or compiling, call wait-for-editor-ready to wait for it; if it never answers, look at Unity's Console.{}",
             tried.join("; "),
             wsl_advice()
         ),

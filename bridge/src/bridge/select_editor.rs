@@ -91,7 +91,9 @@ fn pick(open: &[OpenEditor], wanted: &str) -> Result<PathBuf, String> {
 }
 
 fn built(result: Value) -> ToolResult {
-    ToolResult::Built(json!({"content": [{"type": "text", "text": result.to_string()}], "structuredContent": result}))
+    let mut built = json!({"content": [{"type": "text", "text": result.to_string()}]});
+    built["structuredContent"] = result;
+    ToolResult::Built(built)
 }
 
 #[cfg(test)]

@@ -151,7 +151,8 @@ pub struct Round {
     /// Something may be there: an Editor accepted and was silent, a
     /// connect timed out, a failure of no known kind.
     pub maybe_there: bool,
-    /// An Editor of another project answered, and what it said.
+    /// An Editor of another project answered (or one that refused this
+    /// bridge's token), and what it said.
     pub other_project: Option<String>,
 }
 
@@ -163,14 +164,15 @@ impl Round {
             ConnectError::Dial(DialError::Denied(reason)) => {
                 self.denied.get_or_insert_with(|| format!("{label}: {reason}"));
             }
-            ConnectError::OtherProject(said) => {
+            // An Editor that refuses the token may be this project's only if
+            // Unity has the project open (in_project asks that first).
+            ConnectError::OtherProject(said) | ConnectError::Unauthorized(said) => {
                 self.other_project.get_or_insert_with(|| format!("{label}: {said}"));
             }
             ConnectError::Dial(DialError::TimedOut(_) | DialError::Other(_))
             | ConnectError::Silent(_)
             | ConnectError::Unreachable(_)
-            | ConnectError::WrongFraming(_)
-            | ConnectError::Unauthorized(_) => self.maybe_there = true,
+            | ConnectError::WrongFraming(_) => self.maybe_there = true,
         }
     }
 }
@@ -194,4 +196,42 @@ pub fn in_project(project: &Path, round: &Round) -> Option<Absence> {
         return None;
     }
     Some(Absence::NotRunning { project: project.to_owned(), other: round.other_project.clone() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> tempfile::TempDir {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("Assets")).unwrap();
+        dir
+    }
+
+    #[test]
+    fn only_what_is_certain_is_an_absence() {
+        let dir = project();
+        let nothing = Round::default();
+        let absent = in_project(dir.path(), &nothing);
+        assert!(matches!(absent, Some(Absence::NotRunning { other: None, .. })), "{absent:?}");
+        assert!(absent.unwrap().can_end_by_waiting());
+
+        // Something may be there: a silent Editor, a connect that timed out.
+        assert_eq!(in_project(dir.path(), &Round { maybe_there: true, ..Round::default() }), None);
+
+        // Unity's own file names a live process: starting, importing, reloading.
+        let unity =
+            UnityInstance { process_id: std::process::id(), version: None, app_path: None, app_contents_path: None };
+        unity.write(dir.path()).unwrap();
+        assert_eq!(in_project(dir.path(), &nothing), None);
+        // …and a dead one, as a crash leaves it: not running.
+        UnityInstance { process_id: i32::MAX as u32, ..unity }.write(dir.path()).unwrap();
+        assert!(in_project(dir.path(), &nothing).is_some());
+
+        // Refused for permission: said, whatever the files say.
+        let denied = Round { denied: Some("unix:/x: owned by user 7".into()), maybe_there: true, ..Round::default() };
+        let said = in_project(dir.path(), &denied).unwrap();
+        assert!(matches!(&said, Absence::Denied { why } if why.contains("owned by user 7")), "{said:?}");
+        assert!(!said.can_end_by_waiting(), "waiting does not grant a permission");
+    }
 }
