@@ -16,8 +16,6 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use serde_json::Value;
-
 /// The packages that answer the editor link: this project's and uLoopMCP's.
 pub const LINK_PACKAGES: [&str; 2] = ["dev.unitymcp.bridge", "io.github.hatayama.uloopmcp"];
 /// How much of the end of the Editor's log is read.
@@ -25,8 +23,6 @@ const LOG_TAIL: u64 = 512 * 1024;
 /// Errors quoted at most, and the characters of each.
 const QUOTED: usize = 3;
 const QUOTED_CHARS: usize = 400;
-/// A larger `EditorInstance.json` is not Unity's.
-const INSTANCE_FILE_LIMIT: u64 = 64 * 1024;
 
 /// Unity with this project open.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -104,15 +100,9 @@ pub fn editor_log() -> Option<PathBuf> {
 /// Unity with `project` open: its `Library/EditorInstance.json` names a
 /// process that is alive.
 pub fn open_editor(project: &Path) -> Option<OpenEditor> {
-    let path = project.join("Library/EditorInstance.json");
-    if std::fs::metadata(&path).ok()?.len() > INSTANCE_FILE_LIMIT {
-        return None;
-    }
-    let text = std::fs::read_to_string(path).ok()?;
-    let instance: Value = serde_json::from_str(&text).ok()?;
-    let pid = u32::try_from(instance.get("process_id")?.as_u64()?).ok()?;
-    let version = instance.get("version").and_then(Value::as_str).map(str::to_owned);
-    editor_link::discovery::pid_alive(pid).then_some(OpenEditor { pid, version })
+    let instance = editor_link::unity_instance::UnityInstance::read(project)?;
+    editor_link::discovery::process_alive(project, instance.process_id)
+        .then_some(OpenEditor { pid: instance.process_id, version: instance.version })
 }
 
 /// Whether an open Editor of `project` is silent, and what is likely.

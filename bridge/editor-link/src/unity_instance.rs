@@ -36,11 +36,27 @@ pub struct UnityInstance {
 impl UnityInstance {
     /// The file of `project`, whatever its process.
     pub fn read(project: &Path) -> Option<UnityInstance> {
+        Self::look(project).ok().flatten()
+    }
+
+    /// The file of `project`: `Ok(None)` when it is not there, `Err` when
+    /// it is there and cannot be read as Unity's (too large, or caught
+    /// while being written: Unity writes it in place).
+    pub fn look(project: &Path) -> Result<Option<UnityInstance>, String> {
         let path = project.join(INSTANCE_FILE);
-        if std::fs::metadata(&path).ok()?.len() > INSTANCE_FILE_LIMIT {
-            return None;
+        let size = match std::fs::metadata(&path) {
+            Ok(meta) => meta.len(),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => return Err(e.to_string()),
+        };
+        if size > INSTANCE_FILE_LIMIT {
+            return Err(format!("larger than {INSTANCE_FILE_LIMIT} bytes"));
         }
-        serde_json::from_slice(&std::fs::read(path).ok()?).ok()
+        match std::fs::read(path) {
+            Ok(bytes) => serde_json::from_slice(&bytes).map(Some).map_err(|e| e.to_string()),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     /// The Unity that has `project` open now: the file names a live process.
@@ -48,11 +64,10 @@ impl UnityInstance {
         Self::read(project).filter(|i| pid_alive(i.process_id))
     }
 
-    /// Writes it as Unity does (a simulated Editor opening `project`).
+    /// Writes it (a simulated Editor opening `project`), atomically.
     pub fn write(&self, project: &Path) -> io::Result<()> {
-        std::fs::create_dir_all(project.join("Library"))?;
         let text = serde_json::to_string_pretty(self).map_err(io::Error::other)?;
-        std::fs::write(project.join(INSTANCE_FILE), text + "\n")
+        crate::discovery::write_atomic(&project.join(INSTANCE_FILE), (text + "\n").as_bytes())
     }
 
     /// Deletes it, as Unity does when it closes the project, if it is the

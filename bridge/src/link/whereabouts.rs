@@ -180,10 +180,17 @@ impl Round {
 /// Whether `project` has a Unity open, as far as its files tell: Unity's
 /// own file, or the package's discovery file, names a live process (and
 /// the package's has not said it stopped).
+/// A file that is there but cannot be read (caught while being written)
+/// says nothing for certain: it counts as open.
 pub fn unity_has_open(project: &Path) -> bool {
-    let unity = UnityInstance::read(project).is_some_and(|i| process_alive(project, i.process_id));
-    let package = DiscoveryFile::read(project)
-        .is_ok_and(|f| f.state != Some(EditorState::Stopped) && process_alive(project, f.pid));
+    let unity = match UnityInstance::look(project) {
+        Ok(found) => found.is_some_and(|i| process_alive(project, i.process_id)),
+        Err(_) => true,
+    };
+    let package = match DiscoveryFile::read(project) {
+        Ok(file) => file.state != Some(EditorState::Stopped) && process_alive(project, file.pid),
+        Err(e) => !e.is_missing(),
+    };
     unity || package
 }
 
@@ -223,6 +230,9 @@ mod tests {
         let unity =
             UnityInstance { process_id: std::process::id(), version: None, app_path: None, app_contents_path: None };
         unity.write(dir.path()).unwrap();
+        assert_eq!(in_project(dir.path(), &nothing), None);
+        // Caught while being written: nothing certain.
+        std::fs::write(dir.path().join("Library/EditorInstance.json"), "{\"process_").unwrap();
         assert_eq!(in_project(dir.path(), &nothing), None);
         // …and a dead one, as a crash leaves it: not running.
         UnityInstance { process_id: i32::MAX as u32, ..unity }.write(dir.path()).unwrap();

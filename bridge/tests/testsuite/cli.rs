@@ -134,3 +134,35 @@ fn setup_via_npx_or_uvx_pins_this_version() {
     let refused = bridge_in(project.path()).args(["setup", "cursor", "--via", "brew"]).assert().code(2);
     assert!(String::from_utf8_lossy(&refused.get_output().stderr).contains("binary, npx or uvx"));
 }
+
+/// Outside every project with no Editor open, `call` and `status` answer at
+/// once (the call did not run); inside WSL 2 in NAT mode (simulated with
+/// `UNITY_MCP_WSL`) the answer says what to change; `status` lists what it
+/// looked at.
+#[test]
+fn outside_every_project_with_no_editor_call_and_status_say_so_and_what_helps() {
+    let room = tempfile::tempdir().unwrap();
+    let outside = room.path().join("work");
+    std::fs::create_dir_all(&outside).unwrap();
+    let alone = |cmd: &mut Cmd| {
+        cmd.env("UNITY_MCP_EDITORS_DIR", room.path().join("editors"))
+            .env("UNITY_MCP_ULOOP3_SOCKETS", room.path().join("uloop"))
+            .env("UNITY_MCP_SCAN_PORTS", "")
+            .env_remove("UNITY_TCP_PORT");
+    };
+    let mut call = bridge_in(&outside);
+    alone(&mut call);
+    let call =
+        call.env("UNITY_MCP_WSL", "nat").args(["call", "get-logs", r#"{"TimeoutSeconds":600}"#]).assert().code(1);
+    let said = String::from_utf8_lossy(&call.get_output().stderr).into_owned();
+    assert!(said.contains("No Unity Editor is open") && said.contains("did not run"), "{said}");
+    assert!(said.contains("NAT networking mode") && said.contains("networkingMode=mirrored"), "{said}");
+
+    let mut status = bridge_in(&outside);
+    alone(&mut status);
+    let status = status.env("UNITY_MCP_WSL", "off").arg("status").assert().code(1);
+    let status: Value = serde_json::from_slice(&status.get_output().stdout).unwrap();
+    assert_eq!(status["absent"], "no Unity Editor is open", "{status}");
+    assert_eq!(status["editorChoice"]["how"], "outside any project: none chosen yet", "{status}");
+    assert_eq!(status["openEditors"], serde_json::json!([]), "{status}");
+}

@@ -145,6 +145,11 @@ pub struct BridgeFigures {
     /// (only real ones are in their figures).
     pub answers: Tally,
     pub startup_initialize_ms: Measured<Stats>,
+    /// A call in a project no Unity has open (its discovery file naming a
+    /// dead process, as a crash leaves it): sent to its answer (ours only:
+    /// it says so at once; a bridge without the look waits the call's
+    /// deadline, which is not a figure).
+    pub no_editor_answer_ms: Option<Measured<Stats>>,
     /// Start to the first `tools/list` answer, the Editor connected, without
     /// our on-disk tool cache.
     pub startup_tools_list_ms: Measured<Stats>,
@@ -484,6 +489,27 @@ impl Bench<'_> {
         Ok(Stats::of(samples))
     }
 
+    /// A call in a project no Unity has open, from sent to answered.
+    async fn no_editor_answer(&self, bridge: &BridgeUnderTest) -> anyhow::Result<Stats> {
+        let project = tempfile::tempdir()?;
+        for folder in ["Assets", "ProjectSettings"] {
+            std::fs::create_dir_all(project.path().join(folder))?;
+        }
+        // A crashed Editor's leftovers: its discovery file naming a dead process.
+        fake_unity::editor::leave_crashed_discovery(project.path())?;
+        let mut samples = Vec::new();
+        for _ in 0..self.options.startups {
+            let mut child = bridge.spawn(project.path(), 0, &[])?;
+            child.initialize().await?;
+            let started = Instant::now();
+            let answer =
+                child.request("tools/call", &json!({"name": "get-logs", "arguments": {"TimeoutSeconds": 60}})).await?;
+            samples.push(started.elapsed().as_secs_f64() * 1000.0);
+            anyhow::ensure!(answer.error.is_some(), "a call with no Unity open was answered with a success");
+        }
+        Ok(Stats::of(samples))
+    }
+
     /// Process start to the first `tools/list` answer with the Editor
     /// running, with or without our tool cache on disk.
     async fn startup_tools_list(&self, bridge: &BridgeUnderTest, cached: bool) -> anyhow::Result<Stats> {
@@ -537,6 +563,10 @@ impl Bench<'_> {
         let startup_tools_list_ms = measured(self.startup_tools_list(bridge, false).await);
         let startup_tools_list_cached_ms =
             bridge.is_ours().then_some(measured(self.startup_tools_list(bridge, true).await));
+        let no_editor_answer_ms = match bridge.is_ours() {
+            true => Some(measured(self.no_editor_answer(bridge).await)),
+            false => None,
+        };
         let mut answers = Tally::default();
         tracing::info!(bridge = %bridge.label, "overhead");
         let overhead = self.overhead(bridge, &mut answers).await.map_err(|e| format!("{e:#}"));
@@ -571,6 +601,7 @@ impl Bench<'_> {
             startup_initialize_ms,
             startup_tools_list_ms,
             startup_tools_list_cached_ms,
+            no_editor_answer_ms,
             memory,
         }
     }
@@ -626,6 +657,9 @@ pub fn failures(b: &BridgeFigures) -> Vec<String> {
     note("start to tools/list", b.startup_tools_list_ms.as_ref().err());
     if let Some(cached) = &b.startup_tools_list_cached_ms {
         note("start to tools/list with the cache", cached.as_ref().err());
+    }
+    if let Some(absent) = &b.no_editor_answer_ms {
+        note("a call with no Unity open", absent.as_ref().err());
     }
     note("memory", b.memory.as_ref().err());
     out

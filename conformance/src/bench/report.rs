@@ -129,6 +129,9 @@ pub fn table(f: &Figures) -> String {
         if let Some(cached) = &b.startup_tools_list_cached_ms {
             distribution(&mut out, "start to first tools/list, cached", cached, "ms");
         }
+        if let Some(absent) = &b.no_editor_answer_ms {
+            distribution(&mut out, "a call, no Unity open: answered after", absent, "ms");
+        }
         distribution(&mut out, "reload: listening to first real answer", &b.reload_recovery_ms, "ms");
         for large in &b.large {
             let name = format!("{} MiB result, {}", large.mib, large.mode);
@@ -218,6 +221,9 @@ fn bridge_keys(b: &BridgeFigures) -> Value {
     });
     if let Some(cached) = &b.startup_tools_list_cached_ms {
         startup["tools_list_cached"] = median(cached, |s| s.p50);
+    }
+    if let Some(absent) = &b.no_editor_answer_ms {
+        startup["no_editor_answer"] = median(absent, |s| s.p50);
     }
     json!({
         "overhead_us": {

@@ -207,9 +207,9 @@ impl Editor {
         if let Err(err) = written {
             tracing::error!(%err, "cannot leave the discovery file of the crashed Editor");
         }
-        match restarting {
-            true => self.unity_opened(),
-            false => self.unity_died(),
+        // With a restart planned its file keeps naming a live Unity.
+        if !restarting {
+            self.unity_died();
         }
         self.stats.crashes.fetch_add(1, Ordering::Relaxed);
     }

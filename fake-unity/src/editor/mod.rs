@@ -26,6 +26,7 @@ pub mod simulation;
 pub mod state;
 mod stats;
 mod unity_process;
+pub use unity_process::leave_crashed_discovery;
 
 pub use client::Client;
 pub use stats::Stats;

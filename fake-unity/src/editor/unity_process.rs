@@ -62,3 +62,22 @@ impl Editor {
         }
     }
 }
+
+/// What a crashed Editor of the package leaves in `project` when no Unity
+/// has opened it since: its discovery file saying `ready` for a process
+/// that is gone (and nothing else: a test's project no Unity has open).
+pub fn leave_crashed_discovery(project: &std::path::Path) -> std::io::Result<()> {
+    let left = DiscoveryFile {
+        port: 1,
+        pid: DEAD_PID,
+        project_path: editor_link::discovery::unity_path(project),
+        unity_version: None,
+        package_version: None,
+        protocol_version: None,
+        server_session_id: None,
+        state: Some(editor_link::discovery::EditorState::Ready),
+        updated_at: None,
+        token: None,
+    };
+    left.write_atomic(project)
+}

@@ -325,19 +325,7 @@ fn not_running(s: Session) -> CheckFuture {
         let room = Room::new()?;
         let project = room.project("Game")?;
         // A crashed Editor's leftovers: its discovery file naming a dead process.
-        let left = editor_link::discovery::DiscoveryFile {
-            port: 1,
-            pid: fake_unity::editor::DEAD_PID,
-            project_path: editor_link::discovery::unity_path(&project),
-            unity_version: None,
-            package_version: None,
-            protocol_version: None,
-            server_session_id: None,
-            state: Some(editor_link::discovery::EditorState::Ready),
-            updated_at: None,
-            token: None,
-        };
-        left.write_atomic(&project).map_err(|e| Finding::Harness(e.to_string()))?;
+        fake_unity::editor::leave_crashed_discovery(&project).map_err(|e| Finding::Harness(e.to_string()))?;
         let mut mcp = room.bridge(&s, &project, &[])?;
         mcp.initialize().await?;
         let said = refused_at_once(&mut mcp).await?;
