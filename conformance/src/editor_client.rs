@@ -75,7 +75,7 @@ impl EditorClient {
             Ok::<_, std::io::Error>(match &endpoint {
                 Endpoint::Tcp(addr) => Connection::tcp(TcpStream::connect(addr).await?, options),
                 #[cfg(unix)]
-                Endpoint::Unix(path) => Connection::unix(tokio::net::UnixStream::connect(path).await?, options),
+                Endpoint::Unix(path) => Connection::unix(connect_unix(path).await?, options),
                 #[cfg(windows)]
                 Endpoint::Pipe(name) => {
                     Connection::pipe(tokio::net::windows::named_pipe::ClientOptions::new().open(name)?, options)
@@ -433,6 +433,28 @@ pub fn no_tcp_port(endpoint: &Endpoint) -> Finding {
 pub trait ByteStream: AsyncRead + AsyncWrite + Send + Unpin {}
 impl<T: AsyncRead + AsyncWrite + Send + Unpin> ByteStream for T {}
 
+/// How long a connect to a Unix socket whose listen backlog is full is
+/// tried again: the kernel answers it at once (EAGAIN: "try again"), where
+/// a TCP client's kernel would send its SYN again after a second. An Editor
+/// that accepts slowly for a moment is not refused; one that stopped
+/// accepting still is.
+const BACKLOG_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
+
+/// Connects to the Unix socket at `path`, trying again while its backlog
+/// is full, for up to [`BACKLOG_PATIENCE`].
+#[cfg(unix)]
+async fn connect_unix(path: &std::path::Path) -> std::io::Result<tokio::net::UnixStream> {
+    let until = std::time::Instant::now() + BACKLOG_PATIENCE;
+    loop {
+        match tokio::net::UnixStream::connect(path).await {
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock && std::time::Instant::now() < until => {
+                tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+            }
+            done => return done,
+        }
+    }
+}
+
 /// A connection as bytes, for the cases that write below the frames.
 pub type Stream = Box<dyn ByteStream>;
 
@@ -441,7 +463,7 @@ pub async fn connect_stream(endpoint: &Endpoint) -> std::io::Result<Stream> {
     match endpoint {
         Endpoint::Tcp(addr) => Ok(Box::new(TcpStream::connect(addr).await?)),
         #[cfg(unix)]
-        Endpoint::Unix(path) => Ok(Box::new(tokio::net::UnixStream::connect(path).await?)),
+        Endpoint::Unix(path) => Ok(Box::new(connect_unix(path).await?)),
         #[cfg(windows)]
         Endpoint::Pipe(name) => Ok(Box::new(tokio::net::windows::named_pipe::ClientOptions::new().open(name)?)),
         #[allow(unreachable_patterns)]

@@ -10,4 +10,5 @@ mod promises;
 mod service;
 mod stdio;
 mod tasks;
+mod uloop211;
 mod uloop3;
