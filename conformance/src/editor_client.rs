@@ -438,6 +438,7 @@ impl<T: AsyncRead + AsyncWrite + Send + Unpin> ByteStream for T {}
 /// a TCP client's kernel would send its SYN again after a second. An Editor
 /// that accepts slowly for a moment is not refused; one that stopped
 /// accepting still is.
+#[cfg(unix)]
 const BACKLOG_PATIENCE: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// Connects to the Unix socket at `path`, trying again while its backlog

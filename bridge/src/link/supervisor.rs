@@ -23,6 +23,10 @@ use super::{
     whereabouts::{self, Absence, Chosen, ChosenBy, Place, Round, Verdict},
 };
 
+/// Outside every project with no Editor chosen, the longest pause between
+/// looks.
+const OUTSIDE_LOOK_EVERY: Duration = Duration::from_secs(3);
+
 /// Finds, connects, serves until closed, repeats; until the link stops.
 pub(super) async fn run(link: Arc<Link>) {
     link.keep_connected().await;
@@ -88,17 +92,22 @@ impl Link {
                     memory.tried = tried;
                     memory.discovery_reloading = found.reloading;
                 }
-                let absence = match undecided {
-                    Some(absence) => absence,
+                let absence = match &undecided {
+                    Some(absence) => absence.clone(),
                     None => self.absence(&round),
                 };
+                let undecided = undecided.is_some();
                 self.verdict.send_replace(Verdict { absence, looked_at });
                 let fast = matches!(self.status().state, LinkState::Reloading);
                 let delay = if fast {
                     config.reload_retry
                 } else {
                     let d = absent_delay;
-                    absent_delay = (absent_delay * 2).min(config.absent_retry_max);
+                    // Outside every project a look asks every open Editor its
+                    // version: not every second while none is chosen (a call
+                    // has the link look at once anyway).
+                    let most = if undecided { OUTSIDE_LOOK_EVERY } else { config.absent_retry_max };
+                    absent_delay = (absent_delay * 2).min(most);
                     d
                 };
                 if watch.is_none() {

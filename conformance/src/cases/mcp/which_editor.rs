@@ -18,6 +18,7 @@ use std::{
     time::Duration,
 };
 
+use editor_link::discovery::unity_path;
 use fake_unity::{Config, FakeUnity};
 use serde_json::{Value, json};
 
@@ -286,20 +287,21 @@ fn outside_several(s: Session) -> CheckFuture {
         let ran = first.runs("get-logs").await? + second.runs("get-logs").await?;
         ensure!(ran == 0, "with two Editors open the call ran in one of them ({ran} times): a guess");
         for project in [&a, &b] {
-            let shown = project.display().to_string();
+            let shown = unity_path(project);
             ensure!(said.contains(&shown), "the answer does not name the open project {shown}: {said}");
         }
         ensure!(said.contains(SELECT) && said.contains("--project"), "the answer does not say how to choose: {said}");
         s.note(format!("said: {said}"));
         let chosen = mcp.call_ok(SELECT, json!({"project": "GameB"})).await?;
-        ensure!(chosen["structuredContent"]["chosen"] == json!(b), "{SELECT} GameB chose otherwise: {chosen}");
+        let picked = chosen["structuredContent"]["chosen"].as_str().map(|p| unity_path(Path::new(p)));
+        ensure!(picked == Some(unity_path(&b)), "{SELECT} GameB chose otherwise: {chosen}");
         mcp.call_ok("get-logs", json!({"TimeoutSeconds": PATIENT})).await?;
         let (in_a, in_b) = (first.runs("get-logs").await?, second.runs("get-logs").await?);
         ensure!(in_a == 0 && in_b == 1, "after choosing GameB the call ran in GameA {in_a} times, in GameB {in_b}");
         let status = status(&mut mcp).await?;
         ensure!(
             status["editorChoice"]["how"].as_str().is_some_and(|h| h.contains(SELECT))
-                && status["project"].as_str().is_some_and(|p| Path::new(p) == b),
+                && status["project"].as_str().is_some_and(|p| unity_path(Path::new(p)) == unity_path(&b)),
             "bridge-status does not show the choice: {status}"
         );
         mcp.finish().await
