@@ -89,8 +89,7 @@ impl Session {
     }
 }
 
-/// Why a case that reloads the Editor cannot run.
-pub const CANNOT_RELOAD: &str = "not applicable: this case reloads the Editor, through a control API (--control URL) or as an agent does, by writing a script into its project's Assets/ and compiling it, for which the suite needs the project (--project DIR)";
+pub use crate::target::CANNOT_RELOAD;
 
 fn control_failed(e: impl std::fmt::Display) -> Finding {
     Finding::Harness(format!("reload through the control API: {e}"))

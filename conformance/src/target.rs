@@ -103,7 +103,7 @@ impl Remote {
             (Some(_), None) => {
                 Some("not applicable: the discovery file needs the Editor's project (--project DIR)".into())
             }
-            (None, None) => Some(crate::reload::CANNOT_RELOAD.to_owned()),
+            (None, None) => Some(CANNOT_RELOAD.to_owned()),
         }
     }
 
@@ -296,6 +296,9 @@ impl fmt::Debug for Session {
         f.debug_struct("Session").field("endpoint", &self.endpoint).finish_non_exhaustive()
     }
 }
+
+/// Why a case that reloads the Editor cannot run ([`crate::reload`]).
+pub const CANNOT_RELOAD: &str = "not applicable: this case reloads the Editor, through a control API (--control URL) or as an agent does, by writing a script into its project's Assets/ and compiling it, for which the suite needs the project (--project DIR)";
 
 /// `fixtures/unity-project` of this repository.
 pub fn fixture_project() -> PathBuf {

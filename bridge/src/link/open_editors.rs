@@ -21,7 +21,6 @@ use std::{
     sync::Arc,
 };
 
-use serde::Serialize;
 use serde_json::json;
 
 use editor_link::{
@@ -32,46 +31,14 @@ use editor_link::{
     wsl,
 };
 
+pub use super::whereabouts::OpenEditor;
 use super::{
     Link,
-    handshake::{ConnectError, Dialer},
+    handshake::Dialer,
     socket::{CloseReason, DialError, ExchangeError},
     target::Target,
     whereabouts::Round,
 };
-
-/// One open Editor.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "camelCase")]
-pub struct OpenEditor {
-    /// The project it has open, where this bridge can open it.
-    pub project: PathBuf,
-    pub unity_version: Option<String>,
-    /// Its process, where it says.
-    pub pid: Option<u32>,
-    /// Where it listens (`port 8701`, `unix:/tmp/uloop/…`).
-    pub endpoint: String,
-    /// How it was found: `registry`, `uLoopMCP 3 socket`, `port scan`.
-    pub found_by: String,
-    /// The socket or pipe it listens on (uLoopMCP 3), to reach it there.
-    #[serde(skip)]
-    pub local: Option<Endpoint>,
-}
-
-impl OpenEditor {
-    /// One line: `/home/me/GameA (Unity 6000.0.40f1, process 4242, port 8701)`.
-    pub fn line(&self) -> String {
-        let mut said = Vec::new();
-        if let Some(v) = &self.unity_version {
-            said.push(format!("Unity {v}"));
-        }
-        if let Some(pid) = self.pid {
-            said.push(format!("process {pid}"));
-        }
-        said.push(self.endpoint.clone());
-        format!("{} ({})", self.project.display(), said.join(", "))
-    }
-}
 
 /// Where to look outside a project.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -269,10 +236,7 @@ async fn ask_version(dialer: &Arc<Dialer>, target: &Target) -> Result<Version, P
             Ok(version) => return Ok(Version::read(&version)),
             Err(ExchangeError::NoAnswer) => {
                 return Err(Probe::Maybe(
-                    ConnectError::Unreachable(
-                        "connected, but no answer to get-version: an Editor whose main thread may be blocked".into(),
-                    )
-                    .to_string(),
+                    "connected, but no answer to get-version: an Editor whose main thread may be blocked".into(),
                 ));
             }
             Err(ExchangeError::Editor(e)) => {

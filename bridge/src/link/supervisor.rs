@@ -19,6 +19,7 @@ use super::{
     folder_watch::{FolderWatch, stamps},
     handshake::{ConnectError, Unanswered},
     open_editors::Looked,
+    socket::DialError,
     target::{Found, Target},
     whereabouts::{self, Absence, Chosen, ChosenBy, Place, Round, Verdict},
 };
@@ -81,7 +82,7 @@ impl Link {
                         break;
                     }
                     Err(why) => {
-                        round.saw(&target.label(), &why);
+                        saw(&mut round, &target.label(), &why);
                         tried.push(format!("{} ({}): {why}", target.label(), target.source));
                     }
                 }
@@ -307,5 +308,25 @@ impl Link {
         };
         self.phase.send_replace(next);
         let _ = self.events.send(LinkEvent::Disconnected);
+    }
+}
+
+/// What one candidate that could not be used tells a round, by the kind of
+/// its failure.
+fn saw(round: &mut Round, label: &str, why: &ConnectError) {
+    match why {
+        ConnectError::Dial(DialError::NothingThere(_)) => {}
+        ConnectError::Dial(DialError::Denied(reason)) => {
+            round.denied.get_or_insert_with(|| format!("{label}: {reason}"));
+        }
+        // An Editor that refuses the token may be this project's only if
+        // Unity has the project open (in_project asks that first).
+        ConnectError::OtherProject(said) | ConnectError::Unauthorized(said) => {
+            round.other_project.get_or_insert_with(|| format!("{label}: {said}"));
+        }
+        ConnectError::Dial(DialError::TimedOut(_) | DialError::Other(_))
+        | ConnectError::Silent(_)
+        | ConnectError::Unreachable(_)
+        | ConnectError::WrongFraming(_) => round.maybe_there = true,
     }
 }

@@ -27,8 +27,6 @@ use editor_link::{
     unity_instance::UnityInstance,
 };
 
-use super::{handshake::ConnectError, open_editors::OpenEditor, socket::DialError};
-
 /// Which Editor the link is for.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Place {
@@ -98,6 +96,39 @@ impl Place {
     }
 }
 
+/// One open Editor.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OpenEditor {
+    /// The project it has open, where this bridge can open it.
+    pub project: PathBuf,
+    pub unity_version: Option<String>,
+    /// Its process, where it says.
+    pub pid: Option<u32>,
+    /// Where it listens (`port 8701`, `unix:/tmp/uloop/…`).
+    pub endpoint: String,
+    /// How it was found: `registry`, `uLoopMCP 3 socket`, `port scan`.
+    pub found_by: String,
+    /// The socket or pipe it listens on (uLoopMCP 3), to reach it there.
+    #[serde(skip)]
+    pub local: Option<Endpoint>,
+}
+
+impl OpenEditor {
+    /// One line: `/home/me/GameA (Unity 6000.0.40f1, process 4242, port 8701)`.
+    pub fn line(&self) -> String {
+        let mut said = Vec::new();
+        if let Some(v) = &self.unity_version {
+            said.push(format!("Unity {v}"));
+        }
+        if let Some(pid) = self.pid {
+            said.push(format!("process {pid}"));
+        }
+        said.push(self.endpoint.clone());
+        format!("{} ({})", self.project.display(), said.join(", "))
+    }
+}
+
 /// What a look that found nothing to connect to can say for certain.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Absence {
@@ -154,27 +185,6 @@ pub struct Round {
     /// An Editor of another project answered (or one that refused this
     /// bridge's token), and what it said.
     pub other_project: Option<String>,
-}
-
-impl Round {
-    /// One candidate that could not be used, by the kind of its failure.
-    pub(super) fn saw(&mut self, label: &str, why: &ConnectError) {
-        match why {
-            ConnectError::Dial(DialError::NothingThere(_)) => {}
-            ConnectError::Dial(DialError::Denied(reason)) => {
-                self.denied.get_or_insert_with(|| format!("{label}: {reason}"));
-            }
-            // An Editor that refuses the token may be this project's only if
-            // Unity has the project open (in_project asks that first).
-            ConnectError::OtherProject(said) | ConnectError::Unauthorized(said) => {
-                self.other_project.get_or_insert_with(|| format!("{label}: {said}"));
-            }
-            ConnectError::Dial(DialError::TimedOut(_) | DialError::Other(_))
-            | ConnectError::Silent(_)
-            | ConnectError::Unreachable(_)
-            | ConnectError::WrongFraming(_) => self.maybe_there = true,
-        }
-    }
 }
 
 /// Whether `project` has a Unity open, as far as its files tell: Unity's
