@@ -457,7 +457,7 @@ pub fn absent(tool: &str, absence: &Absence) -> String {
             )
         }
         Absence::NoneOpen => format!(
-            "No Unity Editor is open, so {tool} was not sent and did not run. The bridge runs outside any Unity project and looked for every open Editor of this user (the registry of open Editors, uLoopMCP 3's sockets, ports 8700, 8800, 8900, 9000, 9100, 8600) and found none. Open your project in Unity, or start the bridge in the project's folder or with --project PATH (in the MCP client's configuration).{}",
+            "No Unity Editor is open, so {tool} was not sent and did not run. The bridge runs outside any Unity project and looked for every open Editor of this user (the registry of open Editors, uLoopMCP 3's sockets, the ports Editors listen on by default) and found none. Open your project in Unity, or start the bridge in the project's folder or with --project PATH (in the MCP client's configuration).{}",
             wsl_advice()
         ),
         Absence::Several { editors } => {

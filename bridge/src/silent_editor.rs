@@ -100,9 +100,8 @@ pub fn editor_log() -> Option<PathBuf> {
 /// Unity with `project` open: its `Library/EditorInstance.json` names a
 /// process that is alive.
 pub fn open_editor(project: &Path) -> Option<OpenEditor> {
-    let instance = editor_link::unity_instance::UnityInstance::read(project)?;
-    editor_link::discovery::process_alive(project, instance.process_id)
-        .then_some(OpenEditor { pid: instance.process_id, version: instance.version })
+    let instance = editor_link::unity_instance::UnityInstance::open(project)?;
+    Some(OpenEditor { pid: instance.process_id, version: instance.version })
 }
 
 /// Whether an open Editor of `project` is silent, and what is likely.

@@ -204,8 +204,11 @@ fn private_to_me(path: &Path, folder: bool) -> Result<(), String> {
     if meta.file_type().is_symlink() {
         return Err("a symbolic link".into());
     }
-    if folder != meta.is_dir() {
-        return Err(if folder { "not a folder".into() } else { "not a file".into() });
+    // A FIFO or a device in the folder is never opened (reading one could block).
+    match (folder, meta.is_dir(), meta.is_file()) {
+        (true, true, _) | (false, _, true) => {}
+        (true, false, _) => return Err("not a folder".into()),
+        (false, _, false) => return Err("not a regular file".into()),
     }
     #[cfg(unix)]
     {
@@ -270,9 +273,13 @@ mod tests {
         publish(&folder, &file(41, "/p/A", EditorState::Ready)).unwrap();
         publish(&folder, &file(42, "/p/B", EditorState::Reloading)).unwrap();
         fs::copy(folder.join("41.json"), folder.join("43.json")).unwrap();
+        #[cfg(unix)]
+        assert!(std::process::Command::new("mkfifo").arg(folder.join("44.json")).status().unwrap().success());
         let listed = list_with(&folder, |pid| pid != 42);
         assert_eq!(listed.entries.iter().map(|e| e.pid).collect::<Vec<_>>(), vec![41]);
         assert!(listed.notes.iter().any(|n| n.contains("43.json") && n.contains("not the one of its file name")));
+        #[cfg(unix)]
+        assert!(listed.notes.iter().any(|n| n.contains("44.json") && n.contains("not a regular file")), "{listed:?}");
         #[cfg(unix)]
         {
             use std::os::unix::fs::PermissionsExt;

@@ -13,7 +13,7 @@ use std::{io, path::Path};
 
 use serde::{Deserialize, Serialize};
 
-use crate::discovery::pid_alive;
+use crate::discovery::process_alive;
 
 /// Where Unity writes it, relative to the project.
 pub const INSTANCE_FILE: &str = "Library/EditorInstance.json";
@@ -61,7 +61,7 @@ impl UnityInstance {
 
     /// The Unity that has `project` open now: the file names a live process.
     pub fn open(project: &Path) -> Option<UnityInstance> {
-        Self::read(project).filter(|i| pid_alive(i.process_id))
+        Self::read(project).filter(|i| process_alive(project, i.process_id))
     }
 
     /// Writes it (a simulated Editor opening `project`), atomically.

@@ -485,19 +485,19 @@ impl Link {
     ) -> Result<std::sync::Arc<EditorConnection>, super::Wait> {
         let asked = Instant::now();
         let mut watch = self.phase.subscribe();
-        let mut verdicts = self.verdict.subscribe();
-        let mut poked = false;
+        // Subscribed once not connected (the verdict is of no use before).
+        let mut verdicts: Option<tokio::sync::watch::Receiver<super::Verdict>> = None;
         loop {
             if let super::Phase::Connected { connection, .. } = &*watch.borrow_and_update() {
                 if !connection.closed.is_cancelled() {
                     return Ok(connection.clone());
                 }
             }
-            if !poked {
+            let verdicts = verdicts.get_or_insert_with(|| {
                 // Not connected: a fresh look, now, for a verdict of this call's time.
                 self.look_now.notify_one();
-                poked = true;
-            }
+                self.verdict.subscribe()
+            });
             {
                 let verdict = verdicts.borrow_and_update();
                 if let Some(absence) = verdict.absence.as_ref().filter(|_| verdict.looked_at >= asked) {

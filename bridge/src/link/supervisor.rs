@@ -93,11 +93,8 @@ impl Link {
                     memory.tried = tried;
                     memory.discovery_reloading = found.reloading;
                 }
-                let absence = match &undecided {
-                    Some(absence) => absence.clone(),
-                    None => self.absence(&round),
-                };
-                let undecided = undecided.is_some();
+                let outside_undecided = undecided.is_some();
+                let absence = undecided.unwrap_or_else(|| self.absence(&round));
                 self.verdict.send_replace(Verdict { absence, looked_at });
                 let fast = matches!(self.status().state, LinkState::Reloading);
                 let delay = if fast {
@@ -107,7 +104,7 @@ impl Link {
                     // Outside every project a look asks every open Editor its
                     // version: not every second while none is chosen (a call
                     // has the link look at once anyway).
-                    let most = if undecided { OUTSIDE_LOOK_EVERY } else { config.absent_retry_max };
+                    let most = if outside_undecided { OUTSIDE_LOOK_EVERY } else { config.absent_retry_max };
                     absent_delay = (absent_delay * 2).min(most);
                     d
                 };
