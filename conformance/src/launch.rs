@@ -56,7 +56,7 @@ impl Drop for Launched {
 
 /// The repository's root (where `unity-package/` and `fixtures/` are).
 fn repository() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("..")
+    crate::home::repository()
 }
 
 /// A copy of `source` (default: the fixture project) whose manifest names

@@ -48,7 +48,10 @@
 //!   extension, a tool), what the Editor offers, the profile asked for.
 //! - [`runner`] — selection, running each case with a deadline (several
 //!   side by side), results.
-//! - [`report`] — the console report, JSON and JUnit XML.
+//! - [`report`] — the console report, JSON, JUnit XML, the HTML page and
+//!   the Markdown summary.
+//! - [`home`] — where the suite's data is (`UNITY_CONFORMANCE_HOME` for a
+//!   released binary).
 //! - [`prove`] — `unity-conformance prove`: which cases each deliberate
 //!   defect breaks, and running them to show every check failing.
 //! - [`sessions`] — workflows recorded as editor-link transcripts
@@ -72,6 +75,7 @@ pub mod did_it_run;
 pub mod differential;
 pub mod editor_client;
 pub mod finding;
+pub mod home;
 pub mod launch;
 pub mod profile;
 pub mod prove;

@@ -1,5 +1,8 @@
 //! Reports: the console (a line per case, failures repeated at the end, the
-//! summary last), a JSON document, and JUnit XML for CI systems.
+//! summary last), a JSON document, JUnit XML for CI systems, one
+//! self-contained HTML page to look at (`report-page`: the cases as a tree
+//! with filters, each case's wire log as an exchange, a scenario's time
+//! line), and a Markdown summary (what a CI job's summary page shows).
 
 use std::{fmt::Write as _, io};
 
@@ -78,6 +81,140 @@ pub fn json_report(target: &str, results: &[CaseResult]) -> serde_json::Value {
         "summary": Summary::of(results),
         "cases": results,
     })
+}
+
+/// What a report says about how it was made: the command line (any token
+/// in it hidden) and the baseline the run was held to.
+#[derive(Clone, Debug, Default)]
+pub struct Provenance {
+    pub command: Option<String>,
+    pub baseline: Option<String>,
+}
+
+impl Provenance {
+    /// This process's command line, a `--token`'s value hidden.
+    pub fn of_this_run(baseline: Option<&std::path::Path>) -> Provenance {
+        let mut words = Vec::new();
+        let mut hide_next = false;
+        for (n, arg) in std::env::args().enumerate() {
+            let word = if n == 0 {
+                std::path::Path::new(&arg).file_stem().map_or(arg.clone(), |s| s.to_string_lossy().into_owned())
+            } else if hide_next {
+                "***".to_owned()
+            } else if arg.starts_with("--token=") {
+                "--token=***".to_owned()
+            } else {
+                arg.clone()
+            };
+            hide_next = arg == "--token";
+            words.push(if word.contains(' ') { format!("'{word}'") } else { word });
+        }
+        Provenance { command: Some(words.join(" ")), baseline: baseline.map(|p| p.display().to_string()) }
+    }
+}
+
+/// The HTML report: one file, nothing fetched (`report-page`).
+pub fn html_report(target: &str, results: &[CaseResult], provenance: &Provenance) -> String {
+    let groups: Vec<serde_json::Value> =
+        crate::cases::GROUPS.iter().map(|(prefix, heading)| json!({"prefix": prefix, "heading": heading})).collect();
+    let title = format!("unity-conformance against {target}");
+    let data = json!({
+        "kind": "suite",
+        "title": title,
+        "command": provenance.command,
+        "baseline": provenance.baseline,
+        "groups": groups,
+        "report": json_report(target, results),
+    });
+    report_page::render(&title, &data)
+}
+
+/// The Markdown summary: the verdict and counts, then each case that did
+/// not pass with its finding and the end of its wire log (the first
+/// [`MARKDOWN_DETAILED`]; the rest by id), small enough for a CI job's
+/// summary page (GitHub takes 1 MiB a step).
+pub fn markdown_summary(target: &str, results: &[CaseResult], provenance: &Provenance) -> String {
+    let s = Summary::of(results);
+    let verdict = match s.exit_code() {
+        0 => "passed",
+        1 if s.failed == 0 => "failed: the baseline is out of date",
+        1 => "failed",
+        _ => "could not test everything",
+    };
+    let mut out = format!("### unity-conformance against {}: {verdict}\n\n", md_text(target));
+    out.push_str("| cases | passed | failed | warnings | skipped | errors | expected failures | stale baseline |\n");
+    out.push_str("|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+    let _ = writeln!(
+        out,
+        "| {} | {} | {} | {} | {} | {} | {} | {} |",
+        s.total, s.passed, s.failed, s.warnings, s.skipped, s.errors, s.expected_failures, s.stale_baseline
+    );
+    if let Some(baseline) = &provenance.baseline {
+        let _ = writeln!(
+            out,
+            "\nHeld to the baseline `{}`: its cases may fail; one that passes is stale.",
+            md_code(baseline)
+        );
+    }
+    let bad: Vec<&CaseResult> = results
+        .iter()
+        .filter(|r| matches!(r.status, Status::Fail | Status::Error | Status::StaleBaseline | Status::Warn))
+        .collect();
+    if !bad.is_empty() {
+        let _ = writeln!(out, "\n#### Not passed ({})\n", bad.len());
+    }
+    for (n, r) in bad.iter().enumerate() {
+        if n >= MARKDOWN_DETAILED {
+            let _ = writeln!(out, "- {} `{}`: {}", r.status, md_code(&r.id), md_text(&first_words(&r.detail, 200)));
+            continue;
+        }
+        let _ = writeln!(
+            out,
+            "<details><summary><b>{}</b> <code>{}</code> ({}): {}</summary>\n",
+            r.status,
+            xml_escape(&r.id),
+            r.level,
+            xml_escape(&first_words(&r.detail, 200))
+        );
+        let _ = writeln!(out, "- requirement: {}", md_text(&r.requirement));
+        let _ = writeln!(out, "- reference: {}", md_text(r.reference));
+        let _ = writeln!(out, "- finding: {}\n", md_text(&r.detail));
+        let wire = &r.wire[r.wire.len().saturating_sub(12)..];
+        if !wire.is_empty() {
+            let body = wire.iter().map(|line| first_words(line, 240)).collect::<Vec<_>>().join("\n");
+            let fence = if body.contains("```") { "~~~~" } else { "```" };
+            let _ = writeln!(out, "The wire log's last lines:\n\n{fence}text\n{body}\n{fence}\n");
+        }
+        out.push_str("</details>\n\n");
+    }
+    if let Some(command) = &provenance.command {
+        let _ = writeln!(out, "\n<sub>{}</sub>", xml_escape(command));
+    }
+    out
+}
+
+/// Cases of the Markdown summary shown with their wire logs.
+pub const MARKDOWN_DETAILED: usize = 40;
+
+/// Text for a Markdown line or table cell: no markup of its own.
+fn md_text(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '\\' | '`' | '*' | '_' | '[' | ']' | '|' | '#' | '<' | '>' => {
+                out.push('\\');
+                out.push(c);
+            }
+            '\n' | '\r' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Text inside a Markdown code span.
+fn md_code(text: &str) -> String {
+    text.replace('`', "'").replace(['\n', '\r'], " ")
 }
 
 fn xml_escape(s: &str) -> String {

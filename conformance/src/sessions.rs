@@ -38,7 +38,7 @@ pub const RECORDED: &[&str] =
 const WAIT: Duration = Duration::from_secs(20);
 
 pub fn sessions_dir() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/sessions")
+    crate::home::repository().join("fixtures/sessions")
 }
 
 fn harness(e: impl std::fmt::Display) -> Finding {

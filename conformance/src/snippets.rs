@@ -17,7 +17,7 @@ use crate::{editor_client::Read, finding::Finding, target::Session};
 
 /// The corpus file, in the repository.
 pub fn corpus_path() -> std::path::PathBuf {
-    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/hostile-snippets.json")
+    crate::home::repository().join("fixtures/hostile-snippets.json")
 }
 
 #[derive(Debug, Clone, Deserialize)]

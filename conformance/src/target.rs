@@ -269,6 +269,28 @@ struct EmbeddedFake {
     project: TempFolder,
     /// The socket it listens on (uLoopMCP 3), in a folder of its own.
     local: Option<(Endpoint, TempFolder)>,
+    /// What the fake does (reloads, crashes, faults fired), given to each
+    /// fake the session starts, and written into the case's wire log as it
+    /// happens ([`watch_events`]) until the session ends.
+    events: fake_unity::events::Events,
+    _watching: tokio_util::task::AbortOnDropHandle<()>,
+}
+
+/// Writes what the fake does into the wire log, between the messages, as
+/// it happens: the report draws a scenario's time line from them.
+fn watch_events(events: &fake_unity::events::Events, log: &WireLog) -> tokio_util::task::AbortOnDropHandle<()> {
+    use tokio::sync::broadcast::error::RecvError;
+    let mut watcher = events.subscribe();
+    let log = log.clone();
+    tokio_util::task::AbortOnDropHandle::new(tokio::spawn(async move {
+        loop {
+            match watcher.recv().await {
+                Ok(event) => log.push(&event.to_string()),
+                Err(RecvError::Lagged(missed)) => log.push(&format!("unity: {missed} events not shown (too many)")),
+                Err(RecvError::Closed) => return,
+            }
+        }
+    }))
 }
 
 /// A temporary folder that, dropped, is removed without holding up the
@@ -302,7 +324,7 @@ pub const CANNOT_RELOAD: &str = "not applicable: this case reloads the Editor, t
 
 /// `fixtures/unity-project` of this repository.
 pub fn fixture_project() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../fixtures/unity-project")
+    crate::home::repository().join("fixtures/unity-project")
 }
 
 /// A copy of the fixture project, which the fake's state models (an empty
@@ -355,7 +377,9 @@ impl Target {
                 let project = TempFolder(Some(editor_link::blocking(fixture_copy).map_err(Finding::Harness)?));
                 let local = local_socket(*editor)?;
                 let endpoint = local.as_ref().map(|(endpoint, _)| endpoint.clone());
-                let fake = start_fake(project.path(), *editor, *defect, endpoint, |_| {}).await?;
+                let events = fake_unity::events::Events::default();
+                let watching = watch_events(&events, &log);
+                let fake = start_fake(project.path(), *editor, *defect, endpoint, events.clone(), |_| {}).await?;
                 // Every request names the project root where the dialect checks it.
                 let identity = editor
                     .dialect()
@@ -371,7 +395,15 @@ impl Target {
                     token: None,
                     log,
                     bridge: bridge.clone(),
-                    fake: Some(EmbeddedFake { fake, editor: *editor, defect: *defect, project, local }),
+                    fake: Some(EmbeddedFake {
+                        fake,
+                        editor: *editor,
+                        defect: *defect,
+                        project,
+                        local,
+                        events,
+                        _watching: watching,
+                    }),
                 })
             }
         }
@@ -402,10 +434,12 @@ async fn start_fake(
     editor: EditorKind,
     defect: Option<Defect>,
     local: Option<Endpoint>,
+    events: fake_unity::events::Events,
     adjust: impl FnOnce(&mut fake_unity::Config),
 ) -> Result<FakeUnity, Finding> {
     let mut config = fake_unity::Config::new(project);
     config.endpoint = local;
+    config.events = events;
     config.editor = editor;
     config.seed = Some(1);
     config.defect = defect;
@@ -468,7 +502,8 @@ impl Session {
             self.fake.take().ok_or_else(|| Finding::Harness("only the embedded fake can be restarted".into()))?;
         embedded.fake.quit().await;
         let local = embedded.local.as_ref().map(|(endpoint, _)| endpoint.clone());
-        let fake = start_fake(embedded.project.path(), embedded.editor, embedded.defect, local, adjust).await?;
+        let events = embedded.events.clone();
+        let fake = start_fake(embedded.project.path(), embedded.editor, embedded.defect, local, events, adjust).await?;
         self.endpoint = fake.endpoint();
         self.control = Some(fake.control());
         self.fake = Some(EmbeddedFake { fake, ..embedded });

@@ -296,6 +296,7 @@ async fn serve(args: ServeArgs) -> anyhow::Result<()> {
             (Some(dir), false) => Some(dir.clone()),
             (None, false) => editor_link::registry::folder(),
         },
+        events: crate::events::Events::default(),
     };
     // Signal handlers exist before the listening line is printed, so a
     // harness that signals as soon as it reads the line is never too early.

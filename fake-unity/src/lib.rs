@@ -36,6 +36,7 @@ pub mod cli;
 pub mod control;
 pub mod defect;
 pub mod editor;
+pub mod events;
 pub mod faults;
 pub mod journal;
 pub mod params;
@@ -143,6 +144,9 @@ pub struct Config {
     /// (`editor_link::registry`; the package only). `None` here, so tests
     /// never meet there; `serve` enters the user's own unless told not to.
     pub registry: Option<PathBuf>,
+    /// Where it tells what it does (`events`): a watcher subscribed before
+    /// the start sees it all, across restarts that reuse the same one.
+    pub events: events::Events,
 }
 
 impl Config {
@@ -163,6 +167,7 @@ impl Config {
             time_scale: 1.0,
             endpoint: None,
             registry: None,
+            events: events::Events::default(),
         }
     }
 }
@@ -234,6 +239,7 @@ impl FakeUnity {
             clock: config.clock,
             time_scale: config.time_scale,
             registry: config.registry,
+            events: config.events,
         });
         let scenario = config.scenario;
         if let Some(patch) = scenario.settings {

@@ -15,21 +15,24 @@ mod uloop_catalogue;
 
 use crate::case::Case;
 
+/// The groups of the report, each case in the first whose prefix its id
+/// starts with (so `mcp.scenario.` before `mcp.`).
+pub const GROUPS: [(&str, &str); 10] = [
+    ("1.", "§1 Roles and transport"),
+    ("2.", "§2 Framing"),
+    ("3.", "§3 Messages (JSON-RPC 2.0)"),
+    ("4.", "§4 Notifications"),
+    ("5.", "§5 Lifecycle"),
+    ("6.", "§6 Tools"),
+    ("7.", "§7 Discovery"),
+    ("mcp.scenario.", "MCP through the bridge: fault scenarios"),
+    ("mcp.snapshot.", "MCP through the bridge: output snapshots"),
+    ("mcp.", "MCP through the bridge"),
+];
+
 /// The report group of a case id, in report order: the protocol's sections,
 /// then MCP through the bridge, its fault scenarios and its snapshots.
 pub fn group_of(id: &str) -> (usize, &'static str) {
-    const GROUPS: [(&str, &str); 10] = [
-        ("1.", "§1 Roles and transport"),
-        ("2.", "§2 Framing"),
-        ("3.", "§3 Messages (JSON-RPC 2.0)"),
-        ("4.", "§4 Notifications"),
-        ("5.", "§5 Lifecycle"),
-        ("6.", "§6 Tools"),
-        ("7.", "§7 Discovery"),
-        ("mcp.scenario.", "MCP through the bridge: fault scenarios"),
-        ("mcp.snapshot.", "MCP through the bridge: output snapshots"),
-        ("mcp.", "MCP through the bridge"),
-    ];
     let rank = |prefix: &str| match prefix {
         "mcp.scenario." => 8,
         "mcp.snapshot." => 9,

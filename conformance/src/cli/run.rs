@@ -94,10 +94,24 @@ pub struct Args {
     /// Also write a JUnit XML report here.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
+    /// Also write an HTML report here: one file, nothing fetched (open it
+    /// in any browser): the counts, the cases as a tree with filters, each
+    /// case's wire log as an exchange, a scenario's time line.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<PathBuf>,
+    /// Also write a Markdown summary here (the verdict, the counts, each
+    /// case not passed with its finding): a CI job's summary page, such as
+    /// GitHub's `$GITHUB_STEP_SUMMARY`.
+    #[arg(long, value_name = "FILE")]
+    pub markdown: Option<PathBuf>,
 }
 
 /// `unity-conformance run`.
 pub fn command(args: Args) -> ExitCode {
+    if let Some(why) = crate::home::missing() {
+        eprintln!("unity-conformance: {why}");
+        return ExitCode::from(2);
+    }
     let bridge = match &args.bridge {
         Some(line) => match BridgeCommand::parse(line) {
             Ok(bridge) => bridge,
@@ -267,6 +281,19 @@ pub fn command(args: Args) -> ExitCode {
         if let Err(e) = report::write_file(path, &report::junit_report(&name, &results)) {
             eprintln!("unity-conformance: cannot write {}: {e}", path.display());
             code = 2;
+        }
+    }
+    let provenance = report::Provenance::of_this_run(args.baseline.as_deref());
+    let pages = [
+        (&args.html, report::html_report as fn(&str, &[runner::CaseResult], &report::Provenance) -> String),
+        (&args.markdown, report::markdown_summary),
+    ];
+    for (path, write) in pages {
+        if let Some(path) = path {
+            if let Err(e) = report::write_file(path, &write(&name, &results, &provenance)) {
+                eprintln!("unity-conformance: cannot write {}: {e}", path.display());
+                code = 2;
+            }
         }
     }
     ExitCode::from(code as u8)

@@ -87,6 +87,74 @@ fn a_defect_fails_the_run_with_exit_code_1_and_names_the_case() {
     assert!(stdout.contains("2 passed, 0 failed"), "{stdout}");
 }
 
+/// `--html` and `--markdown` say what the JSON says: the page holds the
+/// report whole (the browser test, `.ci/html-report`, checks it is drawn),
+/// the summary gives the verdict and each failure with its finding; a
+/// token on the command line appears in neither.
+#[test]
+fn the_html_page_and_the_markdown_summary_carry_the_run() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = |name: &str| dir.path().join(name).to_str().unwrap().to_owned();
+    let (json, html, markdown) = (path("r.json"), path("r.html"), path("r.md"));
+    conformance()
+        .args(["run", "--defect", "no-ver", "--filter", "3.result-*", "--filter", "mcp.scenario.reload-during-call"])
+        .args(["--json", &json, "--html", &html, "--markdown", &markdown])
+        .assert()
+        .code(1);
+    let report: serde_json::Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let page = std::fs::read_to_string(&html).unwrap();
+    let data = report_page::data_of(&page).expect("the page holds its data");
+    assert_eq!(data["kind"], "suite");
+    assert_eq!(data["report"]["cases"], report["cases"]);
+    assert_eq!(data["report"]["summary"], report["summary"]);
+    assert!(data["command"].as_str().unwrap().contains("--defect no-ver"), "{}", data["command"]);
+    let groups: Vec<&str> = data["groups"].as_array().unwrap().iter().map(|g| g["prefix"].as_str().unwrap()).collect();
+    assert_eq!(groups.first(), Some(&"1."));
+    assert!(groups.iter().position(|g| *g == "mcp.scenario.") < groups.iter().position(|g| *g == "mcp."));
+    // The scenario's time line is in its wire log: the reload the call ran
+    // into and the fault that caused it, between the messages.
+    let scenario = report["cases"].as_array().unwrap().iter().find(|c| c["id"] == "mcp.scenario.reload-during-call");
+    let wire: Vec<&str> = scenario.unwrap()["wire"].as_array().unwrap().iter().filter_map(|l| l.as_str()).collect();
+    let at =
+        |text: &str| wire.iter().position(|l| l.contains(text)).unwrap_or_else(|| panic!("no {text:?} in {wire:#?}"));
+    assert!(at("fault: reload-after-compile-ran (reload) on toEditor compile") < at("unity: reload began"));
+    assert!(at("unity: reload began") < at("unity: reloaded, listening"));
+
+    let summary = std::fs::read_to_string(&markdown).unwrap();
+    assert!(summary.starts_with("### unity-conformance against fake (defect no-ver): failed"), "{summary}");
+    let failed = report["summary"]["failed"].as_u64().unwrap();
+    assert!(failed > 0);
+    assert_eq!(summary.matches("<details>").count() as u64, failed, "{summary}");
+    assert!(summary.contains("<code>3.result-ver</code>") && summary.contains("has no Ver"), "{summary}");
+
+    // A token given on the command line is not written into a report.
+    conformance()
+        .args(["run", "--target", "tcp://127.0.0.1:9", "--token", "sekrit-token", "--filter", "1.*"])
+        .args(["--html", &html, "--markdown", &markdown])
+        .assert()
+        .failure();
+    for file in [&html, &markdown] {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(text.contains("--token ***") && !text.contains("sekrit-token"), "{file}: {text}");
+    }
+}
+
+/// A released binary finds the suite's data where `UNITY_CONFORMANCE_HOME`
+/// says, and says so plainly when it is not there.
+#[test]
+fn the_suites_data_is_found_where_unity_conformance_home_says() {
+    let empty = tempfile::tempdir().unwrap();
+    let run =
+        conformance().env("UNITY_CONFORMANCE_HOME", empty.path()).args(["run", "--filter", "7.*"]).assert().code(2);
+    let stderr = String::from_utf8_lossy(&run.get_output().stderr).into_owned();
+    assert!(
+        stderr.contains("UNITY_CONFORMANCE_HOME") && stderr.contains("holds no fixtures/unity-project"),
+        "{stderr}"
+    );
+    let home = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    conformance().env("UNITY_CONFORMANCE_HOME", &home).args(["run", "--filter", "7.*"]).assert().success();
+}
+
 /// The `mcp` cases run the bridge given by `--bridge`, or the embedded one
 /// (broken on purpose with `--bridge-defect`).
 #[test]

@@ -7,6 +7,7 @@ use crate::editor::model::{
     discovery::{DiscoveryPid, Readers, Writes},
     lifecycle::{InFlightAtShutdown, SessionAfterReload},
 };
+use crate::events::Event;
 
 impl Editor {
     // ---- lifecycle (called by the server's driver) ----
@@ -122,6 +123,7 @@ impl Editor {
     /// Bound and listening: discovery `ready`.
     pub fn listening(&self, port: u16) {
         self.publish(EditorState::Ready, Some(port), false);
+        self.events.send(Event::Listening { port });
     }
 
     /// Steps 1–3 of a domain reload (protocol §5): discovery `reloading`, the
@@ -129,6 +131,7 @@ impl Editor {
     /// abandoned.
     pub(crate) fn begin_shutdown(&self, reason: ShutdownReason) {
         let reloading = reason == ShutdownReason::DomainReload;
+        self.events.send(if reloading { Event::ReloadBegan } else { Event::Quitting });
         if reloading {
             self.publish(EditorState::Reloading, None, false);
         }
@@ -174,6 +177,7 @@ impl Editor {
         self.publish(EditorState::Ready, published, new_session);
         lock(&self.lifecycle).port = port;
         self.stats.reloads.fetch_add(1, Ordering::Relaxed);
+        self.events.send(Event::Reloaded { port });
     }
 
     /// The Editor process dies: tool calls in flight abandoned, no shutdown
@@ -212,6 +216,7 @@ impl Editor {
             self.unity_died();
         }
         self.stats.crashes.fetch_add(1, Ordering::Relaxed);
+        self.events.send(Event::Crashed { restarting });
     }
 
     /// A new Editor process has opened the project and listens on `port`:
@@ -235,6 +240,7 @@ impl Editor {
         self.unity_opened();
         self.publish(EditorState::Ready, Some(port), true);
         self.stats.restarts.fetch_add(1, Ordering::Relaxed);
+        self.events.send(Event::Restarted { port });
     }
 
     /// The current domain's generation and token.

@@ -214,6 +214,8 @@ pub struct EditorConfig {
     /// The user's registry of open Editors this Editor enters itself in
     /// (this project's package only); `None`: not entered.
     pub registry: Option<PathBuf>,
+    /// Where it tells what it does.
+    pub events: crate::events::Events,
 }
 
 /// The simulated Editor.
@@ -235,6 +237,8 @@ pub struct Editor {
     ticks: AtomicU64,
     pub stats: Arc<Stats>,
     pub faults: Arc<Faults>,
+    /// What it does, as it happens, for whoever watches.
+    pub events: crate::events::Events,
     /// Tools taken away by a `toolsChange` fault.
     removed_tools: Mutex<Vec<String>>,
     /// Cancelled to release what faults hold (zombie listeners, held ports)
@@ -270,6 +274,7 @@ impl Editor {
         if let Some(defect) = config.defect {
             defect.shape(&mut model);
         }
+        let events = config.events;
         let editor = Arc::new(Editor {
             serial: Arc::new(tokio::sync::Semaphore::new(1)),
             project: config.project,
@@ -281,7 +286,8 @@ impl Editor {
             registry: config.registry,
             ticks: AtomicU64::new(0),
             stats: Arc::default(),
-            faults: Arc::new(Faults::new(config.seed, config.time_scale)),
+            faults: Arc::new(Faults::new(config.seed, config.time_scale).reporting_to(events.clone())),
+            events,
             removed_tools: Mutex::new(Vec::new()),
             holds: Mutex::new(CancellationToken::new()),
             sim: Mutex::new(sim),

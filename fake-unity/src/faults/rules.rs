@@ -296,6 +296,8 @@ pub struct Faults {
     next_auto_name: AtomicU64,
     /// Bumped whenever the rule set changes (a stall ends with its rule).
     changes: tokio::sync::watch::Sender<u64>,
+    /// Told each rule that fires.
+    events: crate::events::Events,
 }
 
 impl Faults {
@@ -307,7 +309,14 @@ impl Faults {
             messages: [AtomicU64::new(0), AtomicU64::new(0)],
             next_auto_name: AtomicU64::new(1),
             changes: tokio::sync::watch::channel(0).0,
+            events: crate::events::Events::default(),
         }
+    }
+
+    /// Tells `events` of every rule that fires.
+    pub fn reporting_to(mut self, events: crate::events::Events) -> Self {
+        self.events = events;
+        self
     }
 
     /// Changes whenever rules are added, replaced or removed.
@@ -495,6 +504,12 @@ impl Faults {
             state.fired += 1;
             drop(state);
             tracing::debug!(rule = %rule.name, fault = rule.spec.fault.name(), "fault fired");
+            self.events.send(crate::events::Event::FaultFired {
+                rule: rule.name.clone(),
+                fault: rule.spec.fault.name(),
+                trigger,
+                method: subject.method.map(str::to_owned),
+            });
             fired.push(Fired { rule: rule.clone(), trigger, time_scale: self.time_scale });
             if first_only {
                 break;

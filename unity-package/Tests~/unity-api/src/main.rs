@@ -30,6 +30,10 @@ struct Cli {
     /// Write the matrix as JSON (one object per version).
     #[arg(long, global = true)]
     json: Option<PathBuf>,
+    /// Write the matrix as one self-contained HTML page (the versions side
+    /// by side; each version's errors and missing reflection targets).
+    #[arg(long, global = true)]
+    html: Option<PathBuf>,
     /// The package to compile (default: the one this tool sits in); another
     /// checkout's, to compare before and after a change.
     #[arg(long, global = true)]
@@ -112,6 +116,10 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     if let Some(json) = cli.json {
         std::fs::write(&json, serde_json::to_string_pretty(&results)?)
             .with_context(|| format!("writing {}", json.display()))?;
+    }
+    if let Some(html) = cli.html {
+        std::fs::write(&html, matrix::html(&results, &toolchain.version))
+            .with_context(|| format!("writing {}", html.display()))?;
     }
     let failed = results.iter().any(|r| r.errors > 0);
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })

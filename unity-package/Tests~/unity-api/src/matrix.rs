@@ -154,6 +154,18 @@ fn relative(file: &str, root: &Path) -> String {
     path.strip_prefix(&root).unwrap_or(&path).to_string_lossy().replace('\\', "/")
 }
 
+/// The matrix as one HTML page (`report-page`, as the suite's report).
+pub fn html(results: &[VersionResult], compiler: &str) -> String {
+    let title = format!("The package against Unity's API: {} versions", results.len());
+    let data = serde_json::json!({
+        "kind": "versions",
+        "title": title,
+        "compiler": format!("{compiler} (mono), not Unity's compiler"),
+        "versions": results,
+    });
+    report_page::render(&title, &data)
+}
+
 /// The matrix as text.
 pub fn table(results: &[VersionResult], compiler: &str) -> String {
     let mut out = format!(

@@ -104,10 +104,15 @@ fn the_package_compiles_against_every_committed_unity_version() {
     }
     let dir = tempfile::tempdir().unwrap();
     let json = dir.path().join("matrix.json");
-    let (code, stdout, stderr) = run(&["--json", json.to_str().unwrap()]);
+    let html = dir.path().join("matrix.html");
+    let (code, stdout, stderr) = run(&["--json", json.to_str().unwrap(), "--html", html.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}\n{stderr}");
     assert!(stdout.contains("not Unity's compiler"), "{stdout}");
     let matrix: Vec<Value> = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    // The page holds the same matrix (.ci/html-report opens one in a browser).
+    let page = report_page::data_of(&std::fs::read_to_string(&html).unwrap()).expect("the page holds its data");
+    assert_eq!(page["kind"], "versions");
+    assert_eq!(page["versions"], Value::Array(matrix.clone()));
     let versions: Vec<&str> = matrix.iter().map(|v| v["version"].as_str().unwrap()).collect();
     assert_eq!(versions, VERSIONS);
     for row in &matrix {
