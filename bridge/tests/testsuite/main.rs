@@ -6,6 +6,7 @@ mod client;
 mod e2e;
 mod link;
 mod mcp;
+mod packaging;
 mod promises;
 mod service;
 mod stdio;
