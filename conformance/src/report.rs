@@ -97,8 +97,9 @@ impl Provenance {
         let mut words = Vec::new();
         let mut hide_next = false;
         for (n, arg) in std::env::args().enumerate() {
+            // The program by its name: a release's file is named by its version and platform.
             let word = if n == 0 {
-                std::path::Path::new(&arg).file_stem().map_or(arg.clone(), |s| s.to_string_lossy().into_owned())
+                "unity-conformance".to_owned()
             } else if hide_next {
                 "***".to_owned()
             } else if arg.starts_with("--token=") {
