@@ -40,11 +40,23 @@ struct Cli {
     command: Option<Command>,
 }
 
+impl Cli {
+    /// What was given: an empty project (`UNITY_MCP_PROJECT=""`, a bundle's
+    /// optional setting left blank) is none.
+    fn given(mut self) -> Cli {
+        self.common.project = self.common.project.filter(|p| !p.as_os_str().is_empty());
+        self
+    }
+}
+
 #[derive(clap::Args, Debug, Clone)]
 struct Common {
     /// The Unity project (default: the nearest folder at or above the working
-    /// directory with Assets/ and ProjectSettings/).
-    #[arg(long, global = true, value_name = "DIR")]
+    /// directory with Assets/ and ProjectSettings/; outside every project,
+    /// the only open Editor). Empty: not given (an MCP bundle's optional
+    /// setting left blank).
+    #[arg(long, global = true, value_name = "DIR", env = "UNITY_MCP_PROJECT",
+        value_parser = clap::builder::TypedValueParser::map(clap::builder::OsStringValueParser::new(), PathBuf::from))]
     project: Option<PathBuf>,
     /// Connect to this port instead of finding the Editor through the project.
     #[arg(long, global = true, env = "UNITY_TCP_PORT")]
@@ -148,7 +160,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = Cli::parse_from(args);
+    let cli = Cli::parse_from(args).given();
     if let Err(e) = init_logging(&cli.common) {
         eprintln!("unity-mcp-bridge: {e:#}");
         return ExitCode::from(2);
@@ -190,7 +202,7 @@ where
     I: IntoIterator<Item = T>,
     T: Into<OsString> + Clone,
 {
-    let cli = Cli::try_parse_from(args)?;
+    let cli = Cli::try_parse_from(args)?.given();
     anyhow::ensure!(cli.command.is_none(), "serve_streams serves MCP: no subcommand");
     let project = project(&cli.common)?;
     let bridge = start(&cli.common, project.as_deref())?;

@@ -166,3 +166,34 @@ fn outside_every_project_with_no_editor_call_and_status_say_so_and_what_helps() 
     assert_eq!(status["editorChoice"]["how"], "outside any project: none chosen yet", "{status}");
     assert_eq!(status["openEditors"], serde_json::json!([]), "{status}");
 }
+
+/// `UNITY_MCP_PROJECT` names the project as `--project` does (an MCP
+/// bundle's setting, passed as a variable); left empty, it is not given.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_project_may_come_from_unity_mcp_project_and_an_empty_one_is_none() {
+    let project = project();
+    let _fake = fake(project.path()).await;
+    let room = tempfile::tempdir().unwrap();
+    let (dir, outside) = (project.path().to_owned(), room.path().to_owned());
+    let (named, empty) = tokio::task::spawn_blocking(move || {
+        let isolated = |cmd: &mut Cmd| {
+            cmd.env("UNITY_MCP_EDITORS_DIR", outside.join("editors"))
+                .env("UNITY_MCP_ULOOP3_SOCKETS", outside.join("uloop"))
+                .env("UNITY_MCP_SCAN_PORTS", "")
+                .env("UNITY_MCP_WSL", "off")
+                .env_remove("UNITY_TCP_PORT");
+        };
+        let mut named = bridge_in(&outside);
+        isolated(&mut named);
+        let named = named.env("UNITY_MCP_PROJECT", &dir).arg("status").assert().success();
+        let mut empty = bridge_in(&outside);
+        isolated(&mut empty);
+        let empty = empty.env("UNITY_MCP_PROJECT", "").arg("status").assert().code(1);
+        let parse = |out: &std::process::Output| serde_json::from_slice::<Value>(&out.stdout).unwrap();
+        (parse(named.get_output()), parse(empty.get_output()))
+    })
+    .await
+    .unwrap();
+    assert_eq!(named["connected"], true, "{named}");
+    assert_eq!(empty["absent"], "no Unity Editor is open", "{empty}");
+}
