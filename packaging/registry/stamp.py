@@ -5,7 +5,7 @@ plus one `mcpb` entry per MCP bundle built for the release, each with its
 GitHub release download URL and the SHA-256 of the file itself.
 
     python3 packaging/registry/stamp.py --version 0.1.0 --mcpb-dir dist/mcpb \\
-        --out dist/server.json [--partial] [--drop npm] [--drop cargo]
+        --out dist/server.json [--partial] [--drop npm] [--drop cargo] [--validate]
 
 --version must be the version server.json already names (the workspace's:
 the bridge's test suite holds them equal), so a stale file fails here rather
@@ -15,8 +15,10 @@ unity-mcp-bridge-<version>-<os>-<cpu>.mcpb in --mcpb-dir unless --partial
 a registry type whose package was not published (the registry checks each
 package exists and names this server before it accepts the entry).
 
-Python's standard library only. The hashes are the files' own, never
-placeholders: the registry does not check them, MCP clients do.
+--validate checks what it wrote against the registry's schema
+(server.schema.json beside it) with the `jsonschema` package from PyPI;
+everything else is Python's standard library. The hashes are the files' own,
+never placeholders: the registry does not check them, MCP clients do.
 """
 import argparse
 import hashlib
@@ -44,6 +46,8 @@ def main():
     parser.add_argument("--partial", action="store_true", help="bundles of some platforms only")
     parser.add_argument("--drop", action="append", default=[], metavar="REGISTRY_TYPE",
                         help="leave out the entries of this registry type (npm, pypi, cargo); repeatable")
+    parser.add_argument("--validate", action="store_true",
+                        help="check the result against server.schema.json (needs the jsonschema package)")
     args = parser.parse_args()
 
     with open(args.server_json, encoding="utf-8") as f:
@@ -82,12 +86,23 @@ def main():
         sys.exit("stamp.py: no bundle of version %s in %s" % (args.version, args.mcpb_dir))
 
     server["packages"] = packages
+    valid = ""
+    if args.validate:
+        import jsonschema  # PyPI's; only for --validate
+
+        with open(os.path.join(HERE, "server.schema.json"), encoding="utf-8") as f:
+            schema = json.load(f)
+        errors = ["/".join(map(str, e.absolute_path)) + ": " + e.message
+                  for e in jsonschema.Draft7Validator(schema).iter_errors(server)]
+        if errors:
+            sys.exit("stamp.py: the result is not valid against %s:\n  %s" % (schema["$id"], "\n  ".join(errors)))
+        valid = ", valid against %s" % schema["$id"]
     os.makedirs(os.path.dirname(os.path.abspath(args.out)), exist_ok=True)
     with open(args.out, "w", encoding="utf-8", newline="\n") as f:
         json.dump(server, f, indent=2, ensure_ascii=False)
         f.write("\n")
-    print("%s: %s %s, packages: %s" % (args.out, server["name"], server["version"],
-                                      ", ".join(p["registryType"] for p in packages)))
+    print("%s: %s %s, packages: %s%s" % (args.out, server["name"], server["version"],
+                                        ", ".join(p["registryType"] for p in packages), valid))
 
 
 if __name__ == "__main__":
