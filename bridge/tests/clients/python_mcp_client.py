@@ -6,6 +6,8 @@ tools and calls each one, checking the results.
     python3 python_mcp_client.py --bridge PATH/unity-mcp-bridge --project DIR
     python3 python_mcp_client.py --bridge npx --prefix-arg=--no-install \
         --prefix-arg unity-mcp-bridge --cwd DIR --project DIR   # as a package starts it
+    python3 python_mcp_client.py --bridge DIR/server/unity-mcp-bridge --as-given \
+        --prefix-arg=--project --prefix-arg=DIR --project DIR   # as an MCP bundle's manifest says
 
 The SDK's Client starts in "auto" mode: it probes with server/discover and
 speaks 2026-07-28 when the bridge answers the probe (falling back to
@@ -88,9 +90,9 @@ async def run_uloop3(bridge, project, mode, expect_version):
             check("Unknown tool" in str(e), "unknown tool error: %s" % e)
 
 
-async def run(bridge, project, mode, expect_version, prefix=(), cwd=None):
-    params = StdioServerParameters(command=bridge, args=list(prefix) + ["--project", project, "--log-level", "warn"],
-                                   cwd=cwd)
+async def run(bridge, project, mode, expect_version, prefix=(), cwd=None, as_given=False, env=None):
+    own = [] if as_given else ["--project", project, "--log-level", "warn"]
+    params = StdioServerParameters(command=bridge, args=list(prefix) + own, cwd=cwd, env=env)
     async with Client(params, read_timeout_seconds=60, mode=mode) as client:
         ERA["version"] = client.protocol_version
         check(client.protocol_version == expect_version,
@@ -168,13 +170,20 @@ def main():
     parser.add_argument("--prefix-arg", action="append", default=[],
                         help="an argument before the bridge's own (the package launcher's: npx's, uvx's); repeatable")
     parser.add_argument("--cwd", help="the folder the bridge (or its launcher) is started in")
+    parser.add_argument("--as-given", action="store_true",
+                        help="start --bridge with the --prefix-arg arguments only, adding no --project or --log-level: "
+                             "a command that names the project itself (an MCP bundle's resolved mcp_config)")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE",
+                        help="a variable set for the bridge (over the SDK's default environment); repeatable")
     parser.add_argument("--editor", default="package", choices=["package", "uloop-3"],
                         help="the Editor fake-unity plays: this project's package (default) or uLoopMCP 3")
     args = parser.parse_args()
     if args.editor == "uloop-3":
         asyncio.run(run_uloop3(args.bridge, args.project, args.mode, args.expect_version))
     else:
-        asyncio.run(run(args.bridge, args.project, args.mode, args.expect_version, args.prefix_arg, args.cwd))
+        env = dict(e.split("=", 1) for e in args.env) if args.env else None
+        asyncio.run(run(args.bridge, args.project, args.mode, args.expect_version, args.prefix_arg, args.cwd,
+                        args.as_given, env))
     print("python mcp client (mode %s, spoke %s%s): %d checks passed, %d failed"
           % (args.mode, ERA["version"], ", uLoopMCP 3" if args.editor == "uloop-3" else "",
              CHECKS["passed"], CHECKS["failed"]))
