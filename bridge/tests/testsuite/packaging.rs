@@ -179,6 +179,47 @@ fn the_mcp_bundles_manifest_is_valid_for_every_platform() {
             assert!(user_config.contains_key(key), "mcp_config uses ${{user_config.{key}}}, which is not declared");
         }
     }
+    // A setting the user may leave unset has a default: without one, MCPB
+    // clients pass `${user_config.x}` on as it is written.
+    for (key, setting) in user_config {
+        assert!(
+            setting["required"] == true || setting.get("default").is_some(),
+            "user_config.{key} may be left unset and has no default"
+        );
+    }
+}
+
+/// Every flag and variable the registry entry and the bundle's manifest
+/// give the bridge is one it reads (its --help names them).
+#[test]
+fn every_argument_and_variable_named_is_one_the_bridge_reads() {
+    let help = assert_cmd::Command::cargo_bin("unity-mcp-bridge").unwrap().arg("--help").assert().success();
+    let help = String::from_utf8_lossy(&help.get_output().stdout).into_owned();
+    let mut flags = Vec::new();
+    let mut variables = Vec::new();
+    for p in server()["packages"].as_array().unwrap() {
+        for a in p["packageArguments"].as_array().into_iter().flatten() {
+            assert_eq!(a["type"], "named", "{} package's argument {a}", p["registryType"]);
+            flags.push(a["name"].as_str().unwrap().to_owned());
+        }
+        for v in p["environmentVariables"].as_array().into_iter().flatten() {
+            variables.push(v["name"].as_str().unwrap().to_owned());
+        }
+    }
+    let config = &json("packaging/mcpb/manifest.json")["server"]["mcp_config"];
+    let args = config["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap());
+    flags.extend(args.filter(|a| a.starts_with("--")).map(str::to_owned));
+    variables.extend(config["env"].as_object().unwrap().keys().cloned());
+    assert!(!flags.is_empty() && !variables.is_empty());
+    for flag in flags {
+        assert!(
+            help.lines().any(|l| l.trim_start().starts_with(&format!("{flag} "))),
+            "the bridge has no {flag}:\n{help}"
+        );
+    }
+    for variable in variables {
+        assert!(help.contains(&format!("[env: {variable}")), "the bridge reads no {variable}:\n{help}");
+    }
 }
 
 #[test]
