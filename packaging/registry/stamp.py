@@ -16,7 +16,7 @@ a registry type whose package was not published (the registry checks each
 package exists and names this server before it accepts the entry).
 
 --validate checks what it wrote against the registry's schema
-(server.schema.json beside it) with the `jsonschema` package from PyPI;
+(the registry's published schema, --validate FILE) with the `jsonschema` package from PyPI;
 everything else is Python's standard library. The hashes are the files' own,
 never placeholders: the registry does not check them, MCP clients do.
 """
@@ -46,8 +46,9 @@ def main():
     parser.add_argument("--partial", action="store_true", help="bundles of some platforms only")
     parser.add_argument("--drop", action="append", default=[], metavar="REGISTRY_TYPE",
                         help="leave out the entries of this registry type (npm, pypi, cargo); repeatable")
-    parser.add_argument("--validate", action="store_true",
-                        help="check the result against server.schema.json (needs the jsonschema package)")
+    parser.add_argument("--validate", metavar="SCHEMA",
+                        help="check the result against the registry's schema in this file (its $id names where it is "
+                             "published; needs the jsonschema package)")
     args = parser.parse_args()
 
     with open(args.server_json, encoding="utf-8") as f:
@@ -90,8 +91,10 @@ def main():
     if args.validate:
         import jsonschema  # PyPI's; only for --validate
 
-        with open(os.path.join(HERE, "server.schema.json"), encoding="utf-8") as f:
+        with open(args.validate, encoding="utf-8") as f:
             schema = json.load(f)
+        if schema.get("$id") != server.get("$schema"):
+            sys.exit("stamp.py: %s is the schema %s, and server.json names %s" % (args.validate, schema.get("$id"), server.get("$schema")))
         errors = ["/".join(map(str, e.absolute_path)) + ": " + e.message
                   for e in jsonschema.Draft7Validator(schema).iter_errors(server)]
         if errors:

@@ -118,6 +118,9 @@ fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing {}", json.display()))?;
     }
     if let Some(html) = cli.html {
+        if let Some(dir) = html.parent().filter(|d| !d.as_os_str().is_empty()) {
+            std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+        }
         std::fs::write(&html, matrix::html(&results, &toolchain.version))
             .with_context(|| format!("writing {}", html.display()))?;
     }
