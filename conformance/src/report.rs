@@ -179,7 +179,7 @@ pub fn markdown_summary(target: &str, results: &[CaseResult], provenance: &Prove
         );
         let _ = writeln!(out, "- requirement: {}", md_text(&r.requirement));
         let _ = writeln!(out, "- reference: {}", md_text(r.reference));
-        let _ = writeln!(out, "- finding: {}\n", md_text(&r.detail));
+        let _ = writeln!(out, "- finding: {}\n", md_text(&cut(&r.detail, 2000)));
         let wire = &r.wire[r.wire.len().saturating_sub(12)..];
         if !wire.is_empty() {
             let body = wire.iter().map(|line| first_words(line, 240)).collect::<Vec<_>>().join("\n");
@@ -192,6 +192,15 @@ pub fn markdown_summary(target: &str, results: &[CaseResult], provenance: &Prove
         let _ = writeln!(out, "\n<sub>{}</sub>", xml_escape(command));
     }
     out
+}
+
+/// At most `limit` characters of `text` (with how long it was): a summary
+/// page has a size limit, and a finding may quote a whole answer.
+fn cut(text: &str, limit: usize) -> String {
+    match text.char_indices().nth(limit) {
+        Some((end, _)) => format!("{}… ({} bytes in all)", &text[..end], text.len()),
+        None => text.to_owned(),
+    }
 }
 
 /// Cases of the Markdown summary shown with their wire logs.
