@@ -12,34 +12,12 @@
 import { execFileSync } from "node:child_process";
 import { chmodSync, copyFileSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { parseReleaseArgs, targets } from "../release-args.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
-const { targets } = JSON.parse(readFileSync(join(here, "..", "targets.json"), "utf8"));
-
-function usage(message) {
-  console.error(`pack.mjs: ${message}\nusage: pack.mjs --version X.Y.Z --out DIR --binary <os>-<cpu>=PATH …`);
-  process.exit(2);
-}
-
-const args = process.argv.slice(2);
-let version, out;
-const binaries = new Map();
-for (let i = 0; i < args.length; i += 2) {
-  const [flag, value] = [args[i], args[i + 1]];
-  if (value === undefined) usage(`${flag} needs a value`);
-  if (flag === "--version") version = value;
-  else if (flag === "--out") out = resolve(value);
-  else if (flag === "--binary") {
-    const [npm, path] = [value.slice(0, value.indexOf("=")), value.slice(value.indexOf("=") + 1)];
-    if (!targets.some((t) => t.npm === npm)) usage(`unknown platform ${npm} (${targets.map((t) => t.npm).join(", ")})`);
-    binaries.set(npm, resolve(path));
-  } else usage(`unknown option ${flag}`);
-}
-if (!version || !/^\d+\.\d+\.\d+(-[0-9A-Za-z.-]+)?$/.test(version)) usage("--version X.Y.Z is needed");
-if (!out) usage("--out DIR is needed");
-if (binaries.size === 0) usage("at least one --binary is needed");
+const { version, out, binaries } = parseReleaseArgs("pack.mjs", process.argv.slice(2));
 mkdirSync(out, { recursive: true });
 
 const common = JSON.parse(readFileSync(join(here, "unity-mcp-bridge", "package.json"), "utf8"));
