@@ -72,7 +72,7 @@ case $code in
     1) verdict=failed;;
     *) verdict=could-not-test;;
 esac
-summary=$(grep -E '^unity-conformance against .*: [0-9]+ cases:' "$reports/console.log" | tail -n 1 | sed 's/^unity-conformance against [^:]*: //')
+summary=$(grep -E '^unity-conformance against .*: [0-9]+ cases:' "$reports/console.log" | tail -n 1 | sed -E 's/.*: ([0-9]+ cases: )/\1/')
 [ -n "$summary" ] || summary="no cases ran (exit $code)"
 {
     echo "verdict=$verdict"
