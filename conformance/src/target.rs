@@ -510,6 +510,12 @@ impl Session {
         Ok(())
     }
 
+    /// Writes what `events` tell (a proxy's faults firing) into the case's
+    /// wire log as it happens, until the handle drops.
+    pub fn watch(&self, events: &fake_unity::events::Events) -> tokio_util::task::AbortOnDropHandle<()> {
+        watch_events(events, &self.log)
+    }
+
     /// Whether the Editor is the fake this suite embeds (faults go into it
     /// directly; any other Editor gets them through `fake-unity proxy`).
     pub fn is_embedded_fake(&self) -> bool {

@@ -444,6 +444,7 @@ async fn proxy(args: ProxyArgs) -> anyhow::Result<()> {
         scenario,
         seed: args.seed,
         time_scale: args.time_scale,
+        events: crate::events::Events::default(),
     })
     .await?;
     print_line(&json!({

@@ -60,6 +60,8 @@ pub struct ProxyConfig {
     pub seed: Option<u64>,
     /// Multiplies every fault and timeline duration.
     pub time_scale: f64,
+    /// Where it tells each fault that fires (`events`).
+    pub events: crate::events::Events,
 }
 
 /// Why a proxy could not start.
@@ -181,7 +183,7 @@ impl Proxy {
             return Err(ProxyError::Unsupported(why));
         }
         let seed = config.seed.or(config.scenario.seed).unwrap_or(1);
-        let faults = Arc::new(Faults::new(seed, config.time_scale));
+        let faults = Arc::new(Faults::new(seed, config.time_scale).reporting_to(config.events.clone()));
         faults.add(config.scenario.faults.clone())?;
         let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, config.port))
             .await

@@ -22,6 +22,7 @@ async fn proxy_for(editor: &TestEditor, faults: Vec<RuleSpec>) -> Proxy {
         scenario: Scenario { faults, ..Scenario::default() },
         seed: Some(3),
         time_scale: 1.0,
+        events: Default::default(),
     };
     Proxy::start(config).await.unwrap()
 }
@@ -106,6 +107,7 @@ async fn editor_faults_are_refused_saying_why() {
         },
         seed: None,
         time_scale: 1.0,
+        events: Default::default(),
     };
     let error = Proxy::start(config).await.unwrap_err().to_string();
     assert!(error.contains("slowTool") && error.contains("wire faults"), "{error}");

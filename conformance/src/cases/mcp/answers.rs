@@ -83,7 +83,15 @@ fn duplicate_id(mut s: Session) -> CheckFuture {
         } else {
             let upstream = s.editor_addr().await?.to_string();
             let scenario = Scenario { faults: vec![late], ..Scenario::default() };
-            let config = ProxyConfig { upstream, port: 0, control_port: 0, scenario, seed: None, time_scale: 1.0 };
+            let config = ProxyConfig {
+                upstream,
+                port: 0,
+                control_port: 0,
+                scenario,
+                seed: None,
+                time_scale: 1.0,
+                events: Default::default(),
+            };
             Some(Proxy::start(config).await.map_err(|e| Finding::Harness(format!("fake-unity proxy: {e}")))?)
         };
         let mut mcp = match &proxy {

@@ -145,7 +145,7 @@ enum Rig {
     /// and, for an Editor with a control API (the package's headless host,
     /// `fake-unity serve`), by that Editor (its faults, settings and the
     /// timeline's removals of them).
-    Proxy { proxy: Proxy, editor: Option<Controlled> },
+    Proxy { proxy: Proxy, editor: Option<Controlled>, _watching: tokio_util::task::AbortOnDropHandle<()> },
 }
 
 /// An Editor's own part of a scenario, carried out through its control API.
@@ -361,7 +361,11 @@ async fn rig(s: &mut Session, scenario: Scenario) -> Result<Rig, Finding> {
         }
     };
     let wire = wire_part(scenario);
-    let config = ProxyConfig { upstream, port: 0, control_port: 0, scenario: wire, seed: None, time_scale: TIME_SCALE };
+    // The faults the proxy carries out go into the wire log as they fire.
+    let events = fake_unity::events::Events::default();
+    let watching = s.watch(&events);
+    let config =
+        ProxyConfig { upstream, port: 0, control_port: 0, scenario: wire, seed: None, time_scale: TIME_SCALE, events };
     let proxy = match Proxy::start(config).await {
         Ok(proxy) => proxy,
         Err(e) => {
@@ -371,7 +375,7 @@ async fn rig(s: &mut Session, scenario: Scenario) -> Result<Rig, Finding> {
             return Err(Finding::Harness(format!("fake-unity proxy: {e}")));
         }
     };
-    Ok(Rig::Proxy { proxy, editor })
+    Ok(Rig::Proxy { proxy, editor, _watching: watching })
 }
 
 /// The scenario's wire faults and the timeline's actions on them: what a
@@ -562,8 +566,8 @@ async fn after(
     let harness = |e: fake_unity::control::ControlError| Finding::Harness(format!("the control API: {e}"));
     let (stats, editor_rules) = match rig {
         Rig::Fake => (s.control()?.get("/stats").await.map_err(harness)?, Value::Null),
-        Rig::Proxy { proxy, editor: None } => (proxy.stats(), Value::Null),
-        Rig::Proxy { proxy, editor: Some(editor) } => {
+        Rig::Proxy { proxy, editor: None, .. } => (proxy.stats(), Value::Null),
+        Rig::Proxy { proxy, editor: Some(editor), .. } => {
             // `fake-unity serve` lists the rules, the headless host has them under `faults`.
             let listed = editor.control.get("/faults").await.map_err(harness)?;
             let rules = match listed {
