@@ -80,16 +80,19 @@ fn package<'a>(server: &'a Value, registry_type: &str) -> &'a Value {
 }
 
 /// The registry's published schema for server.json, where this machine has
-/// it: `UNITY_MCP_REGISTRY_SCHEMA`, or the copy in the steering repository
-/// beside the project (`../shared/reference/mcp-registry/`). It is not
-/// committed here: it is a copy of another project's file from the
-/// library's store, which this project's rules keep out of its commits
+/// it: `UNITY_MCP_REGISTRY_SCHEMA`, `packaging/registry/server.schema.json`
+/// once someone who can download it from its address commits it, or the
+/// copy in the steering repository beside the project
+/// (`../shared/reference/mcp-registry/`). The only copy within this
+/// project's reach is the library's stored one of another project's file,
+/// which the project's rules keep out of its commits
 /// (packaging/registry/README.md); the release job checks against the one
 /// it downloads from the schema's own address.
 pub fn registry_schema() -> Option<PathBuf> {
     let given = std::env::var_os("UNITY_MCP_REGISTRY_SCHEMA").map(PathBuf::from);
+    let committed = root().join("packaging/registry/server.schema.json");
     let beside = root().join("../shared/reference/mcp-registry/server.schema.2025-12-11.json");
-    given.into_iter().chain([beside]).find(|p| p.is_file())
+    given.into_iter().chain([committed, beside]).find(|p| p.is_file())
 }
 
 #[test]
