@@ -20,6 +20,7 @@
 
 pub mod behaviour;
 pub mod effect;
+pub mod guard;
 pub mod rules;
 
 mod bandwidth;
@@ -65,6 +66,7 @@ pub use self::{
     duplicate::Duplicate,
     effect::{Effect, PortHolder, Refusal},
     garbage::Garbage,
+    guard::{Expected, FaultGuard},
     half_open::HalfOpen,
     hang::Hang,
     latency::Latency,
@@ -74,9 +76,7 @@ pub use self::{
     reload::Reload,
     reset::Reset,
     response_size::ResponseSize,
-    rules::{
-        Expected, FaultError, FaultGuard, Faults, Fired, FrameKind, Match, ReloadPoint, RuleSpec, Subject, Trigger,
-    },
+    rules::{FaultError, Faults, Fired, FrameKind, Match, ReloadPoint, RuleSpec, Subject, Trigger},
     slicer::Slicer,
     slow_accept::SlowAccept,
     slow_tool::SlowTool,
