@@ -30,9 +30,13 @@ if [ -n "${INPUT_BASELINE:-}" ]; then
     [ -f "$INPUT_BASELINE" ] || { echo "::error title=Unity MCP conformance::the baseline $INPUT_BASELINE is not a file (paths are relative to the workspace)"; exit 1; }
     args+=(--baseline "$(cd "$(dirname "$INPUT_BASELINE")" && pwd)/$(basename "$INPUT_BASELINE")")
 fi
+# Words, as the inputs say, never file names: `mcp.*` is the suite's glob,
+# not the shell's (set -f, or a file in the workspace would replace it).
+set -f
 for glob in ${INPUT_FILTER:-}; do args+=(--filter "$glob"); done
 # shellcheck disable=SC2206 # words, as the input says
 extra=(${INPUT_ARGUMENTS:-})
+set +f
 args+=(${extra[@]+"${extra[@]}"})
 
 in_container=()

@@ -173,9 +173,9 @@ pub fn markdown_summary(target: &str, results: &[CaseResult], provenance: &Prove
             out,
             "<details><summary><b>{}</b> <code>{}</code> ({}): {}</summary>\n",
             r.status,
-            xml_escape(&r.id),
+            report_page::html_escape(&r.id),
             r.level,
-            xml_escape(&first_words(&r.detail, 200))
+            report_page::html_escape(&first_words(&r.detail, 200))
         );
         let _ = writeln!(out, "- requirement: {}", md_text(&r.requirement));
         let _ = writeln!(out, "- reference: {}", md_text(r.reference));
@@ -189,7 +189,7 @@ pub fn markdown_summary(target: &str, results: &[CaseResult], provenance: &Prove
         out.push_str("</details>\n\n");
     }
     if let Some(command) = &provenance.command {
-        let _ = writeln!(out, "\n<sub>{}</sub>", xml_escape(command));
+        let _ = writeln!(out, "\n<sub>{}</sub>", report_page::html_escape(command));
     }
     out
 }

@@ -88,7 +88,7 @@ fn package<'a>(server: &'a Value, registry_type: &str) -> &'a Value {
 /// which the project's rules keep out of its commits
 /// (packaging/registry/README.md); the release job checks against the one
 /// it downloads from the schema's own address.
-pub fn registry_schema() -> Option<PathBuf> {
+fn registry_schema() -> Option<PathBuf> {
     let given = std::env::var_os("UNITY_MCP_REGISTRY_SCHEMA").map(PathBuf::from);
     let committed = root().join("packaging/registry/server.schema.json");
     let beside = root().join("../shared/reference/mcp-registry/server.schema.2025-12-11.json");

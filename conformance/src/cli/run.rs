@@ -264,36 +264,20 @@ pub fn command(args: Args) -> ExitCode {
     let _ = write!(stdout, "{}", report::console_tail(&name, &results));
     let _ = stdout.flush();
     let mut code = runner::Summary::of(&results).exit_code();
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report::json_report(&name, &results)).unwrap_or_default();
-        if let Err(e) = report::write_file(path, &text) {
-            eprintln!("unity-conformance: cannot write {}: {e}", path.display());
-            code = 2;
-        }
-    }
-    if let Some(path) = &args.write_baseline {
-        if let Err(e) = report::write_file(path, &runner::Baseline::of_failures(&results)) {
-            eprintln!("unity-conformance: cannot write {}: {e}", path.display());
-            code = 2;
-        }
-    }
-    if let Some(path) = &args.junit {
-        if let Err(e) = report::write_file(path, &report::junit_report(&name, &results)) {
-            eprintln!("unity-conformance: cannot write {}: {e}", path.display());
-            code = 2;
-        }
-    }
+    // Each file asked for, made only then.
     let provenance = report::Provenance::of_this_run(args.baseline.as_deref());
-    let pages = [
-        (&args.html, report::html_report as fn(&str, &[runner::CaseResult], &report::Provenance) -> String),
-        (&args.markdown, report::markdown_summary),
+    let files: [(&Option<PathBuf>, &dyn Fn() -> String); 5] = [
+        (&args.json, &|| serde_json::to_string_pretty(&report::json_report(&name, &results)).unwrap_or_default()),
+        (&args.write_baseline, &|| runner::Baseline::of_failures(&results)),
+        (&args.junit, &|| report::junit_report(&name, &results)),
+        (&args.html, &|| report::html_report(&name, &results, &provenance)),
+        (&args.markdown, &|| report::markdown_summary(&name, &results, &provenance)),
     ];
-    for (path, write) in pages {
-        if let Some(path) = path {
-            if let Err(e) = report::write_file(path, &write(&name, &results, &provenance)) {
-                eprintln!("unity-conformance: cannot write {}: {e}", path.display());
-                code = 2;
-            }
+    for (path, text) in files {
+        let Some(path) = path else { continue };
+        if let Err(e) = report::write_file(path, &text()) {
+            eprintln!("unity-conformance: cannot write {}: {e}", path.display());
+            code = 2;
         }
     }
     ExitCode::from(code as u8)
