@@ -22,7 +22,7 @@ use crate::{
 /// know it connected after a reload but before the Editor registered its
 /// tools (a client connecting later is rightly told nothing), unless the
 /// Editor is made to register them a known time after it listens again.
-const TOOLS_LATE: &str = "the Editor's tools registered a second after it listens again (toolsReadyDelayMs), so that a client is surely connected before";
+const TOOLS_LATE: &str = "the Editor's tools registered 3 s after it listens again (toolsReadyDelayMs), so that a client is surely connected before";
 
 pub fn cases() -> Vec<Case> {
     vec![
@@ -157,16 +157,20 @@ fn reload_new_session(s: Session) -> CheckFuture {
 
 /// Reloads, connects, and waits for `tools/list_changed`; the notification.
 async fn list_changed_after_reload(s: &Session) -> Result<serde_json::Value, Finding> {
-    // The tools are registered a second after the Editor listens again, so
-    // the client below is connected by then however slow the machine (a
-    // client connecting after it is rightly told nothing). Real Editors
-    // take longer than that.
+    // The tools are registered 3 s after the Editor listens again, so the
+    // client below is connected by then (a client connecting after it is
+    // rightly told nothing). One second was not always enough: on a loaded
+    // machine (CI's test step, mono's host reloading) the connect came
+    // later, once in a few runs, and the case failed for the harness's
+    // slowness. Still a window, not a handshake: the control APIs have no
+    // way to hold the tools until a client is connected. Real Editors take
+    // longer than that.
     s.control()?
-        .post("/reload", json!({"downtimeMs": 100, "wait": true, "toolsReadyDelayMs": 1000}))
+        .post("/reload", json!({"downtimeMs": 100, "wait": true, "toolsReadyDelayMs": 3000}))
         .await
         .map_err(|e| Finding::Harness(format!("reload through the control API: {e}")))?;
     let mut link = s.link(Framing::Header).await?;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(5);
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
     loop {
         let left = deadline.saturating_duration_since(tokio::time::Instant::now());
         match link.receive(left).await {
@@ -174,7 +178,7 @@ async fn list_changed_after_reload(s: &Session) -> Result<serde_json::Value, Fin
             Read::Message(_) => {}
             other => {
                 return crate::finding::violation(format!(
-                    "no tools/list_changed within 5 s of the reload ({other:?})"
+                    "no tools/list_changed within 10 s of the reload ({other:?})"
                 ));
             }
         }
